@@ -1,0 +1,116 @@
+"""Run the system C preprocessor like a compiler would, with c2gpu's own libc headers.
+
+pycparser understands plain C99 only, and glibc's headers are full of GNU
+extensions, so we preprocess with `-nostdinc` against the small headers in
+`c2gpu/include/` (declarations only: real builds still use the system headers).
+The preprocessor's line markers (`# 12 "file.c"`) carry the original file and
+line into pycparser's coordinates, which is our map from preprocessed text back
+to the user's source.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..diagnostics import C2GPUError
+from ..ir import Loc
+
+INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
+
+# GNU spellings that may appear in user code; mapped to what pycparser parses.
+GNU_COMPAT = (
+    "__attribute__(x)=", "__restrict=restrict", "__restrict__=restrict", "__inline=inline",
+    "__inline__=inline", "__extension__=", "__asm__(x)=", "__volatile__=volatile",
+    "__const=const", "__signed__=signed",
+)
+
+
+@dataclass(frozen=True)
+class PreprocessOptions:
+    defines: tuple[tuple[str, str], ...] = ()     # -D NAME=VALUE
+    include_dirs: tuple[str, ...] = ()            # -I DIR
+    cpp: str | None = None                         # preprocessor command; found on PATH when None
+    extra_args: tuple[str, ...] = field(default=())
+
+    def define_map(self) -> dict[str, str]:
+        return dict(self.defines)
+
+
+def parse_define(text: str) -> tuple[str, str]:
+    """'N=64' -> ('N', '64'); 'DEBUG' -> ('DEBUG', '1') as a compiler does."""
+    name, _, value = text.partition("=")
+    name = name.strip()
+    if not name or not (name[0].isalpha() or name[0] == "_") or not all(c.isalnum() or c == "_" for c in name.split("(")[0]):
+        raise C2GPUError(f"invalid -D definition '{text}': expected NAME or NAME=VALUE")
+    return name, (value if "=" in text else "1")
+
+
+def find_preprocessor(preferred: str | None = None) -> list[str]:
+    if preferred:
+        exe = shutil.which(preferred.split()[0])
+        if not exe:
+            raise C2GPUError(f"C preprocessor '{preferred}' not found on PATH")
+        return [exe, *preferred.split()[1:]]
+    for cand in (("cpp",), ("cc", "-E"), ("gcc", "-E"), ("clang", "-E")):
+        exe = shutil.which(cand[0])
+        if exe:
+            return [exe, *cand[1:]]
+    raise C2GPUError("no C preprocessor found (looked for cpp, cc, gcc, clang): install one or pass --cpp")
+
+
+def preprocess(path: str, options: PreprocessOptions, source: str | None = None) -> str:
+    """Return the preprocessed text of `path` (or of `source`, reported as `path`)."""
+    if source is None:
+        p = Path(path)
+        if p.is_dir():
+            raise C2GPUError(f"'{path}' is a directory, not a C file")
+        if not p.exists():
+            raise C2GPUError(f"no such file: '{path}'")
+        if not os.access(p, os.R_OK):
+            raise C2GPUError(f"cannot read '{path}': permission denied")
+    cmd = find_preprocessor(options.cpp)
+    cmd += ["-nostdinc", "-undef", "-D__C2GPU__=1", "-I", str(INCLUDE_DIR)]
+    for d in GNU_COMPAT:
+        cmd += ["-D", d]
+    for inc in options.include_dirs:
+        cmd += ["-I", inc]
+    if source is None:
+        # the file's own directory comes first for "quoted" includes, as with cc
+        cmd += ["-iquote", str(Path(path).resolve().parent)]
+    for name, value in options.defines:
+        cmd += ["-D", f"{name}={value}"]
+    cmd += list(options.extra_args)
+    # read the bytes ourselves so non-UTF-8 comments or strings never stop us
+    data = (source.encode() if source is not None else Path(path).read_bytes())
+    if b"\0" in data[:4096]:
+        raise C2GPUError("file looks binary (contains NUL bytes), not C source", Loc(path, 1, 1))
+    cmd += ["-x", "c", "-"]
+    try:
+        proc = subprocess.run(cmd, input=data, capture_output=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise C2GPUError(f"the preprocessor took longer than 60 s on '{path}'")
+    stderr = proc.stderr.decode("utf-8", "replace")
+    if proc.returncode != 0:
+        raise _cpp_error(stderr, path)
+    text = proc.stdout.decode("utf-8", "replace")
+    # cpp names stdin "<stdin>": give the user's file name back to the line markers
+    return text.replace('"<stdin>"', _quote(path))
+
+
+def _quote(path: str) -> str:
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_CPP_DIAG = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: (?P<msg>.*)$")
+
+
+def _cpp_error(stderr: str, path: str) -> C2GPUError:
+    for line in stderr.replace("<stdin>", path).splitlines():
+        m = _CPP_DIAG.match(line)
+        if m:
+            return C2GPUError(m["msg"], Loc(m["file"], int(m["line"]), int(m["col"] or 0)))
+    return C2GPUError(stderr.strip().replace("<stdin>", path) or "preprocessing failed")

@@ -1,0 +1,1 @@
+"""GPU catalog data files."""

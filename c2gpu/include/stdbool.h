@@ -1,0 +1,10 @@
+/* c2gpu parse-only <stdbool.h> */
+#ifndef _C2GPU_STDBOOL_H
+#define _C2GPU_STDBOOL_H
+
+#define bool  _Bool
+#define true  1
+#define false 0
+#define __bool_true_false_are_defined 1
+
+#endif /* _C2GPU_STDBOOL_H */

@@ -1,0 +1,251 @@
+"""The loop-nest IR: immutable dataclasses with source coordinates on everything.
+
+One `Program` holds the `Nest`s found in a file.  A nest is a tree of `Loop`s and
+`Statement`s (`Loop.body`); every statement also records its enclosing loops
+and guards, so analyses can work on the flat, polyhedral view
+(`Nest.statements()`) without walking the tree.
+
+Bounds are kept as the loop was written (`lower` inclusive, `upper` exclusive,
+`step` signed) until the normalization pass rewrites the nest so every loop
+runs from 0 with unit step; `Loop.origin` then expresses the original induction
+variable in terms of the new one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterator
+
+from .poly import Poly, Sym
+
+
+@dataclass(frozen=True, order=True)
+class Loc:
+    file: str
+    line: int
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}" if self.col else f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """Something that limits what c2gpu can prove about a nest, with where and why.
+
+    `code` is stable (tests and users can filter on it): e.g. non-affine-subscript,
+    non-affine-bound, unknown-call, unsupported-statement, pointer-alias.
+    """
+    code: str
+    message: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """An affine constraint `expr >= 0` (kind "ge") or `expr == 0` (kind "eq")."""
+    expr: Poly
+    kind: str = "ge"
+
+    def __str__(self) -> str:
+        return f"{self.expr.to_c()} {'>=' if self.kind == 'ge' else '=='} 0"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """An `if` condition enclosing a statement or loop.
+
+    `constraints` is the affine form when the condition is a conjunction of
+    affine comparisons (negated for the else branch when that is still a
+    conjunction); otherwise it is None and `text` is all we know.
+    """
+    text: str
+    constraints: tuple[Constraint, ...] | None
+    loc: Loc
+    negated: bool = False
+    ast: Any = field(default=None, compare=False, repr=False, hash=False)
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    name: str
+    elem_type: str          # C spelling: "float", "double", "int", "unsigned char", ...
+    elem_size: int          # bytes
+    dims: tuple[Poly | None, ...]   # declared extents, outermost first; None = unknown
+    storage: str            # "global", "local", "param-array", "param-pointer"
+    restrict: bool
+    const: bool
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Access:
+    array: str
+    kind: str                              # "read" or "write"
+    subscripts: tuple[Poly | None, ...]    # one per dimension as used in the source
+    affine: bool
+    loc: Loc
+    text: str                              # the access as written, e.g. "A[i][k]"
+    elem_type: str
+    elem_size: int
+    reason: str = ""                       # why it is not affine
+    linearized: tuple[Poly, ...] | None = None  # 2-D form recovered from a[i*n + j]
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A candidate reduction: `target op= expr` where target is a scalar or an array element."""
+    target: str            # scalar name or access text ("y[i]")
+    op: str                # "+", "*", "max", "min"
+    loc: Loc
+    loops: tuple[str, ...]  # the loops it accumulates over (their variables do not index the target)
+    array_access: Access | None = None
+
+
+@dataclass(frozen=True)
+class ScalarInfo:
+    """A scalar variable a nest uses (loop variables excluded).
+
+    role: "local" (declared inside the nest: a per-iteration temporary),
+    "invariant" (read, never written in the nest), "reduction" (only updated by
+    candidate reductions), or "written" (assigned in the nest, declared outside).
+    """
+    name: str
+    ctype: str
+    role: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Statement:
+    sid: int
+    text: str
+    loc: Loc
+    loops: tuple[str, ...]          # enclosing loop variables, outermost first
+    loop_ids: tuple[int, ...]       # the same loops by `Loop.lid` (sibling loops may share a variable name)
+    guards: tuple[Guard, ...]
+    accesses: tuple[Access, ...]
+    scalar_reads: tuple[str, ...]
+    scalar_writes: tuple[str, ...]
+    ops: tuple[tuple[str, int], ...]   # op class -> count per statement instance
+    reductions: tuple[Reduction, ...] = ()
+    calls: tuple[str, ...] = ()
+    decl: str | None = None             # name declared by this statement (loop-local temporaries)
+    ast: Any = field(default=None, compare=False, repr=False, hash=False)
+
+    def op_count(self, cls: str) -> int:
+        return dict(self.ops).get(cls, 0)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The loop as written before normalization: var = start + step * new_var."""
+    var: str
+    lower: Poly | None
+    upper: Poly | None
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Loop:
+    lid: int                    # unique in its nest: pre-order position, 0 = the outermost loop
+    var: str
+    lower: Poly | None          # inclusive
+    upper: Poly | None          # exclusive when step > 0; for step < 0, `lower` is the start and
+    step: int                   #   `upper` the exclusive end below it (iterates lower, lower+step, ... > upper)
+    trip_count: Sym | None
+    loc: Loc
+    end_loc: Loc | None
+    header: str                  # "for (i = 0; i < N; i++)" as written
+    body: tuple["Loop | Statement", ...]
+    guards: tuple[Guard, ...] = ()
+    flags: tuple[Flag, ...] = ()
+    origin: Origin | None = None        # set by normalization when it rewrote the loop
+    ast: Any = field(default=None, compare=False, repr=False, hash=False)
+
+    @property
+    def affine(self) -> bool:
+        return self.lower is not None and self.upper is not None and self.lower.is_affine() and self.upper.is_affine()
+
+    @property
+    def normalized(self) -> bool:
+        return self.lower == Poly.const(0) and self.step == 1
+
+    def loops(self) -> Iterator["Loop"]:
+        """This loop and every loop inside it, outermost first (pre-order)."""
+        yield self
+        for node in self.body:
+            if isinstance(node, Loop):
+                yield from node.loops()
+
+    def statements(self) -> Iterator[Statement]:
+        for node in self.body:
+            if isinstance(node, Loop):
+                yield from node.statements()
+            else:
+                yield node
+
+
+@dataclass(frozen=True)
+class Nest:
+    """An outermost `for` nest (candidate region) in a function."""
+    name: str                       # "kernel_gemm#1": function and index of the nest in it
+    function: str
+    loc: Loc
+    end_loc: Loc | None
+    root: Loop
+    arrays: tuple[ArrayInfo, ...]
+    scalars: tuple[ScalarInfo, ...]
+    params: tuple[str, ...]                   # symbolic parameters the bounds/subscripts use
+    flags: tuple[Flag, ...] = ()
+    region: str = "auto"                      # "auto", "scop", "pragma"
+
+    def loops(self) -> list[Loop]:
+        return list(self.root.loops())
+
+    def loop(self, key: str | int) -> Loop:
+        """A loop by `lid`, or by variable name (the first loop with that name, pre-order)."""
+        for lp in self.root.loops():
+            if lp.lid == key or lp.var == key:
+                return lp
+        raise KeyError(key)
+
+    def statements(self) -> list[Statement]:
+        return list(self.root.statements())
+
+    def accesses(self) -> list[Access]:
+        return [a for s in self.statements() for a in s.accesses]
+
+    def array(self, name: str) -> ArrayInfo:
+        for a in self.arrays:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def all_flags(self) -> list[Flag]:
+        out = list(self.flags)
+        for lp in self.root.loops():
+            out.extend(lp.flags)
+        return out
+
+    def reductions(self) -> list[Reduction]:
+        return [r for s in self.statements() for r in s.reductions]
+
+
+@dataclass(frozen=True)
+class Program:
+    path: str
+    nests: tuple[Nest, ...]
+    diagnostics: tuple[Flag, ...] = ()       # file-level notes (skipped nests, pragmas)
+    defines: tuple[tuple[str, str], ...] = ()
+    ast: Any = field(default=None, compare=False, repr=False, hash=False)
+
+    def nest(self, name: str) -> Nest:
+        for n in self.nests:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+
+def with_nests(program: Program, nests: list[Nest]) -> Program:
+    return replace(program, nests=tuple(nests))

@@ -1,0 +1,69 @@
+"""Pass discovery through the entry-point group `c2gpu.passes`.
+
+Built-in passes are registered in c2gpu's own pyproject.toml under the same
+group as third-party ones, so both load the same way (flake8's plugin finder
+does the same).  A plugin that fails to load is reported with its name rather
+than crashing the tool.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import metadata
+
+from .pipeline import Pass
+
+GROUP = "c2gpu.passes"
+
+# Used only when c2gpu runs without being installed (no entry-point metadata).
+_BUILTIN_FALLBACK = {
+    "normalize": "c2gpu.passes.normalize:NormalizeLoops",
+}
+
+
+@dataclass(frozen=True)
+class RegisteredPass:
+    instance: Pass
+    origin: str          # "c2gpu[normalize]" or "thirdparty-pkg[mypass]"
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    origin: str
+    message: str
+
+
+def _load(ref: str):
+    module, _, attr = ref.partition(":")
+    obj = __import__(module, fromlist=[attr])
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def discover() -> tuple[list[RegisteredPass], list[LoadFailure]]:
+    found: list[RegisteredPass] = []
+    failures: list[LoadFailure] = []
+    eps = list(metadata.entry_points(group=GROUP))
+    seen_builtin = any((ep.dist and ep.dist.name == "c2gpu") for ep in eps)
+    items = [(ep.name, ep.value, ep.dist.name if ep.dist else "?", ep) for ep in eps]
+    if not seen_builtin:
+        items += [(name, ref, "c2gpu", None) for name, ref in _BUILTIN_FALLBACK.items()]
+    for name, ref, dist, ep in sorted(items, key=lambda t: (t[2] != "c2gpu", t[2], t[0])):
+        origin = f"{dist}[{name}]"
+        try:
+            obj = ep.load() if ep is not None else _load(ref)
+            inst = obj() if isinstance(obj, type) else obj
+            if not isinstance(inst, Pass) or not inst.name:
+                raise TypeError("entry point is not a c2gpu Pass with a name")
+        except Exception as e:  # a broken plugin is reported, not fatal
+            failures.append(LoadFailure(origin, f"{type(e).__name__}: {e}"))
+            continue
+        if any(r.instance.name == inst.name for r in found):
+            failures.append(LoadFailure(origin, f"a pass named '{inst.name}' is already registered"))
+            continue
+        found.append(RegisteredPass(inst, origin))
+    return found, failures
+
+
+def available_passes() -> list[Pass]:
+    return [r.instance for r in discover()[0]]

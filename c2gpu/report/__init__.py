@@ -1,0 +1,1 @@
+"""Reports: JSON (stable, versioned schema) and text."""

@@ -1,0 +1,114 @@
+"""The IR as JSON, following the versioned schema in `c2gpu/schemas/analysis.schema.json`.
+
+Keys are emitted in a fixed order and lists in source order, so the same input
+always gives the same bytes (no timestamps, no set iteration).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..counting import enclosing_loops, instances
+from ..ir import Access, ArrayInfo, Flag, Guard, Loc, Loop, Nest, Program, Reduction, Statement
+from ..poly import Poly, Sym
+
+SCHEMA_VERSION = 1
+
+
+def loc(l: Loc | None) -> dict | None:
+    return None if l is None else {"file": l.file, "line": l.line, "col": l.col}
+
+
+def expr(p: Poly | Sym | None) -> str | None:
+    return None if p is None else p.to_c()
+
+
+def flag(f: Flag) -> dict:
+    return {"code": f.code, "message": f.message, "location": loc(f.loc)}
+
+
+def guard(g: Guard) -> dict:
+    return {"text": g.text, "affine": g.constraints is not None,
+            "constraints": None if g.constraints is None else [str(c) for c in g.constraints],
+            "location": loc(g.loc)}
+
+
+def access(a: Access) -> dict:
+    return {"array": a.array, "kind": a.kind, "text": a.text, "subscripts": [expr(s) for s in a.subscripts],
+            "affine": a.affine, "reason": a.reason or None,
+            "delinearized": None if a.linearized is None else [expr(s) for s in a.linearized],
+            "element_type": a.elem_type, "element_size": a.elem_size, "location": loc(a.loc)}
+
+
+def reduction(r: Reduction) -> dict:
+    return {"target": r.target, "op": r.op, "over_loops": list(r.loops), "location": loc(r.loc)}
+
+
+def statement(s: Statement, nest: Nest) -> dict:
+    inst = instances(enclosing_loops(nest, s))
+    return {"id": s.sid, "text": s.text, "location": loc(s.loc), "loops": list(s.loops),
+            "guards": [guard(g) for g in s.guards], "instances": expr(inst),
+            "accesses": [access(a) for a in s.accesses],
+            "scalar_reads": list(s.scalar_reads), "scalar_writes": list(s.scalar_writes),
+            "ops": dict(s.ops), "calls": list(s.calls), "reductions": [reduction(r) for r in s.reductions]}
+
+
+def loop(lp: Loop, parent: str | None, depth: int) -> dict:
+    o = lp.origin
+    return {"var": lp.var, "parent": parent, "depth": depth, "header": lp.header, "location": loc(lp.loc),
+            "lower": expr(lp.lower), "upper": expr(lp.upper), "step": lp.step, "trip_count": expr(lp.trip_count),
+            "affine": lp.affine,
+            "original": None if o is None else {"var": o.var, "lower": expr(o.lower), "upper": expr(o.upper),
+                                                "step": o.step, "expression": f"{o.var} = {expr(o.lower + Poly.var(lp.var) * o.step)}"},
+            "guards": [guard(g) for g in lp.guards], "flags": [flag(f) for f in lp.flags]}
+
+
+def loops(root: Loop) -> list[dict]:
+    out: list[dict] = []
+
+    def walk(lp: Loop, parent: str | None, depth: int) -> None:
+        out.append(loop(lp, parent, depth))
+        for n in lp.body:
+            if isinstance(n, Loop):
+                walk(n, lp.var, depth + 1)
+    walk(root, None, 0)
+    return out
+
+
+def array(a: ArrayInfo) -> dict:
+    return {"name": a.name, "element_type": a.elem_type, "element_size": a.elem_size,
+            "dims": [expr(d) for d in a.dims], "storage": a.storage, "restrict": a.restrict, "const": a.const,
+            "location": loc(a.loc)}
+
+
+def op_totals(nest: Nest) -> dict[str, str]:
+    """Total operations of the nest per class, symbolically (guards ignored)."""
+    totals: dict[str, Poly] = {}
+    for s in nest.statements():
+        inst = instances(enclosing_loops(nest, s))
+        if inst is None:
+            continue
+        for cls, n in s.ops:
+            totals[cls] = totals.get(cls, Poly()) + inst * n
+    return {k: expr(v) for k, v in sorted(totals.items())}
+
+
+def nest(n: Nest, extra_flags: list[Flag] = ()) -> dict:
+    return {"name": n.name, "function": n.function, "location": loc(n.loc), "region": n.region,
+            "params": list(n.params), "loops": loops(n.root),
+            "statements": [statement(s, n) for s in n.statements()],
+            "arrays": [array(a) for a in n.arrays],
+            "scalars": [{"name": s.name, "type": s.ctype, "role": s.role, "location": loc(s.loc)} for s in n.scalars],
+            "reductions": [reduction(r) for r in n.reductions()],
+            "op_totals": op_totals(n),
+            "flags": [flag(f) for f in list(n.all_flags()) + list(extra_flags)]}
+
+
+def program(p: Program, errors: dict[str, list[Flag]] | None = None) -> dict:
+    errors = errors or {}
+    return {"path": p.path, "defines": {k: v for k, v in p.defines},
+            "nests": [nest(n, errors.get(n.name, [])) for n in p.nests],
+            "notes": [flag(f) for f in p.diagnostics]}
+
+
+def document(files: list[dict], errors: list[dict]) -> dict:
+    return {"tool": "c2gpu", "schema_version": SCHEMA_VERSION, "files": files, "errors": errors}

@@ -1,0 +1,76 @@
+"""Plain-text rendering of the IR for the terminal."""
+from __future__ import annotations
+
+from ..counting import enclosing_loops, instances
+from ..ir import Flag, Loop, Nest, Program
+from ..poly import Poly
+
+
+def _loop_line(lp: Loop, depth: int) -> str:
+    pad = "  " * depth
+    trip = lp.trip_count.to_c() if lp.trip_count is not None else "unknown"
+    line = f"{pad}{lp.var:<6} {lp.header}  trip {trip}"
+    if lp.origin is not None:
+        o = lp.origin
+        line += f"  [normalized: {o.var} = {(o.lower + Poly.var(lp.var) * o.step).to_c()}, {lp.var} in [0, {trip})]"
+    return line
+
+
+def nest_ir(n: Nest) -> str:
+    lines = [f"{n.name}  {n.loc}  function {n.function}  region {n.region}"]
+    if n.params:
+        lines.append(f"  parameters: {', '.join(n.params)}")
+    lines.append("  loops:")
+
+    def walk(lp: Loop, depth: int) -> None:
+        lines.append("    " + _loop_line(lp, depth))
+        for node in lp.body:
+            if isinstance(node, Loop):
+                walk(node, depth + 1)
+    walk(n.root, 0)
+    lines.append("  statements:")
+    for s in n.statements():
+        inst = instances(enclosing_loops(n, s))
+        guard = f" if {' && '.join(g.text for g in s.guards)}" if s.guards else ""
+        lines.append(f"    S{s.sid} line {s.loc.line}: {s.text}{guard}")
+        detail = []
+        if inst is not None:
+            detail.append(f"runs {inst.to_c()} times")
+        if s.ops:
+            detail.append("ops " + ", ".join(f"{k} {v}" for k, v in s.ops))
+        if detail:
+            lines.append("        " + "; ".join(detail))
+        for a in s.accesses:
+            subs = "".join(f"[{x.to_c() if x is not None else '?'}]" for x in (a.linearized or a.subscripts))
+            note = "" if a.affine else f"  NOT AFFINE: {a.reason}"
+            lines.append(f"        {a.kind:<5} {a.array}{subs}  ({a.elem_type}){note}")
+    if n.arrays:
+        lines.append("  arrays: " + ", ".join(
+            f"{a.name}{''.join(f'[{d.to_c() if d is not None else chr(32)}]' for d in a.dims)} {a.elem_type} ({a.storage}{', restrict' if a.restrict else ''})"
+            for a in n.arrays))
+    if n.scalars:
+        lines.append("  scalars: " + ", ".join(f"{s.name} ({s.ctype}, {s.role})" for s in n.scalars))
+    reds = n.reductions()
+    if reds:
+        lines.append("  reduction candidates: " + "; ".join(
+            f"{r.target} {r.op} over {', '.join(r.loops)} (line {r.loc.line})" for r in reds))
+    return "\n".join(lines)
+
+
+def _flags(flags: list[Flag]) -> list[str]:
+    return [f"  {f.loc}: note: {f.message} [{f.code}]" for f in flags]
+
+
+def program(p: Program, errors: dict[str, list[Flag]] | None = None) -> str:
+    errors = errors or {}
+    out = [f"{p.path}: {len(p.nests)} loop nest{'s' if len(p.nests) != 1 else ''}"]
+    for n in p.nests:
+        out.append("")
+        out.append(nest_ir(n))
+        flags = list(n.all_flags()) + errors.get(n.name, [])
+        if flags:
+            out.append("  flags:")
+            out.extend("  " + line for line in _flags(flags))
+    for f in p.diagnostics:
+        out.append(f"{f.loc}: note: {f.message} [{f.code}]")
+    return "\n".join(out) + "\n\n"

@@ -1,0 +1,111 @@
+"""CLI behaviour: exit codes, compiler-style messages without tracebacks, JSON schema."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, TESTDATA, write_c
+
+SCHEMA = json.loads((ROOT / "c2gpu" / "schemas" / "analysis.schema.json").read_text())
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "c2gpu", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_analyze_matmul_text():
+    r = run("analyze", str(TESTDATA / "matmul.c"), "-D", "N=64")
+    assert r.returncode == 0, r.stderr
+    assert "matmul@16" in r.stdout
+    assert "for (k = 0; k < 64; k++)  trip 64" in r.stdout
+    assert "reduction candidates: C[i][j] + over k (line 20)" in r.stdout
+
+
+def test_syntax_error_is_compiler_style(tmp_path):
+    src = write_c(tmp_path, "void f(int n, float *a) {\n  for (int i = 0; i < n; i++)\n    a[i] = ;\n}\n")
+    r = run("analyze", str(src))
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"{src}:3:12: error: invalid expression before ';'")
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_file_one_line():
+    r = run("analyze", "no/such/file.c")
+    assert r.returncode == 1
+    assert r.stderr.strip() == "error: no such file: 'no/such/file.c'"
+
+
+def test_directory_rejected(tmp_path):
+    r = run("analyze", str(tmp_path))
+    assert r.returncode == 1 and "is a directory" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_missing_include_points_at_line(tmp_path):
+    src = write_c(tmp_path, "int x;\n#include \"nothere.h\"\n")
+    r = run("analyze", str(src))
+    assert r.returncode == 1
+    assert f"{src}:2:10: error: nothere.h: No such file or directory" in r.stderr
+
+
+def test_bad_define_is_usage_error():
+    r = run("analyze", str(TESTDATA / "saxpy.c"), "-D", "=3")
+    assert r.returncode == 2 and "invalid -D definition" in r.stderr
+
+
+def test_unknown_pass_is_usage_error():
+    r = run("analyze", str(TESTDATA / "saxpy.c"), "--passes", "normalize,bogus")
+    assert r.returncode == 2 and "unknown pass 'bogus'" in r.stderr
+
+
+def test_good_files_still_analysed_when_one_fails(tmp_path):
+    bad = write_c(tmp_path, "void f( {", "bad.c")
+    r = run("analyze", str(bad), str(TESTDATA / "saxpy.c"), "--format", "json")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert [f["path"] for f in doc["files"]] == [str(TESTDATA / "saxpy.c")]
+    assert doc["errors"][0]["path"] == str(bad) and doc["errors"][0]["location"]["line"] == 1
+
+
+def test_unsupported_construct_reported_per_nest(tmp_path):
+    src = write_c(tmp_path, """
+void f(int n, float *restrict a, float *restrict b) {
+  for (int i = 0; i < n; i++) {
+    if (a[i] < 0) break;
+    a[i] = 2.0f * a[i];
+  }
+  for (int i = 0; i < n; i++)
+    b[i] = a[i] + 1.0f;
+}
+""")
+    r = run("analyze", str(src), "--format", "json")
+    assert r.returncode == 0
+    nests = json.loads(r.stdout)["files"][0]["nests"]
+    assert len(nests) == 2
+    assert [(f["code"], f["location"]["line"]) for f in nests[0]["flags"]] == [("unsupported-statement", 4)]
+    assert nests[1]["flags"] == []
+
+
+def test_json_validates_against_schema_for_all_testdata():
+    files = sorted(str(p) for p in TESTDATA.rglob("*.c"))
+    r = run("analyze", *files, "-I", str(TESTDATA / "polybench"), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["schema_version"] == 1 and len(doc["files"]) == len(files)
+
+
+def test_print_after_and_timings():
+    r = run("analyze", str(TESTDATA / "decrementing.c"), "--print-after", "normalize", "--timings")
+    assert r.returncode == 0
+    assert "--- shapes_1d@19 after normalize ---" in r.stderr
+    assert "i = -i_n + 999" in r.stderr
+    assert "pass normalize" in r.stderr
+
+
+def test_passes_lists_builtin():
+    r = run("passes")
+    assert r.returncode == 0
+    assert "normalize  (transform, from c2gpu[normalize])" in r.stdout
