@@ -4,6 +4,7 @@ Exit codes (documented in README.md):
   0  success
   1  an input could not be analysed (missing file, syntax error, ...): compiler-style message on stderr
   2  bad command line (unknown option, bad -D, unknown pass)
+  3  verify: the port computes something different from the original
   4  internal error (a bug in c2gpu): one line, `--debug` shows the traceback
 """
 from __future__ import annotations
@@ -21,9 +22,10 @@ from .pipeline import PassManager, PipelineError
 from .registry import discover
 from .report import ir_json, text
 
-EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 4
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_VERIFY_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
 DEFAULT_PIPELINE = ("normalize",)
+PORT_PIPELINE = ("normalize", "dependence", "mapping")
 
 
 class UsageError(Exception):
@@ -61,6 +63,33 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
 
     sub.add_parser("passes", help="list the available passes with what they require and provide")
+
+    def mapping_args(p):
+        _add_frontend_args(p)
+        p.add_argument("--assume-no-alias", action="store_true",
+                       help="treat distinct pointer parameters as non-overlapping (as if declared restrict)")
+        p.add_argument("--map", metavar="I,J", help="loop variables to map to the thread grid (as named in the C code)")
+        p.add_argument("--block", metavar="BXxBY[xBZ]", help="thread block shape, e.g. 32x8")
+
+    po = sub.add_parser("port", help="write the whole file with the parallel nests ported to CUDA")
+    po.add_argument("file", metavar="FILE")
+    po.add_argument("-o", "--output", metavar="OUT.cu", help="output file (default: FILE with .cu)")
+    po.add_argument("--check-compile", action="store_true", help="compile the result with nvcc and show ptxas usage")
+    mapping_args(po)
+
+    em = sub.add_parser("emit", help="write only the kernels and host wrappers")
+    em.add_argument("file", metavar="FILE")
+    em.add_argument("-o", "--output", metavar="OUT.cu")
+    mapping_args(em)
+
+    ve = sub.add_parser("verify", help="run the original and the port (on the CPU) and compare what the nests write")
+    ve.add_argument("file", metavar="FILE")
+    ve.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance for floating point (default 1e-5)")
+    ve.add_argument("--atol", type=float, default=0.0, help="absolute tolerance added to it (default 0)")
+    ve.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for each compile and run")
+    ve.add_argument("--cc", default="cc", help="C compiler for the original program")
+    ve.add_argument("--keep", metavar="DIR", help="keep the instrumented sources and binaries in DIR")
+    mapping_args(ve)
     return parser
 
 
@@ -148,7 +177,97 @@ def cmd_passes(args) -> int:
     return EXIT_OK if not failures else EXIT_INPUT
 
 
-COMMANDS = {"analyze": cmd_analyze, "passes": cmd_passes}
+def _mapping_options(args) -> dict:
+    opts: dict = {"assume_no_alias": bool(args.assume_no_alias)}
+    if args.map:
+        opts["map"] = [v.strip() for v in args.map.split(",") if v.strip()]
+    if args.block:
+        try:
+            dims = tuple(int(x) for x in args.block.lower().split("x"))
+        except ValueError:
+            raise UsageError(f"--block '{args.block}': expected e.g. 256 or 32x8") from None
+        if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims) or dims[0] * (dims[1:2] or (1,))[0] * (dims[2:3] or (1,))[0] > 1024:
+            raise UsageError(f"--block '{args.block}': 1 to 3 positive sizes with at most 1024 threads in all")
+        opts["block"] = dims
+    return opts
+
+
+def _port_outcomes_report(outcomes) -> str:
+    lines = []
+    for o in outcomes:
+        if o.ported:
+            ks = o.code.kernels
+            lines.append(f"{o.nest.loc}: note: ported nest {o.nest.name}: {len(ks)} kernel{'s' if len(ks) != 1 else ''}")
+            for k in ks:
+                lines.append(f"    {k.name}: block {k.block[0]}x{k.block[1]}x{k.block[2]}; {k.why}")
+            for n in o.code.notes:
+                lines.append(f"    note: {n}")
+            for a in o.code.arrays:
+                if a.why and not a.why.startswith("read by"):
+                    lines.append(f"    {a.name}: {a.why}")
+        else:
+            lines.append(f"{o.loc or o.nest.loc}: note: not ported: {o.reason} [{o.nest.name}]")
+    return "\n".join(lines)
+
+
+def cmd_port(args) -> int:
+    from .port import port_file
+    options = _preprocess_options(args)
+    manager = make_manager(PORT_PIPELINE, _mapping_options(args))
+    out = args.output or (args.file[:-2] + ".cu" if args.file.endswith(".c") else args.file + ".cu")
+    result = port_file(args.file, options, manager, out)
+    with open(out, "w", encoding="utf-8", errors="surrogateescape") as f:
+        f.write(result.text)
+    print(_port_outcomes_report(result.outcomes), file=sys.stderr)
+    print(f"wrote {out}: {len(result.ported)} of {len(result.outcomes)} nests ported", file=sys.stderr)
+    if args.check_compile:
+        return _check_compile(out, options)
+    return EXIT_OK
+
+
+def _check_compile(path: str, options) -> int:
+    from .nvcc import compile_cuda
+    res = compile_cuda(path, defines=options.defines, include_dirs=options.include_dirs)
+    if res is None:
+        print("c2gpu: note: nvcc is not on PATH: the emitted code was not compiled", file=sys.stderr)
+        return EXIT_OK
+    if not res.ok:
+        print(res.stderr, file=sys.stderr)
+        print(f"c2gpu: error: nvcc failed on {path}", file=sys.stderr)
+        return EXIT_INPUT
+    for k in res.kernels:
+        print(f"ptxas: {k.name}: {k.registers} registers, {k.spill_stores} bytes spill stores, "
+              f"{k.spill_loads} bytes spill loads, {k.shared_bytes} bytes shared memory", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_emit(args) -> int:
+    from .port import analyse_for_port, emit_kernels
+    options = _preprocess_options(args)
+    manager = make_manager(PORT_PIPELINE, _mapping_options(args))
+    _, outcomes = analyse_for_port(args.file, options, manager)
+    text = emit_kernels(outcomes, args.file)
+    print(_port_outcomes_report(outcomes), file=sys.stderr)
+    _write(text, args.output)
+    return EXIT_OK
+
+
+def cmd_verify(args) -> int:
+    from .verify import verify
+    options = _preprocess_options(args)
+    manager = make_manager(PORT_PIPELINE, _mapping_options(args))
+    res = verify(args.file, options, manager, rtol=args.rtol, atol=args.atol, timeout=args.timeout, cc=args.cc,
+                 keep=args.keep)
+    print(_port_outcomes_report(res.outcomes), file=sys.stderr)
+    if res.ok:
+        print(f"verify: PASS: {res.message}; largest difference {res.max_abs_diff:.3g} "
+              f"(relative {res.max_rel_diff:.3g})")
+        return EXIT_OK
+    print(f"verify: FAIL: {res.message}")
+    return EXIT_VERIFY_FAILED
+
+
+COMMANDS = {"analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify}
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

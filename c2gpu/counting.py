@@ -46,22 +46,36 @@ def instances(loops: list[Loop]) -> Poly | None:
 
 
 def evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:
-    """Numeric instance count with parameters bound; clamps empty loops at 0."""
+    """Numeric instance count with parameters bound; empty loops (trip <= 0) count 0.
+
+    Enumerates the outer loops whose variables inner trip counts depend on, which
+    is exact, while that stays under a budget; beyond it, the closed form is used
+    (exact unless some inner loop is empty for part of the range).
+    """
+    if any(lp.trip_count is None for lp in loops):
+        return None
+    budget = [100_000]
+
+    class TooMany(Exception):
+        pass
+
     def rec(i: int, bound: dict[str, int]) -> int:
         if i == len(loops):
             return 1
         lp = loops[i]
         trip = max(0, lp.trip_count.evaluate({**env, **bound}))
-        inner_vars = set().union(*(l.trip_count.variables for l in loops[i + 1:])) if i + 1 < len(loops) else set()
-        if lp.var not in inner_vars:
+        if not any(lp.var in inner.trip_count.variables for inner in loops[i + 1:]):
             return trip * rec(i + 1, bound) if trip else 0
+        budget[0] -= trip
+        if budget[0] < 0:
+            raise TooMany
         return sum(rec(i + 1, {**bound, lp.var: v}) for v in range(trip))
-    if any(lp.trip_count is None for lp in loops):
-        return None
+
     try:
-        p = instances(loops)
-        if p is not None:
-            return int(p.evaluate(env))
-        return rec(0, {})
+        try:
+            return rec(0, {})
+        except TooMany:
+            p = instances(loops)
+            return None if p is None else max(0, int(p.evaluate(env)))
     except KeyError:
         return None

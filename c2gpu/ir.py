@@ -152,7 +152,9 @@ class Loop:
     var: str
     lower: Poly | None          # inclusive
     upper: Poly | None          # exclusive when step > 0; for step < 0, `lower` is the start and
-    step: int                   #   `upper` the exclusive end below it (iterates lower, lower+step, ... > upper)
+    step: int                   #   `upper` the exclusive end below it (iterates lower, lower+step, ... > upper).
+                                # After normalization upper is the trip count, or None when that is a
+                                # floor division (then `trip_count` is the bound)
     trip_count: Sym | None
     loc: Loc
     end_loc: Loc | None
@@ -161,10 +163,15 @@ class Loop:
     guards: tuple[Guard, ...] = ()
     flags: tuple[Flag, ...] = ()
     origin: Origin | None = None        # set by normalization when it rewrote the loop
+    c_type: str = "int"                  # declared type of the C loop variable
+    declared_in_header: bool = False     # `for (int i = ...)` rather than a variable declared earlier
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
 
     @property
     def affine(self) -> bool:
+        if self.normalized and self.trip_count is not None:
+            # 0 <= var < trip, where trip may be floor(affine / step): quasi-affine, exact for isl
+            return self.trip_count.num.is_affine()
         return self.lower is not None and self.upper is not None and self.lower.is_affine() and self.upper.is_affine()
 
     @property

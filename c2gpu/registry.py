@@ -17,6 +17,8 @@ GROUP = "c2gpu.passes"
 # Used only when c2gpu runs without being installed (no entry-point metadata).
 _BUILTIN_FALLBACK = {
     "normalize": "c2gpu.passes.normalize:NormalizeLoops",
+    "dependence": "c2gpu.passes.dependence:DependenceAnalysis",
+    "mapping": "c2gpu.passes.mapping:MapLoops",
 }
 
 

@@ -13,7 +13,11 @@ resulting executable runs the kernels on the CPU with CUDA semantics:
 * barriers that can never be released abort the program with a message;
 * ``C2GPU_EMU_ORDER=reverse`` runs a block's threads in reverse order, which
   changes the outcome of most intra-block races (run both orders to detect
-  missing ``__syncthreads()``).
+  missing ``__syncthreads()``);
+* fresh device memory is filled with 0xFF bytes (NaN / -1), cudaMemcpy checks
+  device ranges against the allocations, and with
+  ``extra_flags=["-fsanitize=address"]`` overruns of device buffers and of the
+  launch's dynamic shared memory are reported at the kernel's source line.
 
 See the comment at the top of ``cuda_emu.h`` for the limitations.
 """

@@ -397,7 +397,7 @@ class StatementBuilder:
                         ta = arith_result(self.count(a.left), self.count(a.right))
                         tb = self.count(b)
                         t = arith_result(ta, tb)
-                        self.ops[f"{_prec(t)}_fma" if t in FLOAT_TYPES else "int"] += 1 if t in FLOAT_TYPES else 2
+                        self._add_mul(ta, t)
                         return t
             lt, rt = self.count(node.left), self.count(node.right)
             if node.op in ("<", "<=", ">", ">=", "==", "!="):
@@ -438,10 +438,11 @@ class StatementBuilder:
             lt = ctx.type_of(node.lvalue)
             if node.op != "=":
                 op = node.op[:-1]
-                if op in ("+", "-") and isinstance(node.rvalue, c_ast.BinaryOp) and node.rvalue.op == "*" and lt in FLOAT_TYPES:
-                    # x += a*b: the multiply was counted above; fuse it with the add
-                    self.ops[f"{_prec(arith_result(lt, rt))}_mul"] -= 1
-                    self.ops[f"{_prec(arith_result(lt, rt))}_fma"] += 1
+                if op in ("+", "-") and isinstance(node.rvalue, c_ast.BinaryOp) and node.rvalue.op == "*" \
+                        and rt in FLOAT_TYPES and arith_result(lt, rt) == rt:
+                    # x += a*b at one precision: the multiply was counted above; fuse it with the add
+                    self.ops[f"{_prec(rt)}_mul"] -= 1
+                    self.ops[f"{_prec(rt)}_fma"] += 1
                 else:
                     t = arith_result(lt, rt)
                     kind = {"+": "add", "-": "add", "*": "mul", "/": "div"}.get(op)
@@ -475,12 +476,24 @@ class StatementBuilder:
             return t
         return ctx.type_of(node)
 
+    def _add_mul(self, mul_type: str, sum_type: str) -> None:
+        """Count `a*b + c`: one fused multiply-add when both have the same floating type, else a mul and an add."""
+        if sum_type in FLOAT_TYPES and mul_type == sum_type:
+            self.ops[f"{_prec(sum_type)}_fma"] += 1
+            return
+        self.ops[f"{_prec(mul_type)}_mul" if mul_type in FLOAT_TYPES else "int"] += 1
+        self.ops[f"{_prec(sum_type)}_add" if sum_type in FLOAT_TYPES else "int"] += 1
+
     # -- reductions ----------------------------------------------------------------
     def reductions(self, loops: tuple[str, ...]) -> list[Reduction]:
         stmt = self.stmt
-        if not isinstance(stmt, c_ast.Assignment):
+        if isinstance(stmt, c_ast.UnaryOp) and stmt.op in ("++", "--", "p++", "p--") \
+                and isinstance(stmt.expr, (c_ast.ID, c_ast.ArrayRef)):
+            target, op, rhs_other = stmt.expr, "+", None   # count++ is count += 1
+        elif isinstance(stmt, c_ast.Assignment):
+            target, op, rhs_other = _reduction_form(stmt, self.guards)
+        else:
             return []
-        target, op, rhs_other = _reduction_form(stmt, self.guards)
         if target is None:
             return []
         ctx = self.ctx
@@ -693,7 +706,11 @@ def trip_count(lower: Poly, upper: Poly, step: int) -> Sym:
     """Iterations of a loop from `lower` stepping by `step` towards exclusive `upper`."""
     span = (upper - lower) if step > 0 else (lower - upper)
     s = abs(step)
-    return Sym(span + (s - 1), s) if s != 1 else Sym.of(span)
+    if s == 1:
+        return Sym.of(span)
+    if span.is_const():
+        return Sym.of(Poly.const(-(-int(span.const_value()) // s)))
+    return Sym(span + (s - 1), s)
 
 
 # --------------------------------------------------------------------------- delinearization
@@ -712,18 +729,26 @@ def delinearize(polys: list[Poly | None], t: CType, ctx: NestContext) -> tuple[P
         if p.coeff(var) != 1:
             continue
         rest = p - Poly.var(var)
-        width = _common_factor(rest, set(ctx.loop_vars))
+        offset = rest.const_value()
+        width = _common_factor(rest - offset, set(ctx.loop_vars))
         if width is None:
             continue
+        if width.is_const():
+            # a constant offset may fold a row step: 4096*i + 4095 + j is row i+1, column j-1
+            w = int(width.const_value())
+            c = int(offset) % w
+            c = c - w if c > w // 2 else c
+        else:
+            c = int(offset)
         rng = ctx.loop_ranges.get(var)
-        if rng is None:
+        if rng is None or rng[0] is None or rng[1] is None:
             continue
         lo, hi = rng
-        if lo is not None and hi is not None and lo.is_const() and lo.const_value() >= 0 and _leq(hi, width):
-            outer = rest.scale(Fraction(1)) * 1
-            q = _divide(outer, width)
+        # the column var + c must stay in [0, width): lo + c >= 0 and hi + c <= width
+        if lo.is_const() and lo.const_value() + c >= 0 and _leq(hi + c, width):
+            q = _divide(rest - c, width)
             if q is not None and q.is_affine():
-                return (q, Poly.var(var))
+                return (q, Poly.var(var) + c)
     return None
 
 
@@ -816,14 +841,18 @@ class NestLowerer:
         ctx.loop_ids.append(lid)
         saved_scope, ctx.scope = ctx.scope, inner_scope
         try:
-            body = self.lower_body(node.stmt, (), inner_scope)
+            body = self.lower_body(node.stmt, guards, inner_scope)
         finally:
             ctx.scope = saved_scope
             ctx.loop_vars.pop()
             ctx.loop_ids.pop()
         header = f"for ({text_of(node.init)}; {text_of(node.cond)}; {text_of(node.next)})"
+        in_header = isinstance(node.init, c_ast.DeclList)
+        declared = inner_scope.lookup(var)
+        c_type = declared[0].base if declared is not None and declared[0].is_scalar else "int"
         return Loop(lid=lid, var=var, lower=h.lower, upper=h.upper, step=h.step or 0, trip_count=trip, loc=loc,
-                    end_loc=None, header=header, body=tuple(body), guards=guards, flags=tuple(flags), ast=node)
+                    end_loc=None, header=header, body=tuple(body), guards=guards, flags=tuple(flags),
+                    c_type=c_type, declared_in_header=in_header, ast=node)
 
     def lower_body(self, node: c_ast.Node | None, guards: tuple[Guard, ...], scope: Scope) -> list:
         ctx = self.ctx
@@ -846,7 +875,7 @@ class NestLowerer:
             pre = StatementBuilder(ctx, node.cond, guards)
             pre.visit(node.cond)
             pre.count(node.cond)
-            if pre.accesses:
+            if pre.accesses or (pre.scalar_reads and g.constraints is None):
                 # reads in the condition are work of the iteration: keep them as a statement
                 out.append(self.make_statement(node.cond, guards, pre, text=f"if ({text_of(node.cond)})"))
             out.extend(self.lower_body(node.iftrue, guards + (g,), scope))
@@ -1054,6 +1083,12 @@ class FileLowerer:
                 role = "written"
             ctype = t.base if t else _local_type(root, name)
             scalars.append(ScalarInfo(name, ctype, role, ctx.scalars_used[name]))
+        for name in sorted(ctx.params - set(ctx.scalars_used)):
+            found = cand.scope.lookup(name)
+            if found is not None and found[0].is_scalar:
+                # symbolic sizes used only in bounds or subscripts are invariant scalars of the nest too
+                scalars.append(ScalarInfo(name, found[0].base, "invariant", found[2]))
+        scalars.sort(key=lambda s: s.name)
         flags = list(ctx.flags)
         if cand.outer == "while":
             flags.append(Flag("inside-while", "this nest sits inside a while loop, so it runs an unknown number of times", loc))

@@ -1,1 +1,4 @@
-"""GPU catalog data files."""
+"""The GPU catalog: one description file per GPU (*.toml), read by c2gpu.gpu.
+
+Package data only; the format is documented in SCHEMA.md next to this file.
+"""

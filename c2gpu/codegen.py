@@ -1,0 +1,408 @@
+"""CUDA code generation: kernels and host wrappers for mapped nests.
+
+Every decision (what to copy, launch shapes, index expressions, what each
+kernel declares) is computed here into plain strings and lists; the jinja2
+templates in `templates/` only print them.
+
+Kernel bodies are the user's own statements, printed from the pycparser AST
+of the innermost mapped loop's body, with two changes: multi-dimensional
+array accesses become flat ones (`A[i][j]` -> `A[(i) * (M) + (j)]`, because
+CUDA C++ has no variable-length array types), and scalar reduction targets
+become per-thread partial results.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import islpy as isl
+import jinja2
+from pycparser import c_ast, c_generator
+
+from . import polyhedral as ph
+from .frontend.lower import _array_chain
+from .ir import Access, Loop, Nest
+from .poly import Poly
+
+FLOAT_TYPES = ("float", "double")
+
+
+class CodegenError(Exception):
+    """The plan cannot be turned into code; the message says why (shown to the user)."""
+
+
+def templates() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader("c2gpu.templates", "."), keep_trailing_newline=True,
+                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+
+
+# --------------------------------------------------------------------------- arrays
+
+@dataclass
+class ArrayPlan:
+    name: str
+    ctype: str
+    ndims: int
+    extents: tuple[str, ...]      # C expressions of the inner extents (row-major strides), len ndims-1
+    read: bool
+    written: bool
+    alloc: str                    # elements to allocate on the device (from index 0)
+    copy_in: tuple[str, str] | None    # (first element, count)
+    copy_out: tuple[str, str] | None
+    why: str = ""
+
+
+def _c(pw, params) -> str:
+    return ph.to_c(pw, list(params))
+
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_]\w*)|(.))")
+
+
+def c_to_poly(text: str) -> Poly | None:
+    """Parse a C expression made of integers, names, + - * and parentheses; None for anything else."""
+    toks = [(m.group(1), m.group(2), m.group(3)) for m in _TOKEN.finditer(text) if m.group(0).strip()]
+    pos = 0
+
+    def peek():
+        return toks[pos] if pos < len(toks) else (None, None, None)
+
+    def atom():
+        nonlocal pos
+        num, name, op = peek()
+        pos += 1
+        if num is not None:
+            return Poly.const(int(num))
+        if name is not None:
+            return Poly.var(name)
+        if op == "(":
+            v = expr()
+            if peek()[2] != ")":
+                raise ValueError
+            pos += 1
+            return v
+        if op == "-":
+            return -atom()
+        raise ValueError
+
+    def term():
+        nonlocal pos
+        v = atom()
+        while peek()[2] == "*":
+            pos += 1
+            v = v * atom()
+        return v
+
+    def expr():
+        nonlocal pos
+        v = term()
+        while peek()[2] in ("+", "-"):
+            op = peek()[2]
+            pos += 1
+            v = v + term() if op == "+" else v - term()
+        return v
+
+    try:
+        v = expr()
+    except (ValueError, IndexError):
+        return None
+    return v if pos == len(toks) else None
+
+
+def simplify(text: str) -> str:
+    p = c_to_poly(text)
+    return p.to_c() if p is not None else text
+
+
+def _flat(nest: Nest, per_dim: list[str], extents: tuple[str, ...]) -> str:
+    """Row-major flat index from per-dimension indices (C text), simplified when it is a polynomial."""
+    expr = f"({per_dim[0]})"
+    for k, e in enumerate(extents):
+        expr = f"({expr} * ({e}) + ({per_dim[k + 1]}))"
+    return simplify(expr)
+
+
+def _array_shape(nest: Nest, accesses: list[Access]) -> tuple[int, tuple[Poly, ...]]:
+    shapes = {(len(ph.access_shape(nest, a)[0]), ph.access_shape(nest, a)[1]) for a in accesses}
+    if len(shapes) != 1:
+        raise CodegenError(f"array '{accesses[0].array}' is accessed with different shapes")
+    ndims, extents = shapes.pop()
+    if extents is None:
+        raise CodegenError(f"array '{accesses[0].array}': the extents of its inner dimensions are unknown")
+    return ndims, extents
+
+
+def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...]) -> bool:
+    """Do the writes cover a contiguous run of rows completely (all inner dimensions full)? Exact, with isl.
+
+    Then the device copy needs no copy-in: every element copied out was written.
+    """
+    params = ", ".join(nest.params)
+    image = None
+    for stmt in nest.statements():
+        for a in stmt.accesses:
+            if a not in accesses:
+                continue
+            subs, _ = ph.access_shape(nest, a)
+            dom, names = ph.statement_domain(nest, stmt)
+            dims = ", ".join(names[lp.var] for lp in ph.loop_path(nest, stmt))
+            outs = ", ".join(f"e{k}" for k in range(len(subs)))
+            eqs = " and ".join(f"e{k} = {ph.poly_to_isl(s, names)}" for k, s in enumerate(subs))
+            img = dom.apply(isl.Map(f"[{params}] -> {{ [{dims}] -> [{outs}] : {eqs} }}"))
+            image = img if image is None else image.union(img)
+    if image is None:
+        return False
+    n = len(extents) + 1
+    rows = isl.Set.from_basic_set(image.project_out(isl.dim_type.set, 1, n - 1).polyhedral_hull())
+    if n == 1:
+        return image.is_equal(rows)
+    inner = " and ".join(f"0 <= e{k + 1} < {ph.poly_to_isl(e, {})}" for k, e in enumerate(extents))
+    box = isl.Set(f"[{params}] -> {{ [{', '.join(f'e{k + 1}' for k in range(n - 1))}] : {inner} }}")
+    return image.is_equal(rows.flat_product(box))
+
+
+def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
+    params = list(nest.params)
+    plans = []
+    by_array: dict[str, list[Access]] = {}
+    for stmt in nest.statements():
+        for a in stmt.accesses:
+            by_array.setdefault(a.array, []).append(a)
+    for name, accs in by_array.items():
+        info = nest.array(name)
+        if any(not a.affine for a in accs):
+            raise CodegenError(f"array '{name}' has a non-affine access ({next(a.text for a in accs if not a.affine)})")
+        ndims, extents = _array_shape(nest, accs)
+        ranges = ph.subscript_ranges(nest, accs, ndims)
+        if ranges is None:
+            raise CodegenError(f"cannot bound the elements of '{name}' the nest touches")
+        reads = [a for a in accs if a.kind == "read"]
+        writes = [a for a in accs if a.kind == "write"]
+        ext_c = tuple(e.to_c() for e in extents)
+        lo = _flat(nest, [_c(lo, params) for lo, _ in ranges], ext_c)
+        hi = _flat(nest, [_c(hi, params) for _, hi in ranges], ext_c)
+        count = simplify(f"({hi}) - ({lo}) + 1")
+        copy_in = (lo, count)
+        why = "read by the nest" if reads else ""
+        copy_out = None
+        if writes:
+            wr = ph.subscript_ranges(nest, writes, ndims)
+            wlo = _flat(nest, [_c(l, params) for l, _ in wr], ext_c)
+            whi = _flat(nest, [_c(h, params) for _, h in wr], ext_c)
+            copy_out = (wlo, simplify(f"({whi}) - ({wlo}) + 1"))
+            if not reads:
+                if _dense(nest, writes, extents):
+                    copy_in, why = None, "written in full, not read: no copy-in"
+                else:
+                    why = "copied in because the nest writes only part of the region (the rest must survive the copy-out)"
+        plans.append(ArrayPlan(name, info.elem_type, ndims, ext_c, bool(reads), bool(writes),
+                               simplify(f"({hi}) + 1"), copy_in, copy_out, why))
+    return plans
+
+
+# --------------------------------------------------------------------------- kernel bodies
+
+class KernelPrinter(c_generator.CGenerator):
+    """Prints user statements for a kernel: flat array indexing, reduction targets renamed."""
+
+    def __init__(self, arrays: dict[str, ArrayPlan], renames: dict[str, str]):
+        super().__init__()
+        self.arrays = arrays
+        self.renames = renames
+
+    def visit_ArrayRef(self, n: c_ast.ArrayRef) -> str:
+        base, subs = _array_chain(n)
+        if isinstance(base, c_ast.ID) and base.name in self.arrays and len(subs) > 1:
+            plan = self.arrays[base.name]
+            idx = _flat(None, [self.visit(s) for s in subs], plan.extents)
+            return f"{base.name}[{idx}]"
+        return super().visit_ArrayRef(n)
+
+    def visit_ID(self, n: c_ast.ID) -> str:
+        return self.renames.get(n.name, n.name)
+
+
+IDENTITY = {"+": "0", "max": "-INFINITY", "min": "INFINITY"}
+INT_IDENTITY = {"+": "0", "max": "INT_MIN", "min": "INT_MAX"}
+
+
+@dataclass
+class KernelCode:
+    name: str
+    params: list[str]            # "const float *A", "int n"
+    args: list[str]              # matching launch arguments in the wrapper
+    index_lines: list[str]       # thread index computations
+    guards: list[str]            # conditions for an active thread
+    locals: list[str]            # declarations at the top of the active region
+    body: str
+    block: tuple[int, int, int]
+    grid: tuple[str, str, str]   # blocks per dimension (C expressions)
+    extents: tuple[str, str, str]
+    launch_if: str               # condition for a non-empty grid ("" when it is always non-empty)
+    reductions: list[dict] = field(default_factory=list)
+    why: str = ""
+
+
+def _loops_by_id(nest: Nest) -> dict[int, Loop]:
+    return {lp.lid: lp for lp in nest.loops()}
+
+
+def _path_to(nest: Nest, lid: int) -> list[Loop]:
+    """Loops from the root down to (and including) loop `lid`."""
+    def walk(lp: Loop, path):
+        path = path + [lp]
+        if lp.lid == lid:
+            return path
+        for n in lp.body:
+            if isinstance(n, Loop):
+                r = walk(n, path)
+                if r:
+                    return r
+        return None
+    return walk(nest.root, []) or []
+
+
+def _max_trip(nest: Nest, path: list[Loop], loop: Loop) -> str:
+    """Largest trip count of `loop` over the iterations of the loops enclosing it, as C."""
+    outer = path[:-1]
+    names = {lp.var: ph.dim(lp.lid) for lp in outer}
+    params = ", ".join(nest.params)
+    dims = ", ".join(names[lp.var] for lp in outer)
+    cons = ph.domain_constraints(outer, names)
+    trip = ph.sym_to_isl(loop.trip_count, names)
+    s = isl.Set(f"[{params}] -> {{ [{dims + ', ' if dims else ''}t] : t = {trip}{' and ' + ' and '.join(cons) if cons else ''} }}")
+    n = s.dim(isl.dim_type.set)
+    return ph.to_c(s.dim_max(n - 1), list(nest.params))
+
+
+def _subtree_loops(loop: Loop) -> list[Loop]:
+    return list(loop.loops())[1:]
+
+
+def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: list[tuple[str, str]]) -> KernelCode:
+    by_id = _loops_by_id(nest)
+    innermost = by_id[kernel.body_lid]
+    path = _path_to(nest, kernel.body_lid)
+    mapped_ids = {m.lid for m in kernel.loops}
+    stmts = [s for s in nest.statements() if kernel.body_lid in s.loop_ids]
+    used_arrays = sorted({a.array for s in stmts for a in s.accesses})
+    written = {a.array for s in stmts for a in s.accesses if a.kind == "write"}
+    red_targets = {r.target: r for r in kernel.reductions}
+    scalar_types = {s.name: s.ctype for s in nest.scalars}
+    roles = {s.name: s.role for s in nest.scalars}
+    declared_in_body = {s.decl for s in stmts if s.decl}
+    inner_loops = _subtree_loops(innermost)
+
+    # scalars the body reads that come from outside: parameters of the kernel
+    read_scalars = sorted({v for s in stmts for v in s.scalar_reads} | set(nest.params))
+    host_names = {name for name, _ in host_vars}
+    params, args = [], []
+    for a in used_arrays:
+        plan = arrays[a]
+        params.append(f"{'' if a in written else 'const '}{plan.ctype} *{a}")
+        args.append(f"d_{a}")
+    value_params = []
+    for v in read_scalars:
+        if v in declared_in_body or v in red_targets or roles.get(v) in ("local",):
+            continue
+        if roles.get(v) in ("written",):
+            continue  # privatised below
+        if v in scalar_types:
+            value_params.append((v, scalar_types[v]))
+    # host loop variables the kernel needs (time step t, ...) and normalized host indices
+    needed = set()
+    for s in stmts:
+        needed |= set(s.scalar_reads)
+    text_vars = set()
+    for m in kernel.loops:
+        text_vars |= m.trip.variables
+    for lp in inner_loops:
+        if lp.trip_count is not None:
+            text_vars |= lp.trip_count.variables
+    for name, ctype in host_vars:
+        if name in needed or name in text_vars or _mentions_var(stmts, name):
+            value_params.append((name, ctype))
+    seen = set()
+    for v, t in value_params:
+        if v not in seen:
+            seen.add(v)
+            params.append(f"{t} {v}")
+            args.append(v)
+    for r in kernel.reductions:
+        params.append(f"{scalar_types[r.target]} *c2gpu_{r.target}_result")
+        args.append(f"d_{r.target}")
+
+    # thread indices, guards, original loop variables
+    index_lines, guards, locals_ = [], [], []
+    for m in kernel.loops:
+        index_lines.append(f"const int {m.var} = blockIdx.{m.dim} * blockDim.{m.dim} + threadIdx.{m.dim};")
+    for m in kernel.loops:
+        guards.append(f"{m.var} < {m.trip.to_c()}")
+    for m in kernel.loops:
+        lp = by_id[m.lid]
+        if m.origin is not None:
+            expr = (m.origin.lower + Poly.var(m.var) * m.origin.step).to_c()
+            locals_.append(f"const {lp.c_type} {m.c_var} = {expr};")
+    # loops inside the thread whose variables were declared outside the nest
+    for lp in inner_loops:
+        if not lp.declared_in_header:
+            name = lp.origin.var if lp.origin is not None else lp.var
+            decl = f"{lp.c_type} {name};"
+            if decl not in locals_:
+                locals_.append(decl)
+    # scalars written in the body but declared outside it: private per thread (the dependence pass proved it)
+    for s in stmts:
+        for v in s.scalar_writes:
+            if v in declared_in_body or v in red_targets or v in mapped_ids:
+                continue
+            decl = f"{scalar_types.get(v, 'int')} {v};"
+            if v in scalar_types and decl not in locals_:
+                locals_.append(decl)
+    renames = {r.target: f"c2gpu_{r.target}_part" for r in kernel.reductions}
+    printer = KernelPrinter(arrays, renames)
+    body = printer.visit(innermost.ast.stmt)
+    if not isinstance(innermost.ast.stmt, c_ast.Compound):
+        body = "{\n" + body + ";\n}" if not body.rstrip().endswith(("}", ";")) else "{\n" + body + "\n}"
+    reductions = []
+    for r in kernel.reductions:
+        t = scalar_types[r.target]
+        ident = (IDENTITY if t in FLOAT_TYPES else INT_IDENTITY)[r.op]
+        combine = {"+": "{a} + {b}", "max": "fmax({a}, {b})" if t in FLOAT_TYPES else "max({a}, {b})",
+                   "min": "fmin({a}, {b})" if t in FLOAT_TYPES else "min({a}, {b})"}[r.op]
+        atomic = {"+": "atomicAdd", "max": "c2gpu_atomic_max", "min": "c2gpu_atomic_min"}[r.op]
+        reductions.append({"target": r.target, "type": t, "identity": ident, "part": renames[r.target],
+                           "combine": combine.format(a=f"c2gpu_red_{r.target}[c2gpu_tid]",
+                                                     b=f"c2gpu_red_{r.target}[c2gpu_tid + c2gpu_s]"),
+                           "atomic": atomic, "result": f"c2gpu_{r.target}_result"})
+    grid, extents = ["1", "1", "1"], ["1", "1", "1"]
+    block = kernel.block
+    for m in kernel.loops:
+        k = "xyz".index(m.dim)
+        ext = _max_trip(nest, _path_to(nest, m.lid), by_id[m.lid])
+        extents[k] = ext
+        grid[k] = simplify_div(ext, block[k])
+    dynamic = [e for e in extents if not ((p := c_to_poly(e)) is not None and p.is_const() and p.const_value() > 0)]
+    launch_if = " && ".join(f"({e}) > 0" for e in dynamic)
+    body = "\n".join(line.rstrip() for line in body.strip().splitlines() if line.strip())
+    return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
+                      tuple(extents), launch_if, reductions, kernel.why)
+
+
+def simplify_div(ext: str, b: int) -> str:
+    """Blocks needed for `ext` threads: ceil(ext / b), folded when ext is a constant."""
+    p = c_to_poly(ext)
+    if p is not None and p.is_const():
+        return str(max(0, -(-int(p.const_value()) // b)))
+    return f"(unsigned)((({ext}) + {b - 1}) / {b})"
+
+
+def _mentions_var(stmts, name: str) -> bool:
+    for s in stmts:
+        for a in s.accesses:
+            for sub in a.subscripts:
+                if sub is not None and name in sub.variables:
+                    return True
+        for g in s.guards:
+            if g.constraints and any(name in c.expr.variables for c in g.constraints):
+                return True
+    return False

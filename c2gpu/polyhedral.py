@@ -1,0 +1,137 @@
+"""islpy helpers: iteration domains and exact index ranges of a nest.
+
+isl (the integer set library PPCG uses) gives exact answers for affine
+bounds, triangular domains and symbolic parameters, and prints piecewise
+results back as C expressions, which is what code generation needs for copy
+extents.  Loop dimensions are named `L<lid>` (sibling loops may share a C name).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from math import lcm
+
+import islpy as isl
+
+from .ir import Loop, Nest, Statement
+from .poly import Poly, Sym
+
+
+def dim(lid: int) -> str:
+    return f"L{lid}"
+
+
+def _rename(p: Poly, names: dict[str, str]) -> Poly:
+    return p.substitute({v: Poly.var(names[v]) for v in p.variables if v in names})
+
+
+def poly_to_isl(p: Poly, names: dict[str, str]) -> str:
+    """An affine Poly as an isl term, scaled to integers: returns 'num' or '(num)/den' wrapped in floor."""
+    p = _rename(p, names)
+    den = lcm(*[c.denominator for _, c in p.terms]) if p.terms else 1
+    q = p.scale(Fraction(den))
+    text = q.to_c()
+    return text if den == 1 else f"floor(({text})/{den})"
+
+
+def sym_to_isl(s: Sym, names: dict[str, str]) -> str:
+    num = poly_to_isl(s.num, names)
+    return num if s.den == 1 else f"floor(({num})/{s.den})"
+
+
+def loop_path(nest: Nest, stmt: Statement) -> list[Loop]:
+    by_id = {lp.lid: lp for lp in nest.loops()}
+    return [by_id[i] for i in stmt.loop_ids]
+
+
+def domain_constraints(loops: list[Loop], names: dict[str, str], with_guards=()) -> list[str]:
+    """Constraints of normalized loops (0 <= L < trip) plus their affine guards."""
+    cons = []
+    for lp in loops:
+        v = names[lp.var]
+        if lp.trip_count is None or not lp.normalized:
+            raise ValueError(f"loop '{lp.var}' has no affine normalized bounds")
+        cons.append(f"0 <= {v} < {sym_to_isl(lp.trip_count, names)}")
+        for g in lp.guards:
+            cons.extend(_guard(g, names))
+    for g in with_guards:
+        cons.extend(_guard(g, names))
+    return cons
+
+
+def _guard(g, names) -> list[str]:
+    if g.constraints is None:
+        return []  # non-affine guard: dropping it enlarges the domain, which is safe for ranges
+    return [f"{poly_to_isl(c.expr, names)} {'>=' if c.kind == 'ge' else '='} 0" for c in g.constraints]
+
+
+def statement_domain(nest: Nest, stmt: Statement) -> tuple[isl.Set, dict[str, str]]:
+    loops = loop_path(nest, stmt)
+    names = {lp.var: dim(lp.lid) for lp in loops}
+    cons = domain_constraints(loops, names, stmt.guards)
+    params = ", ".join(nest.params)
+    dims = ", ".join(names[lp.var] for lp in loops)
+    text = f"[{params}] -> {{ [{dims}] : {' and '.join(cons) or 'true'} }}"
+    return isl.Set(text), names
+
+
+def access_shape(nest: Nest, access) -> tuple[tuple[Poly | None, ...], tuple[Poly, ...] | None]:
+    """(subscripts per dimension, row-major extents of the inner dimensions) as the array is laid out.
+
+    A pointer accessed as a[i*n + j] and delinearized gives ((i, j), (n,)); a declared
+    `float A[N][M]` accessed as A[i][j] gives ((i, j), (M,)); a 1-D access gives ((e,), ()).
+    The inner extents are None when unknown (then only a 1-D view is possible).
+    """
+    if access.linearized is not None and len(access.subscripts) == 1:
+        p = access.subscripts[0]
+        row, col = access.linearized
+        # recover the row width from p = row*W + col
+        rest = p - col
+        width = None
+        for v in row.variables:
+            q, r = rest.split_by(v)
+            width = q if not r.terms and q.variables.isdisjoint(row.variables) else None
+            break
+        if width is None and row.is_const() and row.const_value() != 0:
+            width = rest.scale(Fraction(1) / row.const_value())
+        return (row, col), ((width,) if width is not None else None)
+    dims = nest.array(access.array).dims
+    subs = access.subscripts
+    if len(subs) == 1:
+        return subs, ()
+    inner = dims[len(dims) - len(subs) + 1:] if len(dims) >= len(subs) else ()
+    if len(inner) != len(subs) - 1 or any(d is None for d in inner):
+        return subs, None
+    return subs, tuple(inner)
+
+
+def subscript_ranges(nest: Nest, accesses, ndims: int) -> list[tuple[isl.PwAff, isl.PwAff]] | None:
+    """Exact (min, max) of each subscript over the iteration domains of the given accesses."""
+    out: list[list] = [[None, None] for _ in range(ndims)]
+    params = ", ".join(nest.params)
+    for stmt in nest.statements():
+        for a in stmt.accesses:
+            if a not in accesses:
+                continue
+            subs, _ = access_shape(nest, a)
+            if len(subs) != ndims or any(x is None or not x.is_affine() for x in subs):
+                return None
+            dom, names = statement_domain(nest, stmt)
+            dims = ", ".join(names[lp.var] for lp in loop_path(nest, stmt))
+            for k, sub in enumerate(subs):
+                m = isl.Map(f"[{params}] -> {{ [{dims}] -> [e] : e = {poly_to_isl(sub, names)} }}")
+                vals = dom.apply(m)
+                lo, hi = vals.dim_min(0), vals.dim_max(0)
+                out[k][0] = lo if out[k][0] is None else out[k][0].min(lo)
+                out[k][1] = hi if out[k][1] is None else out[k][1].max(hi)
+    if any(lo is None for lo, _ in out):
+        return None
+    return [(lo, hi) for lo, hi in out]
+
+
+def to_c(pw: isl.PwAff | isl.Set, params: list[str]) -> str:
+    """A piecewise affine function (or a parameter condition) as a C expression."""
+    ctx = isl.Set(f"[{', '.join(params)}] -> {{ : }}")
+    build = isl.AstBuild.from_context(ctx)
+    if isinstance(pw, isl.Set):
+        return build.expr_from_set(pw).to_C_str()
+    return build.expr_from_pw_aff(pw).to_C_str()

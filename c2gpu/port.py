@@ -1,0 +1,292 @@
+"""Whole-file port: the user's file with each ported nest replaced by a call to its host wrapper.
+
+Everything outside the ported nests stays exactly as the user wrote it: the
+file is spliced by source coordinates, never regenerated.  `#line`
+directives keep compiler messages pointing at the user's own lines.
+Nests that cannot be ported stay as they were, preceded by a comment that
+says why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import __version__
+from . import polyhedral as ph
+from .codegen import ArrayPlan, CodegenError, KernelCode, kernel_code, plan_arrays, templates
+from .diagnostics import C2GPUError
+from .frontend import PreprocessOptions, load_program
+from .ir import Loc, Nest, Program
+from .pipeline import PassManager
+from .poly import Poly
+from .source import SpanError, for_span
+
+PIPELINE = ["normalize", "dependence", "mapping"]
+
+
+@dataclass
+class NestCode:
+    nest: Nest
+    wrapper: str
+    kernels: list[KernelCode]
+    arrays: list[ArrayPlan]
+    call: str                       # the statement that replaces the nest
+    prototype: str
+    dumps: list[tuple[str, str, str, str]]  # (label, pointer expr, element count expr, C type) of every output
+    notes: list[str]
+    reductions: list[dict]
+
+
+@dataclass
+class NestOutcome:
+    nest: Nest
+    ported: bool
+    reason: str = ""
+    loc: Loc | None = None
+    code: NestCode | None = None
+    mapping: object = None
+    dependence: object = None
+
+
+@dataclass
+class PortResult:
+    source_path: str
+    text: str
+    outcomes: list[NestOutcome] = field(default_factory=list)
+
+    @property
+    def ported(self) -> list[NestOutcome]:
+        return [o for o in self.outcomes if o.ported]
+
+
+def _kernels_with_hosts(items, host_vars):
+    for it in items:
+        if hasattr(it, "loops"):
+            yield it, list(host_vars)
+        else:
+            yield from _kernels_with_hosts(it.body, host_vars + [it])
+
+
+def build_nest_code(nest: Nest, mapping) -> NestCode:
+    by_id = {lp.lid: lp for lp in nest.loops()}
+    arrays = plan_arrays(nest, set())
+    array_map = {a.name: a for a in arrays}
+    scalar_types = {s.name: s.ctype for s in nest.scalars}
+    kernels: list[KernelCode] = []
+    launch_items = []
+
+    def host_var_decls(host_loops) -> list[tuple[str, str]]:
+        out = []
+        for h in host_loops:
+            lp = by_id[h.lid]
+            out.append((lp.origin.var if lp.origin else lp.var, lp.c_type))
+            if lp.origin is not None:
+                out.append((lp.var, "int"))
+        return out
+
+    def build(items, host_loops):
+        result = []
+        for it in items:
+            if hasattr(it, "loops"):
+                kc = kernel_code(nest, it, array_map, host_var_decls(host_loops))
+                kernels.append(kc)
+                result.append({"kind": "launch", "k": kc})
+            else:
+                lp = by_id[it.lid]
+                prologue = []
+                if lp.origin is not None:
+                    o = lp.origin
+                    prologue.append(f"const int {lp.var} = ({o.var} - ({o.lower.to_c()})) / ({o.step});")
+                result.append({"kind": "loop", "header": lp.header, "prologue": prologue,
+                               "body": build(it.body, host_loops + [it])})
+        return result
+
+    launch_items = build(mapping.items, [])
+    reductions = []
+    for k in kernels:
+        for r in k.reductions:
+            if r["target"] not in [x["target"] for x in reductions]:
+                reductions.append({"target": r["target"], "type": r["type"]})
+    # host loop variables declared outside their for header need a declaration in the wrapper
+    decls = []
+    for lp in nest.loops():
+        if lp.lid in _host_lids(mapping.items) and not lp.declared_in_header:
+            decls.append(f"{lp.c_type} {lp.origin.var if lp.origin else lp.var};")
+    # the wrapper's parameters: arrays, scalars the kernels read, reduction results
+    red_names = {r["target"] for r in reductions}
+    host_names = {n for k in _host_lids(mapping.items) for n in (by_id[k].var, by_id[k].origin.var if by_id[k].origin else by_id[k].var)}
+    scalar_params = []
+    for k in kernels:
+        for p, a in zip(k.params, k.args):
+            if a.startswith("d_") or a in host_names or a in red_names:
+                continue
+            if (p, a) not in scalar_params:
+                scalar_params.append((p, a))
+    for name in nest.params:
+        t = scalar_types.get(name, "int")
+        if (f"{t} {name}", name) not in scalar_params:
+            scalar_params.append((f"{t} {name}", name))
+    params, args = [], []
+    for a in arrays:
+        const = "" if a.written else "const "
+        params.append(f"{const}{a.ctype} *{a.name}")
+        args.append(f"({const}{a.ctype} *)({a.name})")
+    for p, a in scalar_params:
+        params.append(p)
+        args.append(a)
+    for r in reductions:
+        params.append(f"{r['type']} *{r['target']}")
+        args.append(f"&{r['target']}")
+    wname = f"c2gpu_{nest.function}_{nest.loc.line}"
+    signature = f"static void {wname}({', '.join(params)})"
+    nonempty = _nonempty(nest)
+    wrapper = templates().get_template("wrapper.cu.j2").render(w={
+        "nest": nest.name, "source": f"{nest.loc.file}:{nest.loc.line}", "signature": signature,
+        "nonempty": nonempty, "decls": decls, "arrays": arrays, "reductions": reductions, "plan": launch_items})
+    kernel_text = "\n".join(templates().get_template("kernel.cu.j2").render(k=k) for k in kernels)
+    call = f"{wname}({', '.join(args)});"
+    dumps = [(f"{nest.name}|{a.name}", f"({a.name}) + {a.copy_out[0]}", a.copy_out[1], a.ctype)
+             for a in arrays if a.copy_out]
+    dumps += [(f"{nest.name}|{r['target']}", f"&({r['target']})", "1", r["type"]) for r in reductions]
+    dump_guard = nonempty
+    dumps = [(lbl, ptr, f"(({dump_guard}) ? ({cnt}) : 0)", t) for lbl, ptr, cnt, t in dumps]
+    return NestCode(nest, kernel_text + "\n" + wrapper, kernels, arrays, call, signature, dumps,
+                    list(mapping.notes), reductions)
+
+
+def _host_lids(items) -> set[int]:
+    out = set()
+    for it in items:
+        if not hasattr(it, "loops"):
+            out.add(it.lid)
+            out |= _host_lids(it.body)
+    return out
+
+
+def _nonempty(nest: Nest) -> str:
+    """C condition on the parameters under which the nest executes at least one statement."""
+    params = None
+    for stmt in nest.statements():
+        dom, _ = ph.statement_domain(nest, stmt)
+        p = dom.params()
+        params = p if params is None else params.union(p)
+    if params is None:
+        return "1"
+    return ph.to_c(params.coalesce(), list(nest.params))
+
+
+def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager, source: str | None = None):
+    program = load_program(path, options, source=source)
+    program = manager.run(program)
+    outcomes = []
+    for nest in program.nests:
+        errs = manager.errors.get(nest.name, [])
+        mapping = manager.result("mapping", nest)
+        dep = manager.result("dependence", nest)
+        if mapping is None:
+            reason = errs[-1].message if errs else "not mapped"
+            outcomes.append(NestOutcome(nest, False, reason, nest.loc, mapping=None, dependence=dep))
+            continue
+        try:
+            code = build_nest_code(nest, mapping)
+        except (CodegenError, ValueError) as e:
+            outcomes.append(NestOutcome(nest, False, str(e), nest.loc, mapping=mapping, dependence=dep))
+            continue
+        outcomes.append(NestOutcome(nest, True, "", nest.loc, code, mapping, dep))
+    return program, outcomes
+
+
+def _read_source(path: str) -> str:
+    return Path(path).read_bytes().decode("utf-8", "surrogateescape")
+
+
+def splice(path: str, source: str, outcomes: list[NestOutcome], after_nest=None, line_file: str | None = None):
+    """The user's text with ported nests replaced by calls and refused ones annotated.
+
+    after_nest(outcome) may return extra C text to put right after the nest (or its call): used by verify
+    to dump outputs at the same point in the original and in the port.
+    Returns (text, list of (outcome, SpanError) for nests whose text could not be located).
+    """
+    edits = []   # (start, end, replacement)
+    failures = []
+    for o in outcomes:
+        if o.nest.loc.file != path:
+            continue
+        try:
+            start, end = for_span(source, o.nest.loc.line, o.nest.loc.col)
+        except SpanError as e:
+            failures.append((o, e))
+            continue
+        extra = after_nest(o) if after_nest else ""
+        if o.ported and o.code is not None:
+            repl = "{ " + o.code.call + (" " + extra if extra else "") + " }"
+            repl += f" /* c2gpu: ported nest {o.nest.name} to the GPU */"
+            edits.append((start, end, repl))
+        else:
+            reason = o.reason.replace("*/", "* /")
+            if extra:
+                edits.append((end, end, " " + extra))
+            edits.append((start, start, f"/* c2gpu: not ported: {reason} */ "))
+    edits.sort(key=lambda e: (e[0], e[1]))
+    out = []
+    pos = 0
+    q = line_file or path
+    for start, end, repl in edits:
+        out.append(source[pos:start])
+        out.append(repl)
+        if end > start:
+            # keep the rest of the last line, then resynchronise line numbers
+            nl = source.find("\n", end)
+            nl = len(source) if nl < 0 else nl + 1
+            out.append(source[end:nl])
+            line_after = source.count("\n", 0, nl) + 1
+            out.append(f'#line {line_after} "{_esc(q)}"\n')
+            pos = nl
+        else:
+            pos = start
+    out.append(source[pos:])
+    return "".join(out), failures
+
+
+def _esc(p: str) -> str:
+    return p.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def render_port(path: str, source: str, outcomes: list[NestOutcome], output_name: str, after_nest=None,
+                prefix: str = "") -> str:
+    ported = [o for o in outcomes if o.ported]
+    spliced, failures = splice(path, source, outcomes, after_nest)
+    for o, e in failures:
+        o.ported = False
+        o.reason = f"cannot locate the nest in the source text: {e}"
+    if failures:  # redo without the nests we could not find
+        spliced, _ = splice(path, source, outcomes, after_nest)
+        ported = [o for o in outcomes if o.ported]
+    atomics = any(r["atomic"] != "atomicAdd" for o in ported for k in o.code.kernels for r in k.reductions)
+    summary = (f"{len(ported)} of {len(outcomes)} loop nests ported" if outcomes else "no loop nests found")
+    head = prefix + templates().get_template("prelude.cu.j2").render(
+        version=__version__, source=path, output=output_name, summary=summary, cxx_compat=True, atomics=atomics,
+        prototypes=[o.code.prototype for o in ported])
+    body = f'#line 1 "{_esc(path)}"\n' + spliced
+    if not body.endswith("\n"):
+        body += "\n"
+    before = head + body + "\n"
+    directive_line = before.count("\n") + 1
+    return before + f'#line {directive_line + 1} "{_esc(output_name)}"\n' + "\n".join(o.code.wrapper for o in ported)
+
+
+def port_file(path: str, options: PreprocessOptions, manager: PassManager, output_name: str) -> PortResult:
+    program, outcomes = analyse_for_port(path, options, manager)
+    source = _read_source(path)
+    text = render_port(path, source, outcomes, output_name)
+    return PortResult(path, text, outcomes)
+
+
+def emit_kernels(outcomes: list[NestOutcome], path: str) -> str:
+    """Just the kernels and wrappers (c2gpu emit)."""
+    ported = [o for o in outcomes if o.ported]
+    atomics = any(r["atomic"] != "atomicAdd" for o in ported for k in o.code.kernels for r in k.reductions)
+    head = templates().get_template("prelude.cu.j2").render(
+        version=__version__, source=path, output="kernels.cu", summary=f"kernels and host wrappers of {len(ported)} nests",
+        cxx_compat=False, atomics=atomics, prototypes=[])
+    return head + "\n".join(o.code.wrapper for o in ported)

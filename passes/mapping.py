@@ -1,0 +1,268 @@
+"""Loop-to-thread mapping: which loops become the CUDA grid, which stay in a thread, which stay on the host.
+
+Rules (decisions live here; templates only print them):
+- A loop proven parallel starts a kernel. Directly nested loops that are also
+  parallel join it while the nest is perfect (the body is just the next loop),
+  up to three grid dimensions.  Loops inside the innermost mapped loop run
+  sequentially in each thread (that is how `k` of matmul, a reduction kept in
+  the thread, is handled: per-thread accumulation).
+- A loop whose only carried dependences are scalar `+`, `max` or `min`
+  reductions can be mapped too: each thread keeps a partial result, the
+  block combines them with a tree in shared memory, and one atomic per block
+  updates the result.
+- A sequential loop (a time loop, or one carrying a dependence) whose body
+  consists only of loops stays on the host and launches the inner kernels on
+  every iteration; the data stays on the device in between.
+- Anything else is refused with the reason and the line that blocks it.
+The x dimension goes to the mapped loop that is the fastest-varying subscript
+of most accesses (coalescing); users can override loops and block shape.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pycparser import c_ast
+
+from c2gpu.ir import Flag, Loc, Loop, Nest, Origin, Reduction
+from c2gpu.pipeline import Pass, PassFailed
+from c2gpu.poly import Sym
+
+DIMS = ("x", "y", "z")
+DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 2)}
+MAPPABLE_REDUCTIONS = ("+", "max", "min")
+
+
+@dataclass(frozen=True)
+class MappedLoop:
+    lid: int
+    var: str              # normalized variable (thread index)
+    dim: str              # "x", "y" or "z"
+    trip: Sym
+    origin: Origin | None  # the C loop variable in terms of `var`, when normalization rewrote the loop
+    c_var: str            # the loop variable as the C code names it
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    loops: tuple[MappedLoop, ...]     # outermost first
+    body_lid: int                     # the innermost mapped loop: its body runs in each thread
+    block: tuple[int, int, int]
+    reductions: tuple[Reduction, ...]  # scalar reductions across threads (block tree + atomics)
+    why: str
+
+
+@dataclass(frozen=True)
+class HostLoop:
+    lid: int
+    var: str
+    header: str
+    body: tuple["HostLoop | Kernel", ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class Mapping:
+    nest: str
+    items: tuple["HostLoop | Kernel", ...]
+    notes: tuple[str, ...]
+
+    def kernels(self) -> list[Kernel]:
+        out: list[Kernel] = []
+
+        def walk(items):
+            for it in items:
+                if isinstance(it, Kernel):
+                    out.append(it)
+                else:
+                    walk(it.body)
+        walk(self.items)
+        return out
+
+
+def _only_loop_child(loop: Loop) -> Loop | None:
+    """The single loop that is the whole body of `loop` (a perfect nest), or None."""
+    body = loop.ast.stmt if loop.ast is not None else None
+    while isinstance(body, c_ast.Compound) and body.block_items and len(body.block_items) == 1:
+        body = body.block_items[0]
+    if isinstance(body, c_ast.For):
+        kids = [n for n in loop.body if isinstance(n, Loop)]
+        return kids[0] if len(kids) == 1 and len(loop.body) == 1 else None
+    return None
+
+
+def _body_is_only_loops(loop: Loop) -> bool:
+    body = loop.ast.stmt
+    items = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
+    return all(isinstance(i, (c_ast.For, c_ast.Pragma, c_ast.EmptyStatement)) for i in items) and items != []
+
+
+def _c_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", text)
+
+
+class Mapper:
+    def __init__(self, nest: Nest, deps, options: dict):
+        self.nest = nest
+        self.deps = deps
+        self.options = options
+        self.kernel_count = 0
+        self.block_override = options.get("block")
+        self.map_override = options.get("map")  # loop variable names (as written in C) to map
+
+    def status(self, loop: Loop) -> str:
+        v = self.deps.verdicts.get(loop.lid)
+        return v.status if v is not None else "unknown"
+
+    def reason(self, loop: Loop) -> str:
+        v = self.deps.verdicts.get(loop.lid)
+        if v is None or not v.reasons:
+            return f"loop '{self.c_var(loop)}' is not proven parallel"
+        return v.reasons[0].message
+
+    def c_var(self, loop: Loop) -> str:
+        return loop.origin.var if loop.origin is not None else loop.var
+
+    def wanted(self, loop: Loop) -> bool | None:
+        """--map override: True/False when the user said, None when c2gpu decides."""
+        if not self.map_override:
+            return None
+        return self.c_var(loop) in self.map_override
+
+    def mapped_reductions(self, loop: Loop) -> tuple[Reduction, ...] | None:
+        """The scalar reductions a mapped reduction loop needs, or None if they cannot be done across threads."""
+        reds = [r for s in self.nest.statements() if loop.lid in s.loop_ids for r in s.reductions
+                if loop.var in r.loops]
+        if not reds or any(r.array_access is not None or r.op not in MAPPABLE_REDUCTIONS for r in reds):
+            return None
+        scalars = {s.name: s for s in self.nest.scalars}
+        if any(scalars.get(r.target) is None or scalars[r.target].role == "local" for r in reds):
+            return None
+        return tuple(reds)
+
+    def can_start_kernel(self, loop: Loop) -> tuple[bool, tuple[Reduction, ...]]:
+        st = self.status(loop)
+        if self.wanted(loop) is False or loop.trip_count is None or not loop.normalized:
+            return False, ()
+        if st == "parallel":
+            return True, ()
+        if st == "reduction":
+            reds = self.mapped_reductions(loop)
+            return (reds is not None), reds or ()
+        return False, ()
+
+    def plan(self, loop: Loop) -> "HostLoop | Kernel":
+        ok, reds = self.can_start_kernel(loop)
+        if ok:
+            return self.kernel(loop, reds)
+        if self.wanted(loop) is True:
+            raise PassFailed(f"--map asks for loop '{self.c_var(loop)}' (line {loop.loc.line}), but {self.reason(loop)}")
+        # a sequential loop: keep it on the host if everything inside can become kernels
+        kids = [n for n in loop.body if isinstance(n, Loop)]
+        if not kids:
+            raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line} cannot run in parallel: {self.reason(loop)}")
+        if not _body_is_only_loops(loop) or len(kids) != len(loop.body):
+            raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line} is sequential ({self.reason(loop)}) "
+                             "and has statements outside its inner loops, so it cannot stay on the host around kernels")
+        if any(k.guards != loop.guards for k in kids):
+            raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line}: guarded inner loops under a host loop are not supported")
+        body = tuple(self.plan(k) for k in kids)
+        return HostLoop(loop.lid, self.c_var(loop), loop.header, body,
+                        f"loop '{self.c_var(loop)}' stays on the host: {self.reason(loop)}")
+
+    def kernel(self, root: Loop, reds: tuple[Reduction, ...]) -> Kernel:
+        chain = [root]
+        while len(chain) < 3:
+            nxt = _only_loop_child(chain[-1])
+            if nxt is None or nxt.trip_count is None or not nxt.normalized:
+                break
+            st = self.status(nxt)
+            want = self.wanted(nxt)
+            if want is False:
+                break
+            if st == "parallel" or (st == "reduction" and reds and self.mapped_reductions(nxt) == reds):
+                chain.append(nxt)
+                continue
+            if want is True:
+                raise PassFailed(f"--map asks for loop '{self.c_var(nxt)}' (line {nxt.loc.line}), but {self.reason(nxt)}")
+            break
+        if self.map_override:
+            chain = [lp for lp in chain if self.wanted(lp)] or chain[:1]
+            # only a prefix-closed perfect chain can be mapped; keep the leading run of wanted loops
+        dims = self.assign_dims(chain)
+        block = self.block_shape(len(chain))
+        if reds and (block[0] * block[1] * block[2]) & (block[0] * block[1] * block[2] - 1):
+            raise PassFailed(f"block {block} has a thread count that is not a power of two, which the reduction tree needs")
+        mapped = tuple(MappedLoop(lp.lid, lp.var, dims[lp.lid], lp.trip_count, lp.origin, self.c_var(lp), lp.loc)
+                       for lp in chain)
+        name = _c_name(f"c2gpu_{self.nest.function}_{self.nest.loc.line}_k{self.kernel_count}")
+        self.kernel_count += 1
+        x_loop = next(m for m in mapped if m.dim == "x")
+        why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped)} (proven parallel"
+               f"{'; reduction of ' + ', '.join(r.target for r in reds) + ' by block tree and atomics' if reds else ''}); "
+               f"x is '{x_loop.c_var}', the fastest-varying subscript of most accesses")
+        return Kernel(name, mapped, chain[-1].lid, block, reds, why)
+
+    def assign_dims(self, chain: list[Loop]) -> dict[int, str]:
+        """x to the loop that varies fastest in most accesses, then inner-to-outer for y and z."""
+        score = {lp.lid: 0 for lp in chain}
+        inner = chain[-1]
+        for s in self.nest.statements():
+            if inner.lid not in s.loop_ids:
+                continue
+            for a in s.accesses:
+                subs = a.linearized or a.subscripts
+                last = subs[-1] if subs else None
+                if last is None:
+                    continue
+                for lp in chain:
+                    if last.coeff(lp.var) != 0:
+                        score[lp.lid] += 1
+        order = sorted(chain, key=lambda lp: (-score[lp.lid], -chain.index(lp)))
+        x = order[0]
+        rest = [lp for lp in reversed(chain) if lp is not x]
+        dims = {x.lid: "x"}
+        for d, lp in zip(DIMS[1:], rest):
+            dims[lp.lid] = d
+        return dims
+
+    def block_shape(self, ndims: int) -> tuple[int, int, int]:
+        if self.block_override:
+            b = tuple(self.block_override) + (1,) * (3 - len(self.block_override))
+            return b[:3]
+        return DEFAULT_BLOCKS[ndims]
+
+
+class MapLoops(Pass):
+    name = "mapping"
+    description = "choose the loops that become the CUDA grid, the block shape, and what stays on the host"
+    requires = ("dependence",)
+    provides = ("mapping",)
+
+    def run(self, nest: Nest, ctx) -> Mapping:
+        deps = ctx.get("dependence", nest)
+        blockers = [f for f in nest.all_flags() if f.code in ("unsupported-statement", "inside-while")]
+        if blockers:
+            raise PassFailed(f"{blockers[0].message} (line {blockers[0].loc.line})")
+        mapper = Mapper(nest, deps, ctx.options)
+        item = mapper.plan(nest.root)
+        notes = list(getattr(deps, "notes", ()))
+        for k in mapper_kernels(item):
+            if k.reductions and any(r.op == "+" and _is_float(nest, r.target) for r in k.reductions):
+                notes.append("floating-point reduction across threads is reassociated: results differ from the "
+                             "sequential sum in the last bits (verify compares with a tolerance)")
+                break
+        return Mapping(nest.name, (item,), tuple(notes))
+
+
+def mapper_kernels(item) -> list[Kernel]:
+    return Mapping("", (item,), ()).kernels()
+
+
+def _is_float(nest: Nest, scalar: str) -> bool:
+    for s in nest.scalars:
+        if s.name == scalar:
+            return s.ctype in ("float", "double", "long double")
+    return False

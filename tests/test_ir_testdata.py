@@ -1,0 +1,1183 @@
+"""IR facts for every testdata program, worked out by hand from the C sources.
+
+Each test reads like the C code it checks: loop variables and bounds, trip
+counts, statements in source order, accesses with their subscripts, op counts,
+reductions, scalar roles, array infos, flags (with lines) and nest selection.
+The expected values come from reading the C file, not from the current
+output; where the IR is wrong the test asserts the correct value and is marked
+`xfail(strict=True)` with the reason.
+
+Most tests look at the IR as lowered (loops as written); a few look at the
+normalized IR (`make_manager(["normalize"])`).  Sizes are overridden with -D
+where that makes distinct extents distinguishable (NI != NJ != NK, ...).
+"""
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from c2gpu.cli import make_manager
+from c2gpu.counting import enclosing_loops, evaluate_instances, instances
+from c2gpu.frontend import PreprocessOptions, load_program
+from c2gpu.ir import Access, Nest, Program, Statement
+from c2gpu.poly import Poly
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTDATA = ROOT / "testdata"
+
+
+# --------------------------------------------------------------------------- helpers
+
+@functools.lru_cache(maxsize=None)
+def load(rel: str, defines: tuple[tuple[str, str], ...] = (), normalize: bool = False) -> Program:
+    """Load testdata/<rel> (cached), optionally normalized."""
+    opts = PreprocessOptions(defines=defines, include_dirs=(str(TESTDATA / "polybench"),))
+    prog = load_program(str(TESTDATA / rel), opts)
+    if normalize:
+        manager = make_manager(["normalize"])
+        prog = manager.run(prog)
+        assert manager.errors == {}
+    return prog
+
+
+def D(**sizes) -> tuple[tuple[str, str], ...]:
+    """-D NAME=VALUE pairs, in a stable order (hashable for the cache)."""
+    return tuple((k, str(v)) for k, v in sorted(sizes.items()))
+
+
+def nest(prog: Program, key: str) -> Nest:
+    """A nest by full name ("matmul@16") or by function name when that function has one nest."""
+    if "@" in key:
+        return prog.nest(key)
+    found = [n for n in prog.nests if n.function == key]
+    assert len(found) == 1, f"{key}: {[n.name for n in found]}"
+    return found[0]
+
+
+def kernel(rel: str, key: str, **sizes) -> Nest:
+    return nest(load(rel, D(**sizes)), key)
+
+
+def names(prog: Program) -> list[str]:
+    return [n.name for n in prog.nests]
+
+
+def acc(s: Statement, text: str, kind: str = "read") -> Access:
+    found = [a for a in s.accesses if a.text == text and a.kind == kind]
+    assert len(found) == 1, f"{kind} {text!r} in {[(a.kind, a.text) for a in s.accesses]}"
+    return found[0]
+
+
+def subs(a: Access) -> list[str | None]:
+    return [None if p is None else p.to_c() for p in a.subscripts]
+
+
+def lin(a: Access) -> list[str] | None:
+    return None if a.linearized is None else [p.to_c() for p in a.linearized]
+
+
+def accesses(s: Statement) -> list[tuple[str, str, list[str | None]]]:
+    """(kind, array, subscripts) in the order the IR lists them."""
+    return [(a.kind, a.array, subs(a)) for a in s.accesses]
+
+
+def ops(s: Statement) -> dict[str, int]:
+    return dict(s.ops)
+
+
+def loops(n: Nest) -> list[tuple]:
+    """(var, lower, upper, step, trip) for every loop, pre-order."""
+    return [(lp.var, lp.lower.to_c(), lp.upper.to_c(), lp.step, lp.trip_count.to_c()) for lp in n.loops()]
+
+
+def lines(n: Nest) -> list[int]:
+    return [s.loc.line for s in n.statements()]
+
+
+def flags(n: Nest) -> list[tuple[str, int]]:
+    return sorted((f.code, f.loc.line) for f in n.all_flags())
+
+
+def reductions(n: Nest) -> list[tuple[str, str, tuple[str, ...], int]]:
+    return [(r.target, r.op, r.loops, r.loc.line) for r in n.reductions()]
+
+
+def scalars(n: Nest) -> dict[str, tuple[str, str]]:
+    return {s.name: (s.ctype, s.role) for s in n.scalars}
+
+
+def arrays(n: Nest) -> dict[str, tuple]:
+    """name -> (elem type, elem size, dims as strings, storage, restrict)."""
+    return {a.name: (a.elem_type, a.elem_size, tuple(None if d is None else d.to_c() for d in a.dims),
+                     a.storage, a.restrict) for a in n.arrays}
+
+
+def count(n: Nest, s: Statement, env: dict[str, int] | None = None) -> int:
+    """Instances of `s` (guards ignored), evaluated."""
+    return evaluate_instances(enclosing_loops(n, s), env or {})
+
+
+def brute_count(n: Nest, s: Statement, env: dict[str, int]) -> int:
+    """Instances of `s` by walking the (already normal) loops with Python."""
+    path = enclosing_loops(n, s)
+
+    def rec(i: int, bound: dict[str, int]) -> int:
+        if i == len(path):
+            return 1
+        lp = path[i]
+        lo = int(lp.lower.evaluate({**env, **bound}))
+        hi = int(lp.upper.evaluate({**env, **bound}))
+        return sum(rec(i + 1, {**bound, lp.var: v}) for v in range(lo, hi, lp.step))
+    return rec(0, {})
+
+
+def kernel_nests(prog: Program) -> list[Nest]:
+    return [n for n in prog.nests if n.function != "main"]
+
+
+F32 = ("float", 4)
+
+
+def assert_all(access_list, elem=F32, affine=True):
+    for a in access_list:
+        assert (a.elem_type, a.elem_size) == elem, a.text
+        assert a.affine is affine, a.text
+
+
+ALL_FILES = sorted(str(p.relative_to(TESTDATA)) for p in TESTDATA.rglob("*.c"))
+
+
+# --------------------------------------------------------------------------- every file
+
+EXPECTED_NESTS = {
+    "saxpy.c": ["saxpy@14", "main@27", "main@34"],
+    "vecadd.c": ["vecadd@15", "main@29", "main@36"],
+    "dot.c": ["dot@15", "main@29"],
+    "matmul.c": ["matmul@16", "main@29", "main@37"],
+    "matmul_ptr.c": ["matmul@15", "main@35", "main@43"],
+    "transpose.c": ["transpose@21", "main@31", "main@38"],
+    "convolution.c": ["convolve@28", "main@45", "main@49", "main@54", "main@60"],
+    "jacobi2d.c": ["jacobi2d@19", "main@35", "main@43"],
+    "gemv.c": ["gemv@21", "main@33", "main@36", "main@41"],
+    "histogram.c": ["histogram@20", "histogram@22", "main@31", "main@36"],
+    "prefix_sum.c": ["prefix_sum@15", "main@28", "main@33"],
+    "syrk.c": ["syrk@21", "main@34", "main@37", "main@43"],
+    "nbody.c": ["accelerations@20", "main@51", "main@59"],
+    "external_call.c": ["sample_all@20", "main@29", "main@34"],
+    # fill() and halvings() have no for loop at all: no nest
+    "while_loop.c": ["relax@32", "relax@34", "main@64"],
+    "gauss_seidel.c": ["gauss_seidel@20", "main@32", "main@38"],
+    "may_alias.c": ["shift_add@17", "main@30", "main@38"],
+    "dist2.c": ["recur2@24", "row_recurrence@31", "main@41", "main@45", "main@54", "main@56"],
+    "reductions.c": ["max_if@24", "max_fmaxf@34", "min_if@43", "product@53", "count_above@62",
+                     "gesummv_like@71", "main@87", "main@89", "main@103"],
+    "decrementing.c": ["shapes_1d@19", "shapes_1d@21", "shapes_1d@23", "shapes_1d@25",
+                       "upper_triangle@32", "guarded@40", "main@60", "main@62"],
+    "selected.c": ["scale_rows@21"],
+    "polybench/gemm.c": ["kernel_gemm@92"],
+    "polybench/atax.c": ["kernel_atax@79", "kernel_atax@81"],
+    "validation/2mm.c": ["mm2@31", "mm2@38", "main@58", "main@61", "main@64", "main@67", "main@73", "main@75"],
+    "validation/convolution-2d.c": ["convolution2d@24", "main@43", "main@50"],
+    "validation/fdtd-2d.c": ["fdtd2d@26", "main@55", "main@57", "main@66"],
+    "validation/gemm.c": ["gemm@24", "main@42", "main@45", "main@48", "main@54"],
+    "validation/gesummv.c": ["gesummv@19", "main@40", "main@52"],
+    "validation/jacobi-2d-imper.c": ["jacobi2d@20", "main@41", "main@49"],
+    "validation/syrk.c": ["syrk@20", "main@37", "main@40", "main@46"],
+}
+
+
+def test_every_testdata_file_is_covered():
+    assert sorted(EXPECTED_NESTS) == ALL_FILES
+
+
+@pytest.mark.parametrize("rel", ALL_FILES)
+def test_nest_names_and_locations(rel):
+    prog = load(rel)
+    assert names(prog) == EXPECTED_NESTS[rel]
+    for n in prog.nests:
+        function, line = n.name.split("@")
+        assert n.function == function
+        assert n.loc.line == int(line) == n.root.loc.line
+        assert Path(n.loc.file).name == Path(rel).name
+        # lids are the pre-order positions
+        assert [lp.lid for lp in n.loops()] == list(range(len(n.loops())))
+        # statements are numbered in source order, each knows its loops
+        assert [s.sid for s in n.statements()] == list(range(1, len(n.statements()) + 1))
+        for s in n.statements():
+            path = enclosing_loops(n, s)
+            assert s.loops == tuple(lp.var for lp in path)
+            assert s.loop_ids == tuple(lp.lid for lp in path)
+
+
+@pytest.mark.parametrize("rel", ALL_FILES)
+def test_region_and_diagnostics_outside_pragmas(rel):
+    prog = load(rel)
+    if rel.startswith("polybench/"):
+        assert {n.region for n in prog.nests} == {"scop"}
+    elif rel == "selected.c":
+        assert {n.region for n in prog.nests} == {"pragma"}
+    else:
+        assert {n.region for n in prog.nests} == {"auto"}
+        assert prog.diagnostics == ()
+
+
+@pytest.mark.parametrize("rel", ALL_FILES)
+def test_clean_kernels_have_no_flags(rel):
+    """Only histogram, external_call and while_loop have something c2gpu cannot describe."""
+    flagged = {"histogram.c": {"histogram@22"}, "external_call.c": {"sample_all@20"},
+               "while_loop.c": {"relax@32", "relax@34"}}.get(rel, set())
+    for n in load(rel).nests:
+        if n.name not in flagged:
+            assert n.all_flags() == [], n.name
+
+
+@pytest.mark.parametrize("rel", ALL_FILES)
+def test_loops_in_testdata_are_affine_with_known_trip_counts(rel):
+    for n in load(rel).nests:
+        for lp in n.loops():
+            assert lp.affine and lp.trip_count is not None, (n.name, lp.header)
+
+
+@pytest.mark.parametrize("rel", ["dot.c", "transpose.c", "gauss_seidel.c", "nbody.c"])
+def test_no_negative_op_counts(rel):
+    for n in load(rel).nests:
+        for s in n.statements():
+            assert all(v > 0 for _, v in s.ops), (n.name, s.text, s.ops)
+
+
+# --------------------------------------------------------------------------- 1-D kernels
+
+def test_saxpy():
+    n = kernel("saxpy.c", "saxpy")
+    assert n.params == ("n",)
+    assert loops(n) == [("i", "0", "n", 1, "n")]
+    (s,) = n.statements()
+    assert (s.loc.line, s.text, s.loops, s.guards) == (15, "y[i] = (a * x[i]) + y[i]", ("i",), ())
+    assert accesses(s) == [("read", "x", ["i"]), ("read", "y", ["i"]), ("write", "y", ["i"])]
+    assert_all(s.accesses)
+    assert ops(s) == {"fp32_fma": 1}
+    assert s.scalar_reads == ("a",) and s.scalar_writes == ()
+    assert scalars(n) == {"a": ("float", "invariant"), "n": ("int", "invariant")}
+    assert arrays(n) == {"x": ("float", 4, (None,), "param-pointer", True),
+                         "y": ("float", 4, (None,), "param-pointer", True)}
+    assert n.array("x").const and not n.array("y").const
+    # y[i] = a*x[i] + y[i] updates y[i] in the iteration that indexes it: no reduction
+    assert reductions(n) == []
+
+
+def test_vecadd():
+    n = kernel("vecadd.c", "vecadd")
+    assert n.params == ("n",)
+    assert loops(n) == [("i", "0", "n", 1, "n")]
+    (s,) = n.statements()
+    assert (s.loc.line, s.text) == (16, "c[i] = a[i] + b[i]")
+    assert accesses(s) == [("read", "a", ["i"]), ("read", "b", ["i"]), ("write", "c", ["i"])]
+    assert_all(s.accesses)
+    assert ops(s) == {"fp32_add": 1}
+    # plain pointers: no restrict, so c may alias a or b
+    assert arrays(n) == {name: ("float", 4, (None,), "param-pointer", False) for name in "abc"}
+    assert [n.array(x).const for x in "abc"] == [True, True, False]
+    assert scalars(n) == {"n": ("int", "invariant")} and reductions(n) == []
+
+
+def test_dot_reduction():
+    n = kernel("dot.c", "dot")
+    assert loops(n) == [("i", "0", "n", 1, "n")]
+    (s,) = n.statements()
+    assert (s.loc.line, s.text) == (16, "sum += a[i] * b[i]")
+    assert accesses(s) == [("read", "a", ["i"]), ("read", "b", ["i"])]
+    assert s.scalar_reads == ("sum",) and s.scalar_writes == ("sum",)
+    assert reductions(n) == [("sum", "+", ("i",), 16)]
+    assert scalars(n) == {"n": ("int", "invariant"), "sum": ("double", "reduction")}
+    assert arrays(n) == {"a": ("float", 4, (None,), "param-pointer", False),
+                         "b": ("float", 4, (None,), "param-pointer", False)}
+
+
+def test_dot_ops_float_product_then_double_add():
+    s = kernel("dot.c", "dot").statements()[0]
+    # a[i]*b[i] is a float multiply (rounded to float), then promoted and added in double:
+    # it cannot be one fused operation, and no count can be negative.
+    assert ops(s) == {"fp32_mul": 1, "fp64_add": 1}
+
+
+def test_prefix_sum():
+    n = kernel("prefix_sum.c", "prefix_sum")
+    assert n.params == ("n",)
+    # out[0] = in[0] (line 14) is outside the loop
+    assert loops(n) == [("i", "1", "n", 1, "n - 1")]
+    assert n.root.trip_count.evaluate({"n": 10}) == 9
+    (s,) = n.statements()
+    assert (s.loc.line, s.text) == (16, "out[i] = out[i - 1] + in[i]")
+    assert accesses(s) == [("read", "out", ["i - 1"]), ("read", "in", ["i"]), ("write", "out", ["i"])]
+    assert ops(s) == {"fp32_add": 1}
+    assert reductions(n) == []  # out[i] is indexed by i: a recurrence, not a reduction
+    assert n.array("in").const and not n.array("out").const
+
+
+def test_prefix_sum_normalized():
+    n = nest(load("prefix_sum.c", normalize=True), "prefix_sum")
+    lp = n.root
+    assert (lp.var, lp.lower.to_c(), lp.upper.to_c(), lp.step, lp.trip_count.to_c()) == ("i_n", "0", "n - 1", 1, "n - 1")
+    assert (lp.origin.var, lp.origin.lower.to_c(), lp.origin.step) == ("i", "1", 1)
+    assert accesses(n.statements()[0]) == [("read", "out", ["i_n"]), ("read", "in", ["i_n + 1"]),
+                                           ("write", "out", ["i_n + 1"])]
+
+
+def test_may_alias():
+    n = kernel("may_alias.c", "shift_add")
+    assert loops(n) == [("i", "0", "n", 1, "n")]
+    (s,) = n.statements()
+    assert (s.loc.line, s.text) == (18, "dst[i] = src[i] + 1.0f")
+    assert accesses(s) == [("read", "src", ["i"]), ("write", "dst", ["i"])]
+    assert ops(s) == {"fp32_add": 1}
+    assert arrays(n) == {"dst": ("float", 4, (None,), "param-pointer", False),
+                         "src": ("float", 4, (None,), "param-pointer", False)}
+    assert n.array("src").const and not n.array("dst").const
+
+
+def test_histogram():
+    prog = load("histogram.c", D(N=100, BINS=16))
+    init, count_loop = nest(prog, "histogram@20"), nest(prog, "histogram@22")
+    assert loops(init) == [("i", "0", "16", 1, "16")]
+    assert accesses(init.statements()[0]) == [("write", "hist", ["i"])]
+    assert init.all_flags() == []
+
+    assert loops(count_loop) == [("i", "0", "100", 1, "100")]
+    (s,) = count_loop.statements()
+    assert (s.loc.line, s.text) == (23, "hist[data[i]]++")
+    data = acc(s, "data[i]")
+    assert (subs(data), data.affine, data.elem_type, data.elem_size) == (["i"], True, "unsigned char", 1)
+    for kind in ("read", "write"):
+        h = acc(s, "hist[data[i]]", kind)
+        assert h.subscripts == (None,) and h.affine is False and h.linearized is None
+        assert "data[i]" in h.reason
+        assert (h.elem_type, h.elem_size) == ("int", 4)
+    assert ops(s) == {"int": 1}
+    assert [(f.code, f.loc.line, f.loc.col) for f in count_loop.all_flags()] == [("non-affine-subscript", 23, 9)]
+    assert arrays(count_loop) == {"data": ("unsigned char", 1, ("100",), "global", False),
+                                  "hist": ("int", 4, ("16",), "global", False)}
+
+
+def test_external_call():
+    n = kernel("external_call.c", "sample_all")
+    assert loops(n) == [("i", "0", "n", 1, "n")]
+    (s,) = n.statements()
+    assert (s.loc.line, s.text) == (21, "out[i] = sensor_read(i) * scale[i]")
+    assert accesses(s) == [("read", "scale", ["i"]), ("write", "out", ["i"])]
+    assert_all(s.accesses, elem=("double", 8))
+    assert s.calls == ("sensor_read",)
+    # sensor_read is declared extern double: a double multiply plus the opaque call
+    assert ops(s) == {"fp64_mul": 1, "unknown_call": 1}
+    assert [(f.code, f.loc.line, f.loc.col) for f in n.all_flags()] == [("unknown-call", 21, 18)]
+    assert "sensor_read" in n.all_flags()[0].message
+    assert arrays(n) == {"out": ("double", 8, ("100000",), "global", False),
+                         "scale": ("double", 8, ("100000",), "global", False)}
+
+
+def test_dist2_recurrences():
+    prog = load("dist2.c", D(N=10, ROWS=4, M=6))
+    r = nest(prog, "recur2")
+    assert loops(r) == [("i", "2", "10", 1, "8")]
+    (s,) = r.statements()
+    assert (s.loc.line, s.text) == (25, "a[i] = a[i - 2] + b[i]")
+    assert accesses(s) == [("read", "a", ["i - 2"]), ("read", "b", ["i"]), ("write", "a", ["i"])]
+    assert ops(s) == {"fp32_add": 1} and reductions(r) == []
+
+    rr = nest(prog, "row_recurrence")
+    assert loops(rr) == [("i", "0", "4", 1, "4"), ("j", "1", "6", 1, "5")]
+    (s,) = rr.statements()
+    assert (s.loc.line, s.text) == (33, "A[i][j] = (A[i][j - 1] * 0.5f) + B[i][j]")
+    assert accesses(s) == [("read", "A", ["i", "j - 1"]), ("read", "B", ["i", "j"]), ("write", "A", ["i", "j"])]
+    assert ops(s) == {"fp32_fma": 1} and reductions(rr) == []
+    assert arrays(rr) == {"A": ("float", 4, ("4", "6"), "global", False), "B": ("float", 4, ("4", "6"), "global", False)}
+    assert count(rr, s) == 4 * 5
+
+
+# --------------------------------------------------------------------------- reductions.c
+
+def test_max_if():
+    n = kernel("reductions.c", "max_if")
+    assert loops(n) == [("i", "1", "n", 1, "n - 1")]
+    cond, upd = n.statements()
+    # the condition reads v[i]: it is kept as a statement of its own, before the guarded one
+    assert (cond.loc.line, cond.text, cond.guards) == (25, "if (v[i] > m)", ())
+    assert accesses(cond) == [("read", "v", ["i"])] and ops(cond) == {"compare": 1}
+    assert cond.scalar_reads == ("m",)
+    assert (upd.loc.line, upd.text) == (26, "m = v[i]")
+    (g,) = upd.guards
+    assert (g.text, g.constraints, g.negated, g.loc.line) == ("v[i] > m", None, False, 25)
+    assert accesses(upd) == [("read", "v", ["i"])] and ops(upd) == {}
+    assert reductions(n) == [("m", "max", ("i",), 26)]
+    assert scalars(n) == {"m": ("float", "reduction"), "n": ("int", "invariant")}
+
+
+def test_max_fmaxf():
+    n = kernel("reductions.c", "max_fmaxf")
+    (s,) = n.statements()
+    assert (s.loc.line, s.text, s.calls) == (35, "m = fmaxf(m, v[i])", ("fmaxf",))
+    assert ops(s) == {"compare": 1, "select": 1}
+    assert reductions(n) == [("m", "max", ("i",), 35)]
+    assert scalars(n) == {"m": ("float", "reduction"), "n": ("int", "invariant")}
+
+
+def test_min_if():
+    n = kernel("reductions.c", "min_if")
+    assert loops(n) == [("i", "1", "n", 1, "n - 1")]
+    cond, upd = n.statements()
+    assert cond.text == "if (v[i] < m)" and ops(cond) == {"compare": 1}
+    assert [g.text for g in upd.guards] == ["v[i] < m"]
+    assert reductions(n) == [("m", "min", ("i",), 45)]
+    assert scalars(n) == {"m": ("float", "reduction"), "n": ("int", "invariant")}
+
+
+def test_product():
+    n = kernel("reductions.c", "product")
+    (s,) = n.statements()
+    assert (s.loc.line, s.text) == (54, "p *= v[i]")
+    assert ops(s) == {"fp32_mul": 1}
+    assert reductions(n) == [("p", "*", ("i",), 54)]
+    assert scalars(n) == {"n": ("int", "invariant"), "p": ("float", "reduction")}
+
+
+def test_count_above_statements():
+    n = kernel("reductions.c", "count_above")
+    cond, inc = n.statements()
+    assert (cond.loc.line, cond.text) == (63, "if (v[i] > threshold)")
+    assert accesses(cond) == [("read", "v", ["i"])] and ops(cond) == {"compare": 1}
+    assert (inc.loc.line, inc.text) == (64, "count++")
+    assert [(g.text, g.constraints) for g in inc.guards] == [("v[i] > threshold", None)]
+    assert ops(inc) == {"int": 1}
+    assert inc.scalar_reads == ("count",) and inc.scalar_writes == ("count",)
+    assert scalars(n)["threshold"] == ("float", "invariant")
+
+
+def test_count_above_is_a_sum_reduction():
+    n = kernel("reductions.c", "count_above")
+    assert reductions(n) == [("count", "+", ("i",), 64)]
+    assert scalars(n)["count"] == ("int", "reduction")
+
+
+def test_gesummv_like():
+    n = kernel("reductions.c", "gesummv_like", ROWS=8)
+    assert loops(n) == [("i", "0", "8", 1, "8"), ("j", "0", "8", 1, "8")]
+    assert lines(n) == [72, 73, 75, 76, 78]
+    s1, s2, s3, s4, s5 = n.statements()
+    assert accesses(s1) == [("write", "tmp", ["i"])] and accesses(s2) == [("write", "y", ["i"])]
+    assert accesses(s3) == [("read", "A", ["i", "j"]), ("read", "x", ["j"]),
+                            ("read", "tmp", ["i"]), ("write", "tmp", ["i"])]
+    assert accesses(s4) == [("read", "B", ["i", "j"]), ("read", "x", ["j"]),
+                            ("read", "y", ["i"]), ("write", "y", ["i"])]
+    assert accesses(s5) == [("read", "tmp", ["i"]), ("read", "y", ["i"]), ("write", "y", ["i"])]
+    assert [ops(s) for s in (s1, s2, s3, s4, s5)] == [{}, {}, {"fp32_fma": 1}, {"fp32_fma": 1},
+                                                      {"fp32_fma": 1, "fp32_mul": 1}]
+    assert [s.loops for s in (s1, s3, s5)] == [("i",), ("i", "j"), ("i",)]
+    # two array-element reductions in one j loop; the final y[i] = alpha*tmp[i] + beta*y[i] is not one
+    assert reductions(n) == [("tmp[i]", "+", ("j",), 75), ("y[i]", "+", ("j",), 76)]
+    assert [subs(r.array_access) for r in n.reductions()] == [["i"], ["i"]]
+    assert scalars(n) == {"alpha": ("float", "invariant"), "beta": ("float", "invariant")}
+
+
+# --------------------------------------------------------------------------- dense 2-D / 3-D kernels
+
+def test_matmul():
+    n = kernel("matmul.c", "matmul")
+    assert n.params == ()
+    assert loops(n) == [("i", "0", "256", 1, "256"), ("j", "0", "256", 1, "256"), ("k", "0", "256", 1, "256")]
+    init, upd = n.statements()
+    assert (init.loc.line, init.text, init.loops) == (18, "C[i][j] = 0", ("i", "j"))
+    assert accesses(init) == [("write", "C", ["i", "j"])] and ops(init) == {}
+    assert (upd.loc.line, upd.text, upd.loops) == (20, "C[i][j] += A[i][k] * B[k][j]", ("i", "j", "k"))
+    assert accesses(upd) == [("read", "A", ["i", "k"]), ("read", "B", ["k", "j"]),
+                             ("read", "C", ["i", "j"]), ("write", "C", ["i", "j"])]
+    assert_all(upd.accesses)
+    assert ops(upd) == {"fp32_fma": 1}
+    assert reductions(n) == [("C[i][j]", "+", ("k",), 20)]
+    assert subs(n.reductions()[0].array_access) == ["i", "j"]
+    assert arrays(n) == {x: ("float", 4, ("256", "256"), "global", False) for x in "ABC"}
+    assert scalars(n) == {}
+    assert count(n, init) == 256 ** 2 and count(n, upd) == 256 ** 3
+
+
+@pytest.mark.parametrize("size", [64, 5])
+def test_matmul_define_overrides_size(size):
+    prog = load("matmul.c", D(N=size))
+    assert prog.defines == (("N", str(size)),)
+    n = nest(prog, "matmul")
+    assert [lp.trip_count.to_c() for lp in n.loops()] == [str(size)] * 3
+    assert arrays(n)["A"][2] == (str(size), str(size))
+    init, upd = n.statements()
+    assert instances(enclosing_loops(n, init)).to_c() == str(size ** 2)
+    assert instances(enclosing_loops(n, upd)).to_c() == str(size ** 3)
+    assert count(n, upd) == brute_count(n, upd, {}) == size ** 3
+
+
+def test_matmul_ptr_linearized():
+    n = kernel("matmul_ptr.c", "matmul")
+    assert n.params == ("n",)
+    assert loops(n) == [("i", "0", "n", 1, "n"), ("j", "0", "n", 1, "n"), ("k", "0", "n", 1, "n")]
+    decl, upd, store = n.statements()
+    assert (decl.loc.line, decl.text, decl.decl, decl.loops) == (17, "float sum = 0.0f", "sum", ("i", "j"))
+    assert decl.accesses == () and decl.scalar_writes == ("sum",)
+    assert (upd.loc.line, upd.text) == (19, "sum += a[(i * n) + k] * b[(k * n) + j]")
+    a, b = upd.accesses
+    # i*n + k has degree 2 (n is a parameter) but is recovered as a[i][k]: affine once delinearized
+    assert (a.kind, subs(a), lin(a), a.affine) == ("read", ["i*n + k"], ["i", "k"], True)
+    assert (b.kind, subs(b), lin(b), b.affine) == ("read", ["k*n + j"], ["k", "j"], True)
+    assert ops(upd) == {"fp32_fma": 1}
+    (c,) = store.accesses
+    assert (store.loc.line, c.kind, subs(c), lin(c), c.affine) == (20, "write", ["i*n + j"], ["i", "j"], True)
+    assert reductions(n) == [("sum", "+", ("k",), 19)]
+    assert scalars(n) == {"n": ("int", "invariant"), "sum": ("float", "local")}
+    assert arrays(n) == {x: ("float", 4, (None,), "param-pointer", False) for x in "abc"}
+    assert n.all_flags() == []  # the non-affine-subscript note is withdrawn once delinearized
+    assert instances(enclosing_loops(n, upd)).to_c() == "n*n*n"
+
+
+def test_transpose_non_square():
+    n = kernel("transpose.c", "transpose", ROWS=7, COLS=5)
+    assert loops(n) == [("i", "0", "7", 1, "7"), ("j", "0", "5", 1, "5")]
+    (s,) = n.statements()
+    assert (s.loc.line, s.text) == (23, "out[j][i] = in[i][j]")
+    assert accesses(s) == [("read", "in", ["i", "j"]), ("write", "out", ["j", "i"])]
+    assert ops(s) == {}
+    assert arrays(n) == {"in": ("float", 4, ("7", "5"), "global", False),
+                         "out": ("float", 4, ("5", "7"), "global", False)}
+    assert count(n, s) == 35
+
+
+def test_gemv():
+    n = kernel("gemv.c", "gemv", N=6, M=9)
+    assert loops(n) == [("i", "0", "6", 1, "6"), ("j", "0", "9", 1, "9")]
+    init, upd = n.statements()
+    assert (init.loc.line, init.text, init.loops) == (22, "y[i] = 0", ("i",))
+    assert accesses(init) == [("write", "y", ["i"])]
+    assert (upd.loc.line, upd.text, upd.loops) == (24, "y[i] += A[i][j] * x[j]", ("i", "j"))
+    assert accesses(upd) == [("read", "A", ["i", "j"]), ("read", "x", ["j"]),
+                             ("read", "y", ["i"]), ("write", "y", ["i"])]
+    assert ops(upd) == {"fp32_fma": 1}
+    assert reductions(n) == [("y[i]", "+", ("j",), 24)]
+    assert arrays(n) == {"A": ("float", 4, ("6", "9"), "global", False),
+                         "x": ("float", 4, ("9",), "global", False),
+                         "y": ("float", 4, ("6",), "global", False)}
+    assert [count(n, s) for s in (init, upd)] == [6, 54]
+
+
+def test_syrk_triangular():
+    n = kernel("syrk.c", "syrk")
+    assert loops(n) == [("i", "0", "256", 1, "256"), ("j", "0", "i + 1", 1, "i + 1"), ("k", "0", "200", 1, "200")]
+    assert n.loop("j").header == "for (j = 0; j <= i; j++)"
+    scale, upd = n.statements()
+    assert (scale.loc.line, scale.text, scale.loops) == (23, "C[i][j] *= beta", ("i", "j"))
+    assert accesses(scale) == [("read", "C", ["i", "j"]), ("write", "C", ["i", "j"])]
+    assert ops(scale) == {"fp32_mul": 1}
+    assert (upd.loc.line, upd.loops) == (25, ("i", "j", "k"))
+    # A is read through two rows: A[i][k] and A[j][k]
+    assert accesses(upd) == [("read", "A", ["i", "k"]), ("read", "A", ["j", "k"]),
+                             ("read", "C", ["i", "j"]), ("write", "C", ["i", "j"])]
+    # alpha * A[i][k] * A[j][k] accumulated: one multiply and one fused multiply-add
+    assert ops(upd) == {"fp32_fma": 1, "fp32_mul": 1}
+    # C[i][j] *= beta is not a reduction (i, j index it); the k update is
+    assert reductions(n) == [("C[i][j]", "+", ("k",), 25)]
+    assert scalars(n) == {"alpha": ("float", "invariant"), "beta": ("float", "invariant")}
+    assert arrays(n) == {"A": ("float", 4, ("256", "200"), "global", False),
+                         "C": ("float", 4, ("256", "256"), "global", False)}
+
+
+@pytest.mark.parametrize("N,M", [(256, 200), (64, 200), (10, 7), (1, 3)])
+def test_syrk_triangular_instance_counts(N, M):
+    n = kernel("syrk.c", "syrk", N=N, M=M)
+    scale, upd = n.statements()
+    assert instances(enclosing_loops(n, scale)).evaluate({}) == N * (N + 1) // 2
+    assert instances(enclosing_loops(n, upd)).evaluate({}) == N * (N + 1) // 2 * M
+    if N <= 64:
+        assert brute_count(n, upd, {}) == N * (N + 1) // 2 * M
+
+
+def test_convolution():
+    n = kernel("convolution.c", "convolve")
+    # R = FILTER_SIZE / 2 = 2 (integer division folded): interior rows/cols 2 .. 509
+    assert loops(n) == [("y", "2", "510", 1, "508"), ("x", "2", "510", 1, "508"), ("c", "0", "3", 1, "3"),
+                        ("fy", "0", "5", 1, "5"), ("fx", "0", "5", 1, "5")]
+    decl, upd, store = n.statements()
+    assert (decl.loc.line, decl.text, decl.decl, decl.loops) == (31, "float acc = 0.0f", "acc", ("y", "x", "c"))
+    assert upd.loc.line == 34 and upd.loops == ("y", "x", "c", "fy", "fx")
+    assert accesses(upd) == [("read", "filter", ["fy", "fx"]),
+                             ("read", "img", ["fy + y - 2", "fx + x - 2", "c"])]
+    assert_all(upd.accesses)
+    assert ops(upd) == {"fp32_fma": 1}
+    assert (store.loc.line, accesses(store)) == (35, [("write", "out", ["y", "x", "c"])])
+    # acc is declared inside the c loop: it accumulates over fy and fx only
+    assert reductions(n) == [("acc", "+", ("fy", "fx"), 34)]
+    assert scalars(n) == {"acc": ("float", "local")}
+    assert arrays(n) == {"filter": ("float", 4, ("5", "5"), "global", False),
+                         "img": ("float", 4, ("512", "512", "3"), "global", False),
+                         "out": ("float", 4, ("512", "512", "3"), "global", False)}
+    assert [count(n, s) for s in (decl, upd, store)] == [508 * 508 * 3, 508 * 508 * 3 * 25, 508 * 508 * 3]
+
+
+def test_convolution_defines_and_normalized():
+    prog = load("convolution.c", D(H=16, W=20, FILTER_SIZE=3), normalize=True)
+    n = nest(prog, "convolve")
+    # R = 1: y in [1, 15), x in [1, 19), normalized to y_n in [0, 14), x_n in [0, 18)
+    assert loops(n) == [("y_n", "0", "14", 1, "14"), ("x_n", "0", "18", 1, "18"), ("c", "0", "3", 1, "3"),
+                        ("fy", "0", "3", 1, "3"), ("fx", "0", "3", 1, "3")]
+    assert [(lp.origin.var, lp.origin.lower.to_c()) for lp in n.loops()[:2]] == [("y", "1"), ("x", "1")]
+    upd = n.statements()[1]
+    # img[y + fy - R][x + fx - R][c] with y = y_n + 1: the offsets cancel
+    assert accesses(upd) == [("read", "filter", ["fy", "fx"]), ("read", "img", ["fy + y_n", "fx + x_n", "c"])]
+    assert accesses(n.statements()[2]) == [("write", "out", ["y_n + 1", "x_n + 1", "c"])]
+    assert reductions(n) == [("acc", "+", ("fy", "fx"), 34)]
+    assert count(n, upd) == 14 * 18 * 3 * 9
+
+
+def test_jacobi2d_time_loop_around_two_nests():
+    n = kernel("jacobi2d.c", "jacobi2d", N=10, TSTEPS=3)
+    assert loops(n) == [("t", "0", "3", 1, "3"),
+                        ("i", "1", "9", 1, "8"), ("j", "1", "9", 1, "8"),
+                        ("i", "1", "9", 1, "8"), ("j", "1", "9", 1, "8")]
+    stencil, copy = n.statements()
+    assert (stencil.loc.line, stencil.loops, stencil.loop_ids) == (22, ("t", "i", "j"), (0, 1, 2))
+    assert accesses(stencil) == [("read", "A", ["i", "j"]), ("read", "A", ["i", "j - 1"]),
+                                 ("read", "A", ["i", "j + 1"]), ("read", "A", ["i + 1", "j"]),
+                                 ("read", "A", ["i - 1", "j"]), ("write", "B", ["i", "j"])]
+    # the statement spans lines 22-23: each access keeps its own line
+    assert [a.loc.line for a in stencil.accesses] == [22, 22, 22, 23, 23, 22]
+    assert ops(stencil) == {"fp32_add": 4, "fp32_mul": 1}
+    assert (copy.loc.line, copy.text, copy.loop_ids) == (26, "A[i][j] = B[i][j]", (0, 3, 4))
+    assert accesses(copy) == [("read", "B", ["i", "j"]), ("write", "A", ["i", "j"])]
+    assert reductions(n) == [] and scalars(n) == {}
+    assert [count(n, s) for s in (stencil, copy)] == [3 * 8 * 8, 3 * 8 * 8]
+
+
+def test_jacobi2d_normalized_sibling_loops_get_distinct_names():
+    n = nest(load("jacobi2d.c", normalize=True), "jacobi2d")
+    assert [lp.var for lp in n.loops()] == ["t", "i_n", "j_n", "i_n2", "j_n2"]
+    assert [lp.origin.var for lp in n.loops()[1:]] == ["i", "j", "i", "j"]
+    stencil, copy = n.statements()
+    assert stencil.loops == ("t", "i_n", "j_n") and copy.loops == ("t", "i_n2", "j_n2")
+    assert accesses(stencil)[1] == ("read", "A", ["i_n + 1", "j_n"])
+    assert accesses(copy) == [("read", "B", ["i_n2 + 1", "j_n2 + 1"]), ("write", "A", ["i_n2 + 1", "j_n2 + 1"])]
+    assert instances(enclosing_loops(n, copy)).to_c() == str(20 * 510 * 510)
+
+
+def test_gauss_seidel():
+    n = kernel("gauss_seidel.c", "gauss_seidel", N=6, TSTEPS=2)
+    assert loops(n) == [("t", "0", "2", 1, "2"), ("i", "1", "5", 1, "4"), ("j", "1", "5", 1, "4")]
+    (s,) = n.statements()
+    assert s.loc.line == 23
+    assert accesses(s) == [("read", "A", ["i - 1", "j"]), ("read", "A", ["i", "j - 1"]), ("read", "A", ["i", "j"]),
+                           ("read", "A", ["i", "j + 1"]), ("read", "A", ["i + 1", "j"]), ("write", "A", ["i", "j"])]
+    assert ops(s) == {"fp32_add": 4, "fp32_mul": 1}
+    assert reductions(n) == []  # the right-hand side reads A itself
+
+
+def test_nbody():
+    n = kernel("nbody.c", "accelerations")
+    assert n.params == ("n",)
+    assert loops(n) == [("i", "0", "n", 1, "n"), ("j", "0", "n", 1, "n")]
+    stmts = n.statements()
+    assert lines(n) == [21, 21, 21, 23, 24, 25, 26, 27, 28, 29, 30, 32, 33, 34]
+    assert [s.decl for s in stmts] == ["axi", "ayi", "azi", "dx", "dy", "dz", "inv", "inv3",
+                                       None, None, None, None, None, None]
+    assert [s.loops for s in stmts] == [("i",)] * 3 + [("i", "j")] * 8 + [("i",)] * 3
+    for s, arr in zip(stmts[3:6], "xyz"):
+        assert accesses(s) == [("read", arr, ["j"]), ("read", arr, ["i"])]
+        assert ops(s) == {"fp32_add": 1}
+    inv = stmts[6]
+    assert inv.calls == ("sqrtf",) and inv.accesses == ()
+    # 1 / sqrtf(dx*dx + dy*dy + dz*dz + EPS): 3 mul + 3 add = 2 fma + 1 mul + 1 add, a sqrt and a divide
+    assert ops(inv) == {"fp32_fma": 2, "fp32_mul": 1, "fp32_add": 1, "fp32_sqrt": 1, "fp32_div": 1}
+    assert ops(stmts[7]) == {"fp32_mul": 2}
+    assert [ops(s) for s in stmts[8:11]] == [{"fp32_fma": 1}] * 3
+    assert [accesses(s) for s in stmts[11:]] == [[("write", "ax", ["i"])], [("write", "ay", ["i"])],
+                                                 [("write", "az", ["i"])]]
+    assert reductions(n) == [("axi", "+", ("j",), 28), ("ayi", "+", ("j",), 29), ("azi", "+", ("j",), 30)]
+    # locals private to an iteration; n (used only in the bounds) is an invariant scalar too
+    assert scalars(n) == {**{v: ("float", "local") for v in ("axi", "ayi", "azi", "dx", "dy", "dz", "inv", "inv3")},
+                          "n": ("int", "invariant")}
+    assert arrays(n) == {a: ("float", 4, (None,), "param-pointer", True) for a in ("x", "y", "z", "ax", "ay", "az")}
+    assert [n.array(a).const for a in ("x", "y", "z", "ax", "ay", "az")] == [True] * 3 + [False] * 3
+
+
+# --------------------------------------------------------------------------- while_loop.c
+
+def test_while_loop_inner_for_loops_are_nests_inside_while():
+    prog = load("while_loop.c")
+    stencil, update = nest(prog, "relax@32"), nest(prog, "relax@34")
+    for n in (stencil, update):
+        assert n.params == ("n",)
+        assert loops(n) == [("i", "1", "n - 1", 1, "n - 2")]
+        assert [(f.code, f.loc.line, f.loc.col) for f in n.all_flags()] == [("inside-while", n.loc.line, 9)]
+    (s,) = stencil.statements()
+    assert (s.loc.line, s.text) == (33, "b[i] = 0.5 * (a[i - 1] + a[i + 1])")
+    assert accesses(s) == [("read", "a", ["i - 1"]), ("read", "a", ["i + 1"]), ("write", "b", ["i"])]
+    assert_all(s.accesses, elem=("double", 8))
+    assert ops(s) == {"fp64_add": 1, "fp64_mul": 1}
+
+    d, cond, upd, copy = update.statements()
+    assert (d.loc.line, d.decl, d.calls) == (35, "d", ("fabs",))
+    # the data-dependent condition is work of the iteration: its own statement, reading d and err
+    assert (cond.loc.line, cond.text, cond.scalar_reads, ops(cond)) == (36, "if (d > err)", ("d", "err"), {"compare": 1})
+    assert accesses(d) == [("read", "b", ["i"]), ("read", "a", ["i"])]
+    assert ops(d) == {"fp64_add": 2}   # the subtraction, and fabs (a cheap op counted as an add)
+    assert (upd.loc.line, upd.text) == (37, "err = d")
+    (g,) = upd.guards
+    assert (g.text, g.constraints, g.loc.line) == ("d > err", None, 36)  # double compare: not affine
+    assert (copy.loc.line, accesses(copy)) == (38, [("read", "b", ["i"]), ("write", "a", ["i"])])
+    assert reductions(update) == [("err", "max", ("i",), 37)]
+    assert scalars(update) == {"d": ("double", "local"), "err": ("double", "reduction"), "n": ("int", "invariant")}
+    assert scalars(stencil) == {"n": ("int", "invariant")}
+
+
+def test_while_loop_guard_compare_is_counted():
+    n = nest(load("while_loop.c"), "relax@34")
+    assert sum(s.op_count("compare") for s in n.statements()) == 1
+
+
+def test_while_loop_guard_reads_err():
+    n = nest(load("while_loop.c"), "relax@34")
+    assert any("err" in s.scalar_reads for s in n.statements())
+
+
+# --------------------------------------------------------------------------- decrementing.c (as lowered)
+
+def test_decrementing_loops_as_written():
+    prog = load("decrementing.c", D(N=10))
+    n19, n21, n23, n25 = (nest(prog, f"shapes_1d@{line}") for line in (19, 21, 23, 25))
+    # for (i = N - 1; i >= 0; i--): start 9, exclusive end -1 below it
+    assert loops(n19) == [("i", "9", "-1", -1, "10")]
+    assert accesses(n19.statements()[0]) == [("write", "a", ["i"])]
+    assert ops(n19.statements()[0]) == {"convert": 1, "fp32_fma": 1}
+    # for (i = 0; i <= N - 1; i++): exclusive upper N
+    assert loops(n21) == [("i", "0", "10", 1, "10")]
+    assert ops(n21.statements()[0]) == {"fp32_mul": 1}
+    # for (i = 3; i < N; i += 4): 3, 7 -> 2 iterations
+    lp = n23.root
+    assert (lp.lower.to_c(), lp.upper.to_c(), lp.step, lp.trip_count.evaluate({})) == ("3", "10", 4, 2)
+    assert accesses(n23.statements()[0]) == [("read", "b", ["i"]), ("read", "a", ["i"]), ("write", "c", ["i"])]
+    # for (i = N - 1; i > 0; i -= 2): 9, 7, 5, 3, 1 -> 5 iterations
+    lp = n25.root
+    assert (lp.lower.to_c(), lp.upper.to_c(), lp.step, lp.trip_count.evaluate({})) == ("9", "0", -2, 5)
+    assert ops(n25.statements()[0]) == {"fp32_add": 1}
+
+
+def test_decrementing_upper_triangle():
+    n = kernel("decrementing.c", "upper_triangle")
+    assert loops(n) == [("i", "0", "1000", 1, "1000"), ("j", "i + 1", "1000", 1, "-i + 999")]
+    (s,) = n.statements()
+    assert accesses(s) == [("read", "a", ["i"]), ("read", "b", ["j"]), ("write", "U", ["i", "j"])]
+    assert ops(s) == {"fp32_mul": 1}
+    assert count(n, s) == 1000 * 999 // 2
+
+
+def test_decrementing_guards():
+    n = kernel("decrementing.c", "guarded")
+    assert loops(n) == [("i", "0", "1000", 1, "1000"), ("j", "0", "1000", 1, "1000")]
+    even, above, below = n.statements()
+    assert (even.loc.line, even.loops) == (42, ("i",))
+    (g,) = even.guards
+    # i % 2 == 0 is not a conjunction of affine comparisons: text only
+    assert (g.text, g.constraints, g.negated, g.loc.line) == ("(i % 2) == 0", None, False, 41)
+    assert accesses(even) == [("read", "a", ["i"]), ("write", "e", ["i"])]
+    (g,) = above.guards
+    assert (above.loc.line, g.text, g.negated, g.loc.line) == (45, "j > i", False, 44)
+    assert [str(c) for c in g.constraints] == ["-i + j - 1 >= 0"]           # j - i - 1 >= 0
+    assert accesses(above) == [("write", "G", ["i", "j"])]
+    assert ops(above) == {"int": 1, "convert": 1}                          # (float)(i - j)
+    (g,) = below.guards
+    assert (below.loc.line, g.text, g.negated, g.loc.line) == (47, "!(j > i)", True, 44)
+    assert [str(c) for c in g.constraints] == ["i - j >= 0"]                # j <= i
+    assert accesses(below) == [("read", "b", ["j"]), ("write", "G", ["i", "j"])]
+    # the guards split the j range exactly: check on every point of a small square
+    for i in range(6):
+        for j in range(6):
+            holds = [all(c.expr.evaluate({"i": i, "j": j}) >= 0 for c in s.guards[0].constraints)
+                     for s in (above, below)]
+            assert holds == [j > i, j <= i]
+
+
+# --------------------------------------------------------------------------- selected.c (pragmas)
+
+def test_selected_only_port_marked_nest():
+    prog = load("selected.c")
+    assert names(prog) == ["scale_rows@21"]
+    n = prog.nests[0]
+    assert n.region == "pragma"
+    assert loops(n) == [("i", "0", "512", 1, "512"), ("j", "0", "512", 1, "512")]
+    (s,) = n.statements()
+    assert (s.loc.line, s.text) == (23, "B[i][j] = A[i][j] * ((float) (i + 1))")
+    assert accesses(s) == [("read", "A", ["i", "j"]), ("write", "B", ["i", "j"])]
+    assert ops(s) == {"int": 1, "convert": 1, "fp32_mul": 1}
+    diags = [(d.code, d.loc.line) for d in prog.diagnostics]
+    # add_bias is skipped explicitly; square and main's loops are not marked port
+    assert diags == [("skipped", 30), ("skipped", 38), ("skipped", 48), ("skipped", 56)]
+    assert "c2gpu skip" in prog.diagnostics[0].message
+    assert all("not marked" in d.message for d in prog.diagnostics[1:])
+
+
+# --------------------------------------------------------------------------- polybench (scop regions)
+
+def test_polybench_gemm():
+    prog = load("polybench/gemm.c")
+    (n,) = prog.nests
+    assert (n.name, n.region, n.params) == ("kernel_gemm@92", "scop", ("ni", "nj", "nk"))
+    # i, then two siblings: j (scale) and k (with j innermost)
+    assert loops(n) == [("i", "0", "ni", 1, "ni"), ("j", "0", "nj", 1, "nj"),
+                        ("k", "0", "nk", 1, "nk"), ("j", "0", "nj", 1, "nj")]
+    scale, upd = n.statements()
+    assert (scale.loc.line, scale.text, scale.loop_ids) == (94, "C[i][j] *= beta", (0, 1))
+    assert accesses(scale) == [("read", "C", ["i", "j"]), ("write", "C", ["i", "j"])]
+    assert ops(scale) == {"fp32_mul": 1}
+    assert (upd.loc.line, upd.loops, upd.loop_ids) == (97, ("i", "k", "j"), (0, 2, 3))
+    assert accesses(upd) == [("read", "A", ["i", "k"]), ("read", "B", ["k", "j"]),
+                             ("read", "C", ["i", "j"]), ("write", "C", ["i", "j"])]
+    assert ops(upd) == {"fp32_fma": 1, "fp32_mul": 1}
+    # the k reduction into C[i][j] sits outside the parallel j loop
+    assert reductions(n) == [("C[i][j]", "+", ("k",), 97)]
+    assert scalars(n) == {"alpha": ("float", "invariant"), "beta": ("float", "invariant"),
+                          "ni": ("int", "invariant"), "nj": ("int", "invariant"), "nk": ("int", "invariant")}
+    # VLA parameters: the extents are the function parameters
+    assert arrays(n) == {"A": ("float", 4, ("ni", "nk"), "param-array", False),
+                         "B": ("float", 4, ("nk", "nj"), "param-array", False),
+                         "C": ("float", 4, ("ni", "nj"), "param-array", False)}
+    assert instances(enclosing_loops(n, upd)).evaluate({"ni": 3, "nj": 4, "nk": 5}) == 60
+    assert instances(enclosing_loops(n, scale)).to_c() == "ni*nj"
+
+
+def test_polybench_gemm_skipped_nests():
+    prog = load("polybench/gemm.c")
+    diags = [(Path(d.loc.file).name, d.loc.line, d.code) for d in prog.diagnostics]
+    # init_array's three nests and the checksum loop of the header's static inline function;
+    # print_array's nest is compiled out (no POLYBENCH_DUMP_ARRAYS)
+    assert sorted(diags) == [("gemm.c", 54, "skipped"), ("gemm.c", 57, "skipped"), ("gemm.c", 60, "skipped"),
+                             ("polybench_mini.h", 95, "skipped")]
+    assert all("scop" in d.message for d in prog.diagnostics)
+
+
+def test_polybench_gemm_dump_arrays_adds_a_skipped_nest():
+    prog = load("polybench/gemm.c", D(POLYBENCH_DUMP_ARRAYS=1))
+    assert names(prog) == ["kernel_gemm@92"]
+    assert ("gemm.c", 72) in [(Path(d.loc.file).name, d.loc.line) for d in prog.diagnostics]
+
+
+def test_polybench_atax():
+    prog = load("polybench/atax.c")
+    assert names(prog) == ["kernel_atax@79", "kernel_atax@81"]
+    init, main_nest = prog.nests
+    assert (init.region, init.params, loops(init)) == ("scop", ("n",), [("i", "0", "n", 1, "n")])
+    assert accesses(init.statements()[0]) == [("write", "y", ["i"])]
+    assert arrays(init) == {"y": ("float", 4, ("n",), "param-array", False)}
+
+    n = main_nest
+    assert (n.region, n.params) == ("scop", ("m", "n"))
+    assert loops(n) == [("i", "0", "m", 1, "m"), ("j", "0", "n", 1, "n"), ("j", "0", "n", 1, "n")]
+    s1, s2, s3 = n.statements()
+    assert (s1.loc.line, s1.text, accesses(s1)) == (82, "tmp[i] = 0.0f", [("write", "tmp", ["i"])])
+    assert (s2.loc.line, s2.loop_ids) == (84, (0, 1))
+    assert accesses(s2) == [("read", "tmp", ["i"]), ("read", "A", ["i", "j"]), ("read", "x", ["j"]),
+                            ("write", "tmp", ["i"])]
+    assert (s3.loc.line, s3.loop_ids) == (86, (0, 2))
+    assert accesses(s3) == [("read", "y", ["j"]), ("read", "A", ["i", "j"]), ("read", "tmp", ["i"]),
+                            ("write", "y", ["j"])]
+    assert ops(s2) == ops(s3) == {"fp32_fma": 1}
+    # tmp[i] reduces over j; y[j] is accumulated over i (i carries a reduction on y[])
+    assert reductions(n) == [("tmp[i]", "+", ("j",), 84), ("y[j]", "+", ("i",), 86)]
+    assert arrays(n) == {"A": ("float", 4, ("m", "n"), "param-array", False),
+                         "tmp": ("float", 4, ("m",), "param-array", False),
+                         "x": ("float", 4, ("n",), "param-array", False),
+                         "y": ("float", 4, ("n",), "param-array", False)}
+    assert scalars(n) == {"m": ("int", "invariant"), "n": ("int", "invariant")}
+    diags = sorted((Path(d.loc.file).name, d.loc.line, d.code) for d in prog.diagnostics)
+    assert diags == [("atax.c", 44, "skipped"), ("atax.c", 46, "skipped"), ("polybench_mini.h", 95, "skipped")]
+
+
+# --------------------------------------------------------------------------- validation kernels (flat pointers)
+
+def test_validation_gemm_linearized():
+    n = kernel("validation/gemm.c", "gemm", NI=16, NJ=24, NK=32)
+    assert loops(n) == [("i", "0", "16", 1, "16"), ("j", "0", "24", 1, "24"), ("k", "0", "32", 1, "32")]
+    scale, upd = n.statements()
+    assert (scale.loc.line, ops(scale)) == (26, {"fp32_mul": 1})
+    assert [(a.kind, subs(a), lin(a)) for a in scale.accesses] == [("read", ["24*i + j"], ["i", "j"]),
+                                                                   ("write", ["24*i + j"], ["i", "j"])]
+    assert upd.loc.line == 28
+    assert [(a.kind, a.array, subs(a), lin(a)) for a in upd.accesses] == [
+        ("read", "A", ["32*i + k"], ["i", "k"]),      # row width NK
+        ("read", "B", ["j + 24*k"], ["k", "j"]),      # row width NJ
+        ("read", "C", ["24*i + j"], ["i", "j"]),
+        ("write", "C", ["24*i + j"], ["i", "j"])]
+    assert_all(upd.accesses)
+    assert ops(upd) == {"fp32_fma": 1, "fp32_mul": 1}
+    assert reductions(n) == [("C[(i * 24) + j]", "+", ("k",), 28)]
+    assert lin(n.reductions()[0].array_access) == ["i", "j"]
+    assert arrays(n) == {x: ("float", 4, (None,), "param-pointer", False) for x in "ABC"}
+    assert [n.array(x).const for x in "ABC"] == [True, True, False]
+    assert scalars(n) == {"alpha": ("float", "invariant"), "beta": ("float", "invariant")}
+
+
+def test_validation_gemm_default_size():
+    n = kernel("validation/gemm.c", "gemm")
+    assert [lp.trip_count.to_c() for lp in n.loops()] == ["512"] * 3
+    assert count(n, n.statements()[1]) == 512 ** 3
+
+
+def test_validation_2mm():
+    prog = load("validation/2mm.c", D(NI=4, NJ=5, NK=6, NL=7))
+    k1, k2 = nest(prog, "mm2@31"), nest(prog, "mm2@38")
+    assert loops(k1) == [("i", "0", "4", 1, "4"), ("j", "0", "5", 1, "5"), ("k", "0", "6", 1, "6")]
+    assert loops(k2) == [("i", "0", "4", 1, "4"), ("j", "0", "7", 1, "7"), ("k", "0", "5", 1, "5")]
+    init, upd = k1.statements()
+    assert [(a.kind, subs(a), lin(a)) for a in init.accesses] == [("write", ["5*i + j"], ["i", "j"])]
+    assert [(a.kind, a.array, lin(a)) for a in upd.accesses] == [
+        ("read", "A", ["i", "k"]), ("read", "B", ["k", "j"]), ("read", "tmp", ["i", "j"]), ("write", "tmp", ["i", "j"])]
+    assert [subs(a) for a in upd.accesses[:2]] == [["6*i + k"], ["j + 5*k"]]
+    assert ops(upd) == {"fp32_fma": 1, "fp32_mul": 1}
+    assert [(r.op, r.loops) for r in k1.reductions()] == [("+", ("k",))]
+    scale, upd2 = k2.statements()
+    assert (ops(scale), [lin(a) for a in scale.accesses]) == ({"fp32_mul": 1}, [["i", "j"], ["i", "j"]])
+    assert [(a.kind, a.array, subs(a), lin(a)) for a in upd2.accesses] == [
+        ("read", "tmp", ["5*i + k"], ["i", "k"]), ("read", "C", ["j + 7*k"], ["k", "j"]),
+        ("read", "D", ["7*i + j"], ["i", "j"]), ("write", "D", ["7*i + j"], ["i", "j"])]
+    assert ops(upd2) == {"fp32_fma": 1}
+    assert [(r.op, r.loops) for r in k2.reductions()] == [("+", ("k",))]
+    assert scalars(k1) == {"alpha": ("float", "invariant")} and scalars(k2) == {"beta": ("float", "invariant")}
+    assert sorted(arrays(k1)) == ["A", "B", "tmp"] and sorted(arrays(k2)) == ["C", "D", "tmp"]
+
+
+def test_validation_syrk_full_square():
+    n = kernel("validation/syrk.c", "syrk", NI=8, NJ=6)
+    assert loops(n) == [("i", "0", "8", 1, "8"), ("j", "0", "8", 1, "8"), ("k", "0", "6", 1, "6")]
+    scale, upd = n.statements()
+    assert [lin(a) for a in scale.accesses] == [["i", "j"], ["i", "j"]]
+    assert [(a.kind, a.array, subs(a), lin(a)) for a in upd.accesses] == [
+        ("read", "A", ["6*i + k"], ["i", "k"]), ("read", "A", ["6*j + k"], ["j", "k"]),
+        ("read", "C", ["8*i + j"], ["i", "j"]), ("write", "C", ["8*i + j"], ["i", "j"])]
+    assert ops(upd) == {"fp32_fma": 1, "fp32_mul": 1}
+    assert [(r.op, r.loops, r.loc.line) for r in n.reductions()] == [("+", ("k",), 24)]
+    assert count(n, upd) == 8 * 8 * 6
+
+
+def test_validation_gesummv():
+    n = kernel("validation/gesummv.c", "gesummv", N=8)
+    assert loops(n) == [("i", "0", "8", 1, "8"), ("j", "0", "8", 1, "8")]
+    s1, s2, s3 = n.statements()
+    assert lines(n) == [21, 22, 24]
+    assert [(a.kind, a.array, subs(a), lin(a)) for a in s1.accesses] == [
+        ("read", "A", ["8*i + j"], ["i", "j"]), ("read", "x", ["j"], None),
+        ("read", "tmp", ["i"], None), ("write", "tmp", ["i"], None)]
+    assert [(a.kind, a.array, lin(a)) for a in s2.accesses][0] == ("read", "B", ["i", "j"])
+    assert [ops(s) for s in (s1, s2, s3)] == [{"fp32_fma": 1}, {"fp32_fma": 1}, {"fp32_fma": 1, "fp32_mul": 1}]
+    assert s3.loops == ("i",)
+    assert reductions(n) == [("tmp[i]", "+", ("j",), 21), ("y[i]", "+", ("j",), 22)]
+    assert [n.array(x).const for x in ("A", "B", "x", "y", "tmp")] == [True, True, True, False, False]
+
+
+CONV2D_READS = [  # (flat subscript for NI=10, NJ=12, the 2-D form), in source order
+    ("12*i + j - 13", ["i - 1", "j - 1"]), ("12*i + j - 1", ["i", "j - 1"]), ("12*i + j + 11", ["i + 1", "j - 1"]),
+    ("12*i + j - 12", ["i - 1", "j"]), ("12*i + j", ["i", "j"]), ("12*i + j + 12", ["i + 1", "j"]),
+    ("12*i + j - 11", ["i - 1", "j + 1"]), ("12*i + j + 1", ["i", "j + 1"]), ("12*i + j + 13", ["i + 1", "j + 1"]),
+]
+
+
+def test_validation_convolution_2d():
+    n = kernel("validation/convolution-2d.c", "convolution2d", NI=10, NJ=12)
+    assert loops(n) == [("i", "1", "9", 1, "8"), ("j", "1", "11", 1, "10")]
+    (s,) = n.statements()
+    assert s.loc.line == 26
+    reads = [a for a in s.accesses if a.kind == "read"]
+    assert [(a.array, subs(a)) for a in reads] == [("A", [flat]) for flat, _ in CONV2D_READS]
+    assert [a.loc.line for a in reads] == [27, 27, 28, 28, 29, 29, 30, 30, 31]
+    assert_all(s.accesses)
+    (w,) = [a for a in s.accesses if a.kind == "write"]
+    assert (w.array, subs(w), lin(w)) == ("B", ["12*i + j"], ["i", "j"])
+    # the reads with no column offset are recovered as 2-D
+    assert [lin(a) for a in reads[3:6]] == [two_d for _, two_d in CONV2D_READS[3:6]]
+    # nine products summed: 8 fused multiply-adds and one multiply
+    assert ops(s) == {"fp32_fma": 8, "fp32_mul": 1}
+    assert scalars(n) == {f"c{r}{c}": ("float", "invariant") for r in "123" for c in "123"}
+    assert reductions(n) == []
+
+
+def test_validation_convolution_2d_all_reads_delinearized():
+    n = kernel("validation/convolution-2d.c", "convolution2d", NI=10, NJ=12)
+    reads = [a for a in n.statements()[0].accesses if a.kind == "read"]
+    assert [lin(a) for a in reads] == [two_d for _, two_d in CONV2D_READS]
+
+
+def test_validation_jacobi_2d():
+    n = kernel("validation/jacobi-2d-imper.c", "jacobi2d", N=8, TSTEPS=3)
+    assert loops(n) == [("t", "0", "3", 1, "3"), ("i", "1", "7", 1, "6"), ("j", "1", "7", 1, "6"),
+                        ("i", "1", "7", 1, "6"), ("j", "1", "7", 1, "6")]
+    stencil, copy = n.statements()
+    assert [(a.kind, a.array, subs(a)) for a in stencil.accesses] == [
+        ("read", "A", ["8*i + j"]), ("read", "A", ["8*i + j - 1"]), ("read", "A", ["8*i + j + 1"]),
+        ("read", "A", ["8*i + j + 8"]), ("read", "A", ["8*i + j - 8"]), ("write", "B", ["8*i + j"])]
+    assert [lin(a) for a in stencil.accesses[::3]] == [["i", "j"], ["i + 1", "j"]]
+    assert lin(stencil.accesses[4]) == ["i - 1", "j"]
+    assert ops(stencil) == {"fp32_add": 4, "fp32_mul": 1}
+    assert [(a.kind, a.array, lin(a)) for a in copy.accesses] == [("read", "B", ["i", "j"]), ("write", "A", ["i", "j"])]
+    assert copy.loop_ids == (0, 3, 4)
+
+
+def test_validation_jacobi_2d_column_neighbours_delinearized():
+    n = kernel("validation/jacobi-2d-imper.c", "jacobi2d", N=8, TSTEPS=3)
+    stencil = n.statements()[0]
+    assert [lin(a) for a in stencil.accesses[1:3]] == [["i", "j - 1"], ["i", "j + 1"]]
+
+
+def test_validation_fdtd_2d():
+    n = kernel("validation/fdtd-2d.c", "fdtd2d", NX=16, NY=24, TMAX=5)
+    assert loops(n) == [("t", "0", "5", 1, "5"),
+                        ("i", "0", "16", 1, "16"), ("j", "0", "24", 1, "24"),
+                        ("i", "0", "16", 1, "16"), ("j", "1", "24", 1, "23"),
+                        ("i", "0", "15", 1, "15"), ("j", "0", "23", 1, "23")]
+    s1, s2, s3, s4 = n.statements()
+    assert lines(n) == [30, 32, 36, 39]
+    assert [s.loop_ids for s in (s1, s2, s3, s4)] == [(0, 1, 2), (0, 1, 2), (0, 3, 4), (0, 5, 6)]
+    # if (i == 0) ... else ...: an equality, and its negation (a disjunction: text only)
+    (g,) = s1.guards
+    assert (g.text, g.negated, [str(c) for c in g.constraints], g.loc.line) == ("i == 0", False, ["i == 0"], 29)
+    (g,) = s2.guards
+    assert (g.text, g.negated, g.constraints) == ("!(i == 0)", True, None)
+    assert [(a.kind, a.array, subs(a), lin(a)) for a in s1.accesses] == [
+        ("read", "fict", ["t"], None), ("write", "ey", ["24*i + j"], ["i", "j"])]
+    assert [(a.kind, a.array, subs(a), lin(a)) for a in s2.accesses] == [
+        ("read", "hz", ["24*i + j"], ["i", "j"]), ("read", "hz", ["24*i + j - 24"], ["i - 1", "j"]),
+        ("read", "ey", ["24*i + j"], ["i", "j"]), ("write", "ey", ["24*i + j"], ["i", "j"])]
+    assert [(a.kind, a.array, subs(a)) for a in s3.accesses] == [
+        ("read", "hz", ["24*i + j"]), ("read", "hz", ["24*i + j - 1"]), ("read", "ex", ["24*i + j"]),
+        ("write", "ex", ["24*i + j"])]
+    assert [(a.kind, a.array, subs(a)) for a in s4.accesses] == [
+        ("read", "ex", ["24*i + j + 1"]), ("read", "ex", ["24*i + j"]), ("read", "ey", ["24*i + j + 24"]),
+        ("read", "ey", ["24*i + j"]), ("read", "hz", ["24*i + j"]), ("write", "hz", ["24*i + j"])]
+    assert lin(s4.accesses[2]) == ["i + 1", "j"]
+    assert [ops(s) for s in (s1, s2, s3, s4)] == [{}, {"fp32_add": 1, "fp32_fma": 1}, {"fp32_add": 1, "fp32_fma": 1},
+                                                  {"fp32_add": 3, "fp32_fma": 1}]
+    # syntactic candidates (x -= e with x not indexed by t); none accumulates over i or j
+    assert [(r.target.split("[")[0], r.op, r.loops, r.loc.line) for r in n.reductions()] == [
+        ("ey", "+", ("t",), 32), ("ex", "+", ("t",), 36), ("hz", "+", ("t",), 39)]
+    # guards are not counted: S1 and S2 each report every (t, i, j)
+    assert [count(n, s) for s in (s1, s2, s3, s4)] == [5 * 16 * 24, 5 * 16 * 24, 5 * 16 * 23, 5 * 15 * 23]
+    assert n.array("fict").const and arrays(n)["fict"] == ("float", 4, (None,), "param-pointer", False)
+
+
+def test_validation_fdtd_2d_column_neighbours_delinearized():
+    n = kernel("validation/fdtd-2d.c", "fdtd2d", NX=16, NY=24, TMAX=5)
+    _, _, s3, s4 = n.statements()
+    assert lin(s3.accesses[1]) == ["i", "j - 1"]
+    assert lin(s4.accesses[0]) == ["i", "j + 1"]
+
+
+MACRO_SIZED_KERNELS = ["matmul.c", "transpose.c", "convolution.c", "jacobi2d.c", "gemv.c", "histogram.c", "syrk.c",
+                       "gauss_seidel.c", "dist2.c", "decrementing.c", "selected.c"] + \
+                      [f"validation/{f}" for f in ("2mm.c", "convolution-2d.c", "fdtd-2d.c", "gemm.c", "gesummv.c",
+                                                   "jacobi-2d-imper.c", "syrk.c")]
+
+
+@pytest.mark.parametrize("rel", MACRO_SIZED_KERNELS)
+def test_macro_sized_kernels_have_no_symbolic_parameters(rel):
+    for n in kernel_nests(load(rel)):
+        assert n.params == (), n.name
+        for lp in n.loops():
+            assert lp.trip_count.variables <= {lp2.var for lp2 in n.loops()}, (n.name, lp.header)
+
+
+def test_validation_default_sizes_are_the_measured_ones():
+    expect = {"validation/2mm.c": ("mm2@31", ["1024"] * 3), "validation/convolution-2d.c": ("convolution2d@24", ["4094"] * 2),
+              "validation/fdtd-2d.c": ("fdtd2d@26", ["500", "2048", "2048", "2048", "2047", "2047", "2047"]),
+              "validation/gemm.c": ("gemm@24", ["512"] * 3), "validation/gesummv.c": ("gesummv@19", ["4096"] * 2),
+              "validation/jacobi-2d-imper.c": ("jacobi2d@20", ["20"] + ["998"] * 4),
+              "validation/syrk.c": ("syrk@20", ["1024"] * 3)}
+    for rel, (name, trips) in expect.items():
+        n = nest(load(rel), name)
+        assert [lp.trip_count.to_c() for lp in n.loops()] == trips, rel
+
+
+# --------------------------------------------------------------------------- flags not produced by testdata
+
+def _snippet(tmp_path, source: str) -> Program:
+    path = tmp_path / "snippet.c"
+    path.write_text(source)
+    return load_program(str(path))
+
+
+def test_flags_with_lines_on_snippets(tmp_path):
+    prog = _snippet(tmp_path, """\
+int g(int k);
+void f(int n, float *a, int *idx)
+{
+    int i, j;
+    for (i = 0; i < n; i++) {
+        j = 0;
+        while (j < i) {
+            a[j] += 1.0f;
+            j++;
+        }
+    }
+    for (i = 0; i < n * n; i++)
+        a[i] = 0.0f;
+    for (i = 0; i < idx[0]; i++)
+        a[i] = 1.0f;
+    for (i = 1; i < n; i *= 2)
+        a[i] = 2.0f;
+    for (i = 0; i < n; i++) {
+        if (a[i] < 0.0f)
+            break;
+        a[i] = g(i);
+    }
+}
+""")
+    w, sq, ind, mul, brk = prog.nests
+    assert [n.name for n in prog.nests] == ["f@5", "f@12", "f@14", "f@16", "f@18"]
+    assert flags(w) == [("non-affine-subscript", 8), ("unsupported-statement", 7)]
+    # the while loop is still accounted for: a statement with its accesses
+    assert [s.text for s in w.statements()] == ["j = 0", "while loop at line 7"]
+    assert [(a.kind, a.affine) for a in w.statements()[1].accesses] == [("read", False), ("write", False)]
+    assert scalars(w) == {"j": ("int", "written"), "n": ("int", "invariant")}
+    # n*n is a polynomial bound: trip known, loop not affine
+    assert flags(sq) == [("non-affine-bound", 12)]
+    assert sq.root.trip_count.to_c() == "n*n" and not sq.root.affine
+    assert flags(ind) == [("non-affine-bound", 14)] and ind.root.trip_count is None
+    assert flags(mul) == [("non-affine-bound", 16)] and mul.root.trip_count is None
+    assert "i *= 2" in mul.all_flags()[0].message
+    assert flags(brk) == [("unknown-call", 21), ("unsupported-statement", 20)]
+    assert ops(brk.statements()[1]) == {"convert": 1, "unknown_call": 1}   # int g() stored to float
+
+
+def test_unknown_pragma_is_a_diagnostic(tmp_path):
+    prog = _snippet(tmp_path, """\
+void f(int n, float *a)
+{
+    int i;
+#pragma c2gpu frobnicate
+    for (i = 0; i < n; i++)
+        a[i] = 0.0f;
+}
+""")
+    assert [n.name for n in prog.nests] == ["f@5"]
+    assert [(d.code, d.loc.line) for d in prog.diagnostics] == [("unknown-pragma", 4)]
+
+
+def test_symbolic_triangular_instances(tmp_path):
+    prog = _snippet(tmp_path, """\
+void syrk(int n, int m, float C[n][n], float A[n][m])
+{
+    int i, j, k;
+    for (i = 0; i < n; i++)
+        for (j = 0; j <= i; j++)
+            for (k = 0; k < m; k++)
+                C[i][j] += A[i][k] * A[j][k];
+}
+""")
+    (n,) = prog.nests
+    assert n.params == ("m", "n")
+    (s,) = n.statements()
+    inst = instances(enclosing_loops(n, s))
+    assert inst == (Poly.var("n") * (Poly.var("n") + 1) * Poly.var("m")).scale(Fraction(1, 2))
+    for nv, mv in [(0, 3), (1, 1), (5, 2), (9, 4)]:
+        assert inst.evaluate({"n": nv, "m": mv}) == nv * (nv + 1) // 2 * mv == brute_count(n, s, {"n": nv, "m": mv})
+    assert arrays(n) == {"A": ("float", 4, ("n", "m"), "param-array", False),
+                         "C": ("float", 4, ("n", "n"), "param-array", False)}
