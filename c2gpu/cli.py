@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     po.add_argument("file", metavar="FILE")
     po.add_argument("-o", "--output", metavar="OUT.cu", help="output file (default: FILE with .cu)")
     po.add_argument("--check-compile", action="store_true", help="compile the result with nvcc and show ptxas usage")
+    po.add_argument("--split", action="store_true",
+                    help="write kernels and wrappers to OUT.cu and the C code calling them to OUT.host.c "
+                         "(automatic when the C code cannot be compiled as C++, e.g. VLA parameters)")
     mapping_args(po)
 
     em = sub.add_parser("emit", help="write only the kernels and host wrappers")
@@ -215,11 +218,19 @@ def cmd_port(args) -> int:
     options = _preprocess_options(args)
     manager = make_manager(PORT_PIPELINE, _mapping_options(args))
     out = args.output or (args.file[:-2] + ".cu" if args.file.endswith(".c") else args.file + ".cu")
-    result = port_file(args.file, options, manager, out)
+    result = port_file(args.file, options, manager, out, split=True if args.split else None)
     with open(out, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(result.text)
     print(_port_outcomes_report(result.outcomes), file=sys.stderr)
     print(f"wrote {out}: {len(result.ported)} of {len(result.outcomes)} nests ported", file=sys.stderr)
+    if result.host_text is not None:
+        from .port import host_name_for
+        host = host_name_for(out)
+        with open(host, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(result.host_text)
+        print(f"wrote {host}: the C code calling the kernels (split because "
+              f"{'; '.join(result.split_reasons)}); build with: nvcc -c {out} && cc -c {host} && "
+              f"nvcc -o prog {out[:-3]}.o {host[:-2]}.o", file=sys.stderr)
     if args.check_compile:
         return _check_compile(out, options)
     return EXIT_OK

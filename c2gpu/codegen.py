@@ -122,17 +122,24 @@ def _flat(nest: Nest, per_dim: list[str], extents: tuple[str, ...]) -> str:
     return simplify(expr)
 
 
-def _array_shape(nest: Nest, accesses: list[Access]) -> tuple[int, tuple[Poly, ...]]:
+def _array_shape(nest: Nest, accesses: list[Access]) -> tuple[int, tuple[Poly, ...], bool]:
+    """(dimensions, inner extents, flat) of an array as the kernel indexes it.
+
+    flat=True: the accesses mix a[i*W + j] forms that could and could not be
+    delinearized (a constant row, a[0*W + j]); all are then used as written, 1-D.
+    """
     shapes = {(len(ph.access_shape(nest, a)[0]), ph.access_shape(nest, a)[1]) for a in accesses}
     if len(shapes) != 1:
+        if all(len(a.subscripts) == 1 and a.subscripts[0] is not None and a.subscripts[0].is_affine() for a in accesses):
+            return 1, (), True
         raise CodegenError(f"array '{accesses[0].array}' is accessed with different shapes")
     ndims, extents = shapes.pop()
     if extents is None:
         raise CodegenError(f"array '{accesses[0].array}': the extents of its inner dimensions are unknown")
-    return ndims, extents
+    return ndims, extents, False
 
 
-def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...]) -> bool:
+def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: bool = False) -> bool:
     """Do the writes cover a contiguous run of rows completely (all inner dimensions full)? Exact, with isl.
 
     Then the device copy needs no copy-in: every element copied out was written.
@@ -143,7 +150,9 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...]) -> boo
         for a in stmt.accesses:
             if a not in accesses:
                 continue
-            subs, _ = ph.access_shape(nest, a)
+            if any(g.constraints is None for g in stmt.guards):
+                return False  # a data-dependent or non-affine guard: some elements may not be written
+            subs = a.subscripts if flat else ph.access_shape(nest, a)[0]
             dom, names = ph.statement_domain(nest, stmt)
             dims = ", ".join(names[lp.var] for lp in ph.loop_path(nest, stmt))
             outs = ", ".join(f"e{k}" for k in range(len(subs)))
@@ -161,6 +170,33 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...]) -> boo
     return image.is_equal(rows.flat_product(box))
 
 
+def _declared_bounds(info, ndims: int, flat: bool) -> list[tuple[str | None, str | None]]:
+    """Per dimension, the index range the declaration allows: ranges computed with a non-affine guard left
+    out may overshoot it (fdtd's `if (i == 0) ... else hz[i-1]`), and a C program cannot touch outside it."""
+    dims = info.dims
+    if flat or len(dims) != ndims:
+        # a pointer (or a view that does not match the declaration): only the start is known
+        return [("0", None)] + [(None, None)] * (ndims - 1)
+    return [("0", None if d is None else (d - 1).to_c()) for d in dims]
+
+
+def _clamp(expr: str, low: str | None = None, high: str | None = None) -> str:
+    p = c_to_poly(expr)
+    for bound, keep_larger in ((low, True), (high, False)):
+        if bound is None:
+            continue
+        b = c_to_poly(bound)
+        if p is not None and b is not None and (p - b).is_const():
+            d = (p - b).const_value()
+            if (d < 0) == keep_larger:
+                expr, p = bound, b
+            continue
+        op = ">" if keep_larger else "<"
+        expr = f"(({expr}) {op} ({bound}) ? ({expr}) : ({bound}))"
+        p = c_to_poly(expr)
+    return expr
+
+
 def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
     params = list(nest.params)
     plans = []
@@ -172,26 +208,27 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
         info = nest.array(name)
         if any(not a.affine for a in accs):
             raise CodegenError(f"array '{name}' has a non-affine access ({next(a.text for a in accs if not a.affine)})")
-        ndims, extents = _array_shape(nest, accs)
-        ranges = ph.subscript_ranges(nest, accs, ndims)
+        ndims, extents, flat = _array_shape(nest, accs)
+        ranges = ph.subscript_ranges(nest, accs, ndims, flat)
         if ranges is None:
             raise CodegenError(f"cannot bound the elements of '{name}' the nest touches")
         reads = [a for a in accs if a.kind == "read"]
         writes = [a for a in accs if a.kind == "write"]
         ext_c = tuple(e.to_c() for e in extents)
-        lo = _flat(nest, [_c(lo, params) for lo, _ in ranges], ext_c)
-        hi = _flat(nest, [_c(hi, params) for _, hi in ranges], ext_c)
+        bounds = _declared_bounds(info, ndims, flat)
+        lo = _flat(nest, [_clamp(_c(lo, params), low=b[0]) for (lo, _), b in zip(ranges, bounds)], ext_c)
+        hi = _flat(nest, [_clamp(_c(hi, params), high=b[1]) for (_, hi), b in zip(ranges, bounds)], ext_c)
         count = simplify(f"({hi}) - ({lo}) + 1")
         copy_in = (lo, count)
         why = "read by the nest" if reads else ""
         copy_out = None
         if writes:
-            wr = ph.subscript_ranges(nest, writes, ndims)
-            wlo = _flat(nest, [_c(l, params) for l, _ in wr], ext_c)
-            whi = _flat(nest, [_c(h, params) for _, h in wr], ext_c)
+            wr = ph.subscript_ranges(nest, writes, ndims, flat)
+            wlo = _flat(nest, [_clamp(_c(l, params), low=b[0]) for (l, _), b in zip(wr, bounds)], ext_c)
+            whi = _flat(nest, [_clamp(_c(h, params), high=b[1]) for (_, h), b in zip(wr, bounds)], ext_c)
             copy_out = (wlo, simplify(f"({whi}) - ({wlo}) + 1"))
             if not reads:
-                if _dense(nest, writes, extents):
+                if _dense(nest, writes, extents, flat):
                     copy_in, why = None, "written in full, not read: no copy-in"
                 else:
                     why = "copied in because the nest writes only part of the region (the rest must survive the copy-out)"
@@ -222,8 +259,37 @@ class KernelPrinter(c_generator.CGenerator):
         return self.renames.get(n.name, n.name)
 
 
+def atomic_call(op: str, ctype: str, ptr: str, value: str) -> str:
+    """The atomic that folds one block's partial result into the total, for the types CUDA supports.
+
+    CUDA has atomicAdd for int, unsigned, unsigned long long, float and double (sm_60+), and
+    atomicMax/Min for 32- and 64-bit integers; 64-bit `long` goes through the long long forms,
+    floating-point max/min through the compare-and-swap helpers of the prelude.
+    """
+    if op == "+":
+        if ctype in ("float", "double", "int", "unsigned int"):
+            return f"atomicAdd({ptr}, {value})"
+        if ctype in ("long", "long long", "unsigned long", "unsigned long long"):
+            # two's complement: adding as unsigned 64-bit gives the signed sum too
+            return f"atomicAdd((unsigned long long *)({ptr}), (unsigned long long)({value}))"
+    else:
+        name = "atomicMax" if op == "max" else "atomicMin"
+        if ctype in FLOAT_TYPES:
+            return f"c2gpu_atomic_{op}({ptr}, {value})"
+        if ctype in ("int", "unsigned int"):
+            return f"{name}({ptr}, {value})"
+        if ctype in ("long", "long long"):
+            return f"{name}((long long *)({ptr}), (long long)({value}))"
+        if ctype in ("unsigned long", "unsigned long long"):
+            return f"{name}((unsigned long long *)({ptr}), (unsigned long long)({value}))"
+    raise CodegenError(f"a {op} reduction on {ctype} has no CUDA atomic")
+
+
 IDENTITY = {"+": "0", "max": "-INFINITY", "min": "INFINITY"}
 INT_IDENTITY = {"+": "0", "max": "INT_MIN", "min": "INT_MAX"}
+INT_LIMITS = {"long": ("LONG_MIN", "LONG_MAX"), "long long": ("LLONG_MIN", "LLONG_MAX"),
+              "unsigned int": ("0", "UINT_MAX"), "unsigned long": ("0", "ULONG_MAX"),
+              "unsigned long long": ("0", "ULLONG_MAX")}
 
 
 @dataclass
@@ -309,19 +375,9 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             continue  # privatised below
         if v in scalar_types:
             value_params.append((v, scalar_types[v]))
-    # host loop variables the kernel needs (time step t, ...) and normalized host indices
-    needed = set()
-    for s in stmts:
-        needed |= set(s.scalar_reads)
-    text_vars = set()
-    for m in kernel.loops:
-        text_vars |= m.trip.variables
-    for lp in inner_loops:
-        if lp.trip_count is not None:
-            text_vars |= lp.trip_count.variables
-    for name, ctype in host_vars:
-        if name in needed or name in text_vars or _mentions_var(stmts, name):
-            value_params.append((name, ctype))
+    # the enclosing host loops' variables (time step t, ...), as C names them and normalized: the body
+    # text uses the former, trip counts and guards the latter
+    value_params.extend(host_vars)
     seen = set()
     for v, t in value_params:
         if v not in seen:
@@ -367,13 +423,16 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     for r in kernel.reductions:
         t = scalar_types[r.target]
         ident = (IDENTITY if t in FLOAT_TYPES else INT_IDENTITY)[r.op]
+        if t in INT_LIMITS and r.op != "+":
+            ident = INT_LIMITS[t][0 if r.op == "max" else 1]
         combine = {"+": "{a} + {b}", "max": "fmax({a}, {b})" if t in FLOAT_TYPES else "max({a}, {b})",
                    "min": "fmin({a}, {b})" if t in FLOAT_TYPES else "min({a}, {b})"}[r.op]
-        atomic = {"+": "atomicAdd", "max": "c2gpu_atomic_max", "min": "c2gpu_atomic_min"}[r.op]
+        result = f"c2gpu_{r.target}_result"
         reductions.append({"target": r.target, "type": t, "identity": ident, "part": renames[r.target],
                            "combine": combine.format(a=f"c2gpu_red_{r.target}[c2gpu_tid]",
                                                      b=f"c2gpu_red_{r.target}[c2gpu_tid + c2gpu_s]"),
-                           "atomic": atomic, "result": f"c2gpu_{r.target}_result"})
+                           "atomic": atomic_call(r.op, t, result, f"c2gpu_red_{r.target}[0]"),
+                           "helper": r.op != "+" and t in FLOAT_TYPES, "result": result})
     grid, extents = ["1", "1", "1"], ["1", "1", "1"]
     block = kernel.block
     for m in kernel.loops:
@@ -394,15 +453,3 @@ def simplify_div(ext: str, b: int) -> str:
     if p is not None and p.is_const():
         return str(max(0, -(-int(p.const_value()) // b)))
     return f"(unsigned)((({ext}) + {b - 1}) / {b})"
-
-
-def _mentions_var(stmts, name: str) -> bool:
-    for s in stmts:
-        for a in s.accesses:
-            for sub in a.subscripts:
-                if sub is not None and name in sub.variables:
-                    return True
-        for g in s.guards:
-            if g.constraints and any(name in c.expr.variables for c in g.constraints):
-                return True
-    return False

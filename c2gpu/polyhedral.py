@@ -104,18 +104,23 @@ def access_shape(nest: Nest, access) -> tuple[tuple[Poly | None, ...], tuple[Pol
     return subs, tuple(inner)
 
 
-def subscript_ranges(nest: Nest, accesses, ndims: int) -> list[tuple[isl.PwAff, isl.PwAff]] | None:
-    """Exact (min, max) of each subscript over the iteration domains of the given accesses."""
+def subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool = False) -> list[tuple[isl.PwAff, isl.PwAff]] | None:
+    """Exact (min, max) of each subscript over the iteration domains of the given accesses.
+
+    flat: use the subscripts as written (1-D) even where a 2-D form was recovered.
+    """
     out: list[list] = [[None, None] for _ in range(ndims)]
     params = ", ".join(nest.params)
     for stmt in nest.statements():
         for a in stmt.accesses:
             if a not in accesses:
                 continue
-            subs, _ = access_shape(nest, a)
+            subs = a.subscripts if flat else access_shape(nest, a)[0]
             if len(subs) != ndims or any(x is None or not x.is_affine() for x in subs):
                 return None
             dom, names = statement_domain(nest, stmt)
+            if dom.is_empty():
+                continue  # a statement that never runs touches nothing
             dims = ", ".join(names[lp.var] for lp in loop_path(nest, stmt))
             for k, sub in enumerate(subs):
                 m = isl.Map(f"[{params}] -> {{ [{dims}] -> [e] : e = {poly_to_isl(sub, names)} }}")

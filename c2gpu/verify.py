@@ -24,7 +24,7 @@ import numpy as np
 from .diagnostics import C2GPUError
 from .emulate.build import CompilerNotFoundError, compile_for_cpu
 from .frontend import PreprocessOptions
-from .port import NestOutcome, _esc, _read_source, analyse_for_port, render_port
+from .port import NestOutcome, _esc, _read_source, analyse_for_port, c_only_constructs, render_port, render_split
 from .source import SpanError, for_span
 
 DUMP_RUNTIME = r"""/* c2gpu verify: dump of the values each ported nest writes */
@@ -134,10 +134,12 @@ def compare(expected, actual, rtol: float, atol: float) -> VerifyResult:
             continue
         if a.dtype.kind == "f":
             a64, b64 = a.astype(np.float64), b.astype(np.float64)
-            both_nan = np.isnan(a64) & np.isnan(b64)
-            diff = np.where(both_nan, 0.0, np.abs(a64 - b64))
+            same = (a64 == b64) | (np.isnan(a64) & np.isnan(b64))   # equal infinities and NaNs agree
+            with np.errstate(invalid="ignore", over="ignore"):
+                diff = np.where(same, 0.0, np.abs(a64 - b64))
             diff = np.where(np.isnan(diff), np.inf, diff)
-            scale = max(float(np.max(np.abs(np.nan_to_num(a64, posinf=0, neginf=0)))), 1e-30)
+            finite = np.abs(a64[np.isfinite(a64)])
+            scale = max(float(finite.max()) if finite.size else 0.0, 1e-30)
             # relative to the array's magnitude, so values near zero are not judged by their own tiny size
             tol = atol + rtol * scale
             k = int(np.argmax(diff))
@@ -161,6 +163,16 @@ def compare(expected, actual, rtol: float, atol: float) -> VerifyResult:
     return VerifyResult(True, f"{len(expected)} outputs identical within tolerance", len(expected), max_abs, max_rel, worst)
 
 
+def _compile_cu(cu: Path, out: Path, flags: list[str], cxx: str, timeout: float, result) -> None:
+    try:
+        cr = compile_for_cpu(cu, out, extra_flags=flags, cxx=cxx, timeout=timeout)
+    except CompilerNotFoundError as e:
+        raise C2GPUError(str(e)) from None
+    result.commands.append(cr.command)
+    if not cr.ok:
+        raise C2GPUError(f"the ported program does not compile for the CPU execution layer:\n{cr.stderr.strip()}")
+
+
 def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, atol: float = 0.0,
            timeout: float = 120.0, cc: str = "cc", cxx: str = "g++", keep: str | None = None,
            cflags: tuple[str, ...] = ("-O1",)) -> VerifyResult:
@@ -180,31 +192,55 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
         orig_c = tmp / "original.c"
         orig_c.write_text(instrument_original(path, source, outcomes), errors="surrogateescape")
         port_cu = tmp / "ported.cu"
-        port_cu.write_text(render_port(path, source, outcomes, str(port_cu), after_nest=dump_calls, prefix=DUMP_RUNTIME),
-                           errors="surrogateescape")
         orig_exe, port_exe = tmp / "original", tmp / "ported"
         cmd = [shutil.which(cc), *cflags, "-w", *flags, str(orig_c), "-o", str(orig_exe), "-lm"]
         result.commands.append(cmd)
         r = _run(cmd, dict(os.environ), timeout, "compiling the original program", str(tmp))
         if r.returncode != 0:
             raise C2GPUError(f"the original program does not compile:\n{r.stderr.decode(errors='replace').strip()}")
-        try:
-            cr = compile_for_cpu(port_cu, port_exe, extra_flags=["-w", *flags, "-lm"], cxx=cxx, timeout=timeout)
-        except CompilerNotFoundError as e:
-            raise C2GPUError(str(e)) from None
-        result.commands.append(cr.command)
-        if not cr.ok:
-            raise C2GPUError(f"the ported program does not compile for the CPU execution layer:\n{cr.stderr.strip()}")
-        env = dict(os.environ)
-        runs = []
-        for exe, name in ((orig_exe, "original"), (port_exe, "ported")):
-            env["C2GPU_DUMP"] = str(tmp / f"{name}.dump")
+        split = bool(c_only_constructs(program))
+        if split:
+            # C host code (e.g. VLA parameters) + CUDA wrappers: compile apart and link, as a user would
+            cu_text, host_text = render_split(path, source, outcomes, str(port_cu), "ported.host.c",
+                                              after_nest=dump_calls, prefix=DUMP_RUNTIME)
+            port_cu.write_text(cu_text, errors="surrogateescape")
+            host_c = tmp / "ported.host.c"
+            host_c.write_text(host_text, errors="surrogateescape")
+            cmd = [shutil.which(cc), *cflags, "-w", *flags, "-c", str(host_c), "-o", str(tmp / "host.o")]
+            result.commands.append(cmd)
+            r = _run(cmd, dict(os.environ), timeout, "compiling the ported host code", str(tmp))
+            if r.returncode != 0:
+                raise C2GPUError(f"the ported host code does not compile:\n{r.stderr.decode(errors='replace').strip()}")
+            cr = _compile_cu(port_cu, tmp / "kernels.o", ["-c", "-w", *flags], cxx, timeout, result)
+            link = [shutil.which(cxx) or cxx, str(tmp / "host.o"), str(tmp / "kernels.o"), "-o", str(port_exe),
+                    "-pthread", "-lm"]
+            result.commands.append(link)
+            r = _run(link, dict(os.environ), timeout, "linking the ported program", str(tmp))
+            if r.returncode != 0:
+                raise C2GPUError(f"the ported program does not link:\n{r.stderr.decode(errors='replace').strip()}")
+        else:
+            port_cu.write_text(render_port(path, source, outcomes, str(port_cu), after_nest=dump_calls,
+                                           prefix=DUMP_RUNTIME), errors="surrogateescape")
+            _compile_cu(port_cu, port_exe, ["-w", *flags, "-lm"], cxx, timeout, result)
+        # The port runs twice: with each block's threads in order and in reverse order. A loop wrongly
+        # claimed parallel usually gives the sequential answer in one order but not in the other.
+        runs = {}
+        for exe, name, order in ((orig_exe, "original", None), (port_exe, "ported", "forward"),
+                                 (port_exe, "ported-reverse", "reverse")):
+            env = dict(os.environ, C2GPU_DUMP=str(tmp / f"{name}.dump"))
+            if order:
+                env["C2GPU_EMU_ORDER"] = order
             r = _run([str(exe)], env, timeout, f"the {name} program", str(tmp))
             if r.returncode != 0:
                 raise C2GPUError(f"the {name} program exited with status {r.returncode}:\n"
                                  f"{r.stderr.decode(errors='replace').strip()[-2000:]}")
-            runs.append(read_dump(tmp / f"{name}.dump"))
-        result = compare(runs[0], runs[1], rtol, atol)
+            runs[name] = read_dump(tmp / f"{name}.dump")
+        result = compare(runs["original"], runs["ported"], rtol, atol)
+        if result.ok:
+            reverse = compare(runs["original"], runs["ported-reverse"], rtol, atol)
+            if not reverse.ok:
+                reverse.message += " (with the threads of each block run in reverse order)"
+                result = reverse
         result.outcomes = outcomes
         return result
     finally:

@@ -140,7 +140,11 @@ class Mapper:
         scalars = {s.name: s for s in self.nest.scalars}
         if any(scalars.get(r.target) is None or scalars[r.target].role == "local" for r in reds):
             return None
-        return tuple(reds)
+        by_target: dict[str, Reduction] = {}
+        for r in reds:
+            if by_target.setdefault(r.target, r).op != r.op:
+                return None  # s += ... and s = max(s, ...) on one scalar cannot be combined
+        return tuple(by_target.values())
 
     def can_start_kernel(self, loop: Loop) -> tuple[bool, tuple[Reduction, ...]]:
         st = self.status(loop)
@@ -159,13 +163,20 @@ class Mapper:
             return self.kernel(loop, reds)
         if self.wanted(loop) is True:
             raise PassFailed(f"--map asks for loop '{self.c_var(loop)}' (line {loop.loc.line}), but {self.reason(loop)}")
-        # a sequential loop: keep it on the host if everything inside can become kernels
+        where = f"loop '{self.c_var(loop)}' at line {loop.loc.line}"
+        if self.status(loop) == "reduction":
+            raise PassFailed(f"{where} is a reduction c2gpu does not run across threads (only scalar +, max and "
+                             f"min reductions are): {self.reason(loop)}")
+        if self.status(loop) != "carried":
+            # not proven either way (aliasing, calls, non-affine accesses): the nest stays on the CPU
+            raise PassFailed(f"{where} is not proven parallel: {self.reason(loop)}")
+        # proven sequential (a time loop): keep it on the host if everything inside can become kernels
         kids = [n for n in loop.body if isinstance(n, Loop)]
         if not kids:
-            raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line} cannot run in parallel: {self.reason(loop)}")
+            raise PassFailed(f"{where} cannot run in parallel: {self.reason(loop)}")
         if not _body_is_only_loops(loop) or len(kids) != len(loop.body):
-            raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line} is sequential ({self.reason(loop)}) "
-                             "and has statements outside its inner loops, so it cannot stay on the host around kernels")
+            raise PassFailed(f"{where} cannot run in parallel ({self.reason(loop)}), and it cannot stay on the host "
+                             "around kernels because it has statements outside its inner loops")
         if any(k.guards != loop.guards for k in kids):
             raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line}: guarded inner loops under a host loop are not supported")
         body = tuple(self.plan(k) for k in kids)
@@ -191,6 +202,14 @@ class Mapper:
         if self.map_override:
             chain = [lp for lp in chain if self.wanted(lp)] or chain[:1]
             # only a prefix-closed perfect chain can be mapped; keep the leading run of wanted loops
+        verdict = self.deps.verdicts.get(root.lid)
+        red_targets = {r.target for r in reds}
+        shared = [v for v in getattr(verdict, "outer_writes", ()) if v not in verdict.private and v not in red_targets]
+        if shared:
+            # each thread would need the one value the scalar has across iterations (or after the loop)
+            raise PassFailed(f"loop '{self.c_var(root)}' at line {root.loc.line}: scalar '{shared[0]}' is written in "
+                             "the loop and keeps its value across iterations or after it; c2gpu ports only private "
+                             "scalars and +, max, min reductions")
         dims = self.assign_dims(chain)
         block = self.block_shape(len(chain))
         if reds and (block[0] * block[1] * block[2]) & (block[0] * block[1] * block[2] - 1):
@@ -243,7 +262,7 @@ class MapLoops(Pass):
 
     def run(self, nest: Nest, ctx) -> Mapping:
         deps = ctx.get("dependence", nest)
-        blockers = [f for f in nest.all_flags() if f.code in ("unsupported-statement", "inside-while")]
+        blockers = [f for f in nest.all_flags() if f.code == "unsupported-statement"]
         if blockers:
             raise PassFailed(f"{blockers[0].message} (line {blockers[0].loc.line})")
         mapper = Mapper(nest, deps, ctx.options)

@@ -12,7 +12,7 @@ def requires_tool(name: str):
     """Skip when a tool is missing, except in CI (CI=true), where its absence is a failure."""
     if shutil.which(name) is None and os.environ.get("CI") != "true":
         return pytest.mark.skip(reason=f"{name} not on PATH")
-    return pytest.mark.usefixtures()
+    return lambda test: test
 
 
 @pytest.fixture

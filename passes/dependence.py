@@ -1,0 +1,1224 @@
+"""Dependence analysis: which loops of a nest are parallel, and if not, why.
+
+Every loop gets one verdict, keyed by `Loop.lid` (sibling loops may share a
+variable name):
+
+- "parallel":  proven: no dependence is carried by the loop.
+- "reduction": the only carried dependences are candidate reductions over the
+               loop (scalar `s += ...`, `s = fmaxf(s, ...)`, `count++`, or an
+               array element `y[i] += ...`); the verdict names them.
+- "carried":   a carried dependence was proven (exact domains, see below).
+- "unknown":   not proven parallel: non-affine subscript, unknown call,
+               possible aliasing, unsupported statement, non-affine bound, or a
+               dependence that exists only in our over-approximation.
+When several apply, the first of carried > unknown > reduction > parallel
+wins (a proven dependence is the most useful thing to report; every blocker
+is still listed in `reasons`).
+
+Method (exact for affine subscripts and bounds, with isl).  For every pair of
+references to the same array or scalar, at least one a write, we build the
+relation between the iteration vectors of the two statements: both in their
+domains (loop bounds, plus the affine `if` guards; a guard or bound we cannot
+express is dropped, which only enlarges the domain, so the answer stays
+sound), the same memory cell (equal subscripts in each dimension; a scalar is
+a 0-dimensional array), and the source executing before the sink.  For the
+loops the two statements share, the dependence is carried at level d when the
+iteration vectors are equal above d and the source is earlier at d; it is
+loop-independent when they are equal on all common loops and the source
+statement comes first in the text (sid order).  Loop-independent dependences
+do not affect parallelism; they are reported in `dependences` for
+completeness.  Emptiness is decided by isl for all values of the symbolic
+parameters (sizes like `n` are free; only the bounds constrain them), with
+integer semantics.  Distances are in iterations of the loops as they are in
+the IR (after normalization: of the normalized loops).  A dependence is
+`exact` (proven) when both domains were modelled completely, the nest has no
+control flow we do not model (break, goto, ...) and the name denotes one
+variable; otherwise it is a "may" dependence and makes the loop unknown.
+
+Pairs whose subscripts we cannot analyse, pairs of different arrays that may
+alias, and calls or flagged constructs make the loops the two references (or
+the construct) share unknown: a dependence between two statements can only be
+carried by a loop enclosing both.
+
+Scalars: one declared in the body of a loop is private to it; otherwise it is
+a reduction over the loop (every write a candidate reduction with one
+operator, no other read), or privatizable (written unconditionally, directly
+in the loop body, before every read of the iteration, and its value is not
+used after the loop), or its dependences count.
+
+Out of scope (we assume what a C compiler may assume): integer overflow in
+subscripts and bounds, out-of-range subscripts of multi-dimensional arrays
+(`A[i][N]` reaching into row i+1 is undefined behaviour, so equal cells means
+equal subscripts in every dimension), type punning between arrays of
+different types, and side effects of math-library calls (errno).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from math import lcm
+from typing import Any, Iterable
+
+import islpy as isl
+from pycparser import c_ast, c_generator
+
+from c2gpu.frontend.lower import MATH_FUNCTIONS, loc_of
+from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement
+from c2gpu.pipeline import Pass
+from c2gpu.poly import Poly
+
+STATUSES = ("parallel", "reduction", "carried", "unknown")
+
+
+# --------------------------------------------------------------------------- results
+
+@dataclass(frozen=True)
+class DepReason:
+    """Why a loop has its status, with the locations that block it.
+
+    kind: "flow", "anti", "output" (a carried dependence), "reduction",
+    "non-affine", "alias", "call", "bound" or "flag" (then `code` is the
+    Flag's code).  For dependences `exact` says whether the dependence is
+    proven (False: it exists only because something was over-approximated,
+    e.g. a non-affine guard was dropped).
+    """
+    kind: str
+    message: str
+    source: Loc | None = None
+    sink: Loc | None = None
+    array: str | None = None
+    distance: tuple[int, ...] | None = None
+    direction: str | None = None
+    code: str | None = None
+    exact: bool = True
+
+
+@dataclass(frozen=True)
+class Dependence:
+    """A dependence between two references (array accesses, or scalar reads/writes)."""
+    array: str                      # array or scalar name
+    kind: str                       # "flow" (write -> read), "anti" (read -> write), "output" (write -> write)
+    source: Access | None           # None for scalars
+    sink: Access | None
+    source_sid: int
+    sink_sid: int
+    source_loc: Loc
+    sink_loc: Loc
+    source_text: str                # "out[i]" or, for scalars, the statement/condition
+    sink_text: str
+    loop: int | None                # lid of the carrying loop; None = loop-independent
+    distance: tuple[int, ...] | None  # sink - source over the common loops, outermost first, when constant
+    direction: str                  # the same as directions: "<", "=", ">", "<=", ">=", "!=", "*"
+    scalar: bool = False
+    exact: bool = True              # False: found only in an over-approximation (see `why`)
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class LoopVerdict:
+    lid: int
+    var: str                        # the loop variable as written in C
+    status: str                     # one of STATUSES
+    reasons: tuple[DepReason, ...] = ()
+    ir_var: str = ""                # the variable in the IR (normalized loops: "i_n")
+    private: tuple[str, ...] = ()   # scalars declared outside the loop, privatized: written before read, dead after
+    reductions: tuple[str, ...] = ()  # reduction targets over this loop ("sum", "y[i]")
+    outer_writes: tuple[str, ...] = ()  # scalars declared outside the loop that it writes (reduction targets
+    #                                     excluded): a port needs one copy per iteration, and the value after a
+    #                                     parallel loop is that of the one iteration that wrote it (unless private)
+
+
+@dataclass(frozen=True)
+class DependenceInfo:
+    verdicts: dict[int, LoopVerdict]
+    dependences: tuple[Dependence, ...]
+    notes: tuple[str, ...] = ()
+
+    def loop(self, key: int | str) -> LoopVerdict:
+        """A verdict by lid, or by variable name (as written in C, or the IR name): the first in lid order."""
+        if isinstance(key, int):
+            return self.verdicts[key]
+        for lid in sorted(self.verdicts):
+            v = self.verdicts[lid]
+            if key in (v.var, v.ir_var):
+                return v
+        raise KeyError(key)
+
+    def statuses(self) -> dict[int, str]:
+        return {lid: v.status for lid, v in sorted(self.verdicts.items())}
+
+    def carried_by(self, lid: int) -> tuple[Dependence, ...]:
+        return tuple(d for d in self.dependences if d.loop == lid)
+
+
+class DependenceAnalysis(Pass):
+    name = "dependence"
+    description = "exact (isl) dependence analysis: which loops are parallel, reductions, carried or unknown"
+    requires = ()
+    provides = ("dependence",)
+
+    def run(self, nest: Nest, ctx) -> DependenceInfo:
+        options = getattr(ctx, "options", None) or {}
+        return analyze(nest, assume_no_alias=bool(options.get("assume_no_alias")),
+                       program=getattr(ctx, "program", None))
+
+
+# --------------------------------------------------------------------------- internal model
+
+# Flags that stop us from proving anything about the loops around them.  Codes
+# handled elsewhere: non-affine-subscript (per access, below), inside-while
+# (the nest itself runs an unknown number of times: no effect on its loops).
+# Any other code, including ones added later, makes the enclosing loops unknown.
+_IGNORED_FLAGS = {"non-affine-subscript", "inside-while"}
+# Flags that do not change which iterations execute: a dependence found next to
+# them is still proven.  Other flags (break, goto, modified loop variables, ...)
+# make every dependence in the nest a "may" dependence.
+_DATA_FLAGS = {"unknown-call", "array-escapes", "address-taken", "unsupported-access", "local-array",
+               "unknown-array", "unknown-identifier", "non-affine-subscript", "inside-while"}
+
+_GEN = c_generator.CGenerator()
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(eq=False)
+class _Site:
+    """Where references happen: a statement, or the condition of an `if` (its scalar reads)."""
+    order: float                    # textual order; statements: sid, conditions: just before their body
+    stmt: Statement                 # the statement (for a condition: one statement it guards)
+    chain: tuple[Loop, ...]         # enclosing loops, outermost first
+    guards: tuple[Guard, ...]       # guards that hold at this site (besides those of the chain loops)
+    text: str
+    loc: Loc
+    node: Any = None                # the AST node (statement or condition)
+    guard: Guard | None = None      # for condition sites: the guard whose condition is read
+
+
+@dataclass(eq=False)
+class _Ref:
+    name: str
+    kind: str                       # "read" or "write"
+    site: _Site
+    cell: tuple[Poly, ...] | None   # subscripts compared; () for scalars; None = cannot be analysed
+    why: str                        # why cell is None
+    access: Access | None
+    text: str
+    loc: Loc
+
+    def describe(self) -> str:
+        if self.access is not None:
+            return f"{self.access.text} (line {self.loc.line})"
+        return f"'{self.text}' (line {self.loc.line})"
+
+
+class _Unanalysable(Exception):
+    pass
+
+
+@dataclass
+class _Domain:
+    names: dict[str, str]           # IR loop variable -> isl dimension name
+    dims: list[str]
+    exists: list[str]
+    cons: list[str]
+    exact: bool
+    why: str
+    steps: list[int | None]
+
+
+class _Ctx:
+    """What the functions below share for one nest."""
+
+    def __init__(self, nest: Nest):
+        self.nest = nest
+        self.loops = {lp.lid: lp for lp in nest.loops()}
+        self.loop_vars = {lp.var for lp in nest.loops()}
+        self.params: dict[str, str] = {}            # parameter -> isl name p<k>
+        self.parent: dict[int, int | None] = {}     # lid -> lid of the enclosing loop
+        for lp in nest.loops():
+            for node in lp.body:
+                if isinstance(node, Loop):
+                    self.parent[node.lid] = lp.lid
+        self.parent.setdefault(nest.root.lid, None)
+        self.unknown: dict[int, list[DepReason]] = {lid: [] for lid in self.loops}
+        self.control_inexact = ""                   # set when a control-flow flag makes every dependence a "may"
+        self.conflated: dict[str, str] = {}         # names standing for several variables -> why
+
+    def name(self, lp: Loop) -> str:
+        return lp.origin.var if lp.origin is not None else lp.var
+
+    def ancestors(self, lid: int) -> list[int]:
+        out = [lid]
+        while self.parent.get(out[-1]) is not None:
+            out.append(self.parent[out[-1]])
+        return out
+
+    def block(self, lids: Iterable[int], reason: DepReason) -> None:
+        for lid in lids:
+            if reason not in self.unknown[lid]:
+                self.unknown[lid].append(reason)
+
+
+# --------------------------------------------------------------------------- affine forms -> isl text
+
+def _lin(p: Poly | None, names: dict[str, str], ctx: _Ctx) -> dict[str, Fraction] | None:
+    """An affine Poly as {isl name: coefficient} ("" = constant), or None.
+
+    Variables that are loop variables of the chain map to its dimensions;
+    other loop variables (not enclosing this site) make it unusable; anything
+    else is a symbolic parameter (the frontend only lets names into a Poly
+    when they are not assigned in the nest).
+    """
+    if p is None or not p.is_affine():
+        return None
+    out: dict[str, Fraction] = {}
+    for mono, c in p.terms:
+        if not mono:
+            key = ""
+        else:
+            ((v, _power),) = mono
+            if v in names:
+                key = names[v]
+            elif v in ctx.loop_vars:
+                return None
+            else:
+                key = ctx.params.setdefault(v, f"p{len(ctx.params)}")
+        out[key] = out.get(key, Fraction(0)) + c
+    return out
+
+
+def _sub(a: dict[str, Fraction], b: dict[str, Fraction], k: int | Fraction = 1) -> dict[str, Fraction]:
+    out = dict(a)
+    for v, c in b.items():
+        out[v] = out.get(v, Fraction(0)) - k * c
+    return out
+
+
+def _con(form: dict[str, Fraction], op: str) -> str:
+    """`form >= 0` or `form = 0`, scaled to integer coefficients (a positive factor keeps both meanings)."""
+    den = lcm(*[c.denominator for c in form.values()]) if form else 1
+    parts = []
+    for v, c in sorted(form.items()):
+        n = int(c * den)
+        if n == 0:
+            continue
+        parts.append(str(n) if v == "" else f"{n}*{v}")
+    text = " + ".join(parts) if parts else "0"
+    return f"{text} {op} 0"
+
+
+def _guard_cons(g: Guard, names: dict[str, str], ctx: _Ctx) -> list[str] | None:
+    if g.constraints is None:
+        return None
+    out = []
+    for c in g.constraints:
+        f = _lin(c.expr, names, ctx)
+        if f is None:
+            return None
+        out.append(_con(f, "=" if c.kind == "eq" else ">="))
+    return out
+
+
+# --------------------------------------------------------------------------- 1. the domain of a statement
+
+def statement_domain(site: _Site, prefix: str, ctx: _Ctx) -> _Domain:
+    """The iteration domain of `site` as isl constraints on dimensions <prefix>0, <prefix>1, ...
+
+    Each enclosing loop contributes its bounds (lower <= v < upper for a
+    positive step, upper < v <= lower for a negative one, v - lower a
+    multiple of the step through an existential) and the guards around it;
+    the site adds the guards inside its innermost loop.  What cannot be
+    expressed is dropped (a larger domain: sound) and the domain is then not
+    exact, so dependences found with it are only "may" dependences.
+    """
+    names: dict[str, str] = {}
+    dom = _Domain(names, [], [], [], True, "", [])
+
+    def inexact(why: str) -> None:
+        if dom.exact:
+            dom.exact, dom.why = False, why
+
+    for k, lp in enumerate(site.chain):
+        for g in lp.guards:                       # evaluated before the loop starts: outer variables only
+            cons = _guard_cons(g, names, ctx)
+            if cons is None:
+                inexact(f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out")
+            else:
+                dom.cons.extend(cons)
+        if lp.var in names:
+            raise _Unanalysable(f"loop variable '{lp.var}' is reused by nested loops")
+        v = f"{prefix}{k}"
+        names[lp.var] = v
+        dom.dims.append(v)
+        x = {v: Fraction(1)}
+        step = lp.step or 0
+        dom.steps.append(step or None)
+        lower, upper = _lin(lp.lower, names, ctx), _lin(lp.upper, names, ctx)
+        what = f"the bounds of loop '{ctx.name(lp)}' (line {lp.loc.line}) are not affine, so they were left out"
+        if step > 0:
+            if lower is not None:
+                dom.cons.append(_con(_sub(x, lower), ">="))
+            else:
+                inexact(what)
+            if upper is not None:
+                dom.cons.append(_con(_sub(_sub(upper, x), {"": Fraction(1)}), ">="))
+            elif lp.normalized and lp.trip_count is not None and _lin(lp.trip_count.num, names, ctx) is not None:
+                # v < floor(num/den)  <=>  den*(v + 1) <= num   (integers, den >= 1)
+                num = _lin(lp.trip_count.num, names, ctx)
+                dom.cons.append(_con(_sub(_sub(num, x, lp.trip_count.den), {"": Fraction(lp.trip_count.den)}), ">="))
+            else:
+                inexact(what)
+        elif step < 0:
+            if lower is not None:
+                dom.cons.append(_con(_sub(lower, x), ">="))
+            else:
+                inexact(what)
+            if upper is not None:
+                dom.cons.append(_con(_sub(_sub(x, upper), {"": Fraction(1)}), ">="))
+            else:
+                inexact(what)
+        else:
+            inexact(f"loop '{ctx.name(lp)}' (line {lp.loc.line}) has no constant step")
+        if abs(step) > 1:
+            if lower is not None:
+                e = f"{prefix}e{k}"
+                dom.exists.append(e)
+                dom.cons.append(_con(_sub(_sub(x, lower), {e: Fraction(1)}, step), "="))
+            else:
+                inexact(what)
+    for g in site.guards:
+        cons = _guard_cons(g, names, ctx)
+        if cons is None:
+            inexact(f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out")
+        else:
+            dom.cons.extend(cons)
+    return dom
+
+
+# --------------------------------------------------------------------------- 2. the access map
+
+def access_map(ref: _Ref, dom: _Domain, ctx: _Ctx) -> list[dict[str, Fraction]]:
+    """The cell `ref` touches, one affine form per dimension over the domain's dimensions."""
+    if ref.cell is None:
+        raise _Unanalysable(ref.why)
+    out = []
+    for p in ref.cell:
+        f = _lin(p, dom.names, ctx)
+        if f is None:
+            raise _Unanalysable(f"subscript '{p.to_c()}' of {ref.text} cannot be analysed")
+        out.append(f)
+    return out
+
+
+# --------------------------------------------------------------------------- 3. one pair
+
+def _common(a: _Site, b: _Site) -> int:
+    n = 0
+    while n < len(a.chain) and n < len(b.chain) and a.chain[n].lid == b.chain[n].lid:
+        n += 1
+    return n
+
+
+def _relation(ctx: _Ctx, src: _Domain, snk: _Domain, common: int, cons: list[str]) -> isl.Map:
+    exists = src.dims[common:] + src.exists + snk.dims[common:] + snk.exists
+    body = " and ".join(cons) if cons else "0 = 0"
+    if exists:
+        body = f"exists ({', '.join(exists)} : {body})"
+    params = "[" + ", ".join(ctx.params.values()) + "] -> "
+    return isl.Map(f"{params}{{ [{', '.join(src.dims[:common])}] -> [{', '.join(snk.dims[:common])}] : {body} }}")
+
+
+def _direction(rel: isl.Map, steps: list[int | None]) -> tuple[tuple[int, ...] | None, str]:
+    """Distance vector (when the deltas set is one constant vector) and direction, in iterations."""
+    deltas = rel.deltas()
+    deltas = deltas.project_out(isl.dim_type.param, 0, deltas.dim(isl.dim_type.param))
+    n = deltas.dim(isl.dim_type.set)
+    symbols = []
+    for k in range(n):
+        one = deltas.project_out(isl.dim_type.set, k + 1, n - k - 1).project_out(isl.dim_type.set, 0, k)
+        signs = set()
+        for sign, text in ((1, "{ [x] : x > 0 }"), (0, "{ [x] : x = 0 }"), (-1, "{ [x] : x < 0 }")):
+            if not one.intersect(isl.Set(text)).is_empty():
+                signs.add(sign * (1 if (steps[k] or 0) >= 0 else -1))
+        if steps[k] is None:
+            signs = {1, 0, -1}
+        symbols.append({frozenset({1}): "<", frozenset({0}): "=", frozenset({-1}): ">",
+                        frozenset({1, 0}): "<=", frozenset({-1, 0}): ">=", frozenset({1, -1}): "!="}.get(
+                            frozenset(signs), "*"))
+    direction = symbols[0] if n == 1 else "(" + ", ".join(symbols) + ")"
+    distance = None
+    if deltas.is_singleton() and all(s is not None for s in steps):
+        point = deltas.sample_point()
+        values = [point.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n)]
+        if all(v % s == 0 for v, s in zip(values, steps)):
+            distance = tuple(int(v // s) for v, s in zip(values, steps))
+    return distance, direction
+
+
+def _kind(src: _Ref, snk: _Ref) -> str:
+    if src.kind == "write":
+        return "flow" if snk.kind == "read" else "output"
+    return "anti"
+
+
+def check_pair(src: _Ref, snk: _Ref, ctx: _Ctx) -> list[Dependence]:
+    """Dependences from `src` to `snk`: one per carrying level (and one loop-independent), each proven non-empty."""
+    common = _common(src.site, snk.site)
+    sd, td = statement_domain(src.site, "s", ctx), statement_domain(snk.site, "t", ctx)
+    s_cell, t_cell = access_map(src, sd, ctx), access_map(snk, td, ctx)
+    if len(s_cell) != len(t_cell):
+        raise _Unanalysable(f"{src.text} and {snk.text} use different numbers of subscripts")
+    base = sd.cons + td.cons + [_con(_sub(a, b), "=") for a, b in zip(s_cell, t_cell)]
+    equal = [_con(_sub({sd.dims[k]: Fraction(1)}, {td.dims[k]: Fraction(1)}), "=") for k in range(common)]
+    steps = sd.steps[:common]
+    conflated = ctx.conflated.get(src.name, "")
+    exact = sd.exact and td.exact and not ctx.control_inexact and not conflated
+    why = sd.why or td.why or ctx.control_inexact or conflated
+    out = []
+    levels: list[tuple[int | None, list[str]]] = []
+    for d in range(common):
+        if steps[d] is None:
+            continue                                # no execution order known: the loop is unknown anyway
+        sign = 1 if steps[d] > 0 else -1
+        later = _con({td.dims[d]: Fraction(sign), sd.dims[d]: Fraction(-sign), "": Fraction(-1)}, ">=")
+        levels.append((src.site.chain[d].lid, equal[:d] + [later]))
+    if src.site.order < snk.site.order:
+        levels.append((None, equal))
+    for lid, order in levels:
+        rel = _relation(ctx, sd, td, common, base + order)
+        if rel.is_empty():
+            continue
+        distance, direction = _direction(rel, steps)
+        out.append(Dependence(
+            array=src.name, kind=_kind(src, snk), source=src.access, sink=snk.access,
+            source_sid=src.site.stmt.sid, sink_sid=snk.site.stmt.sid, source_loc=src.loc, sink_loc=snk.loc,
+            source_text=src.text, sink_text=snk.text, loop=lid, distance=distance, direction=direction,
+            scalar=src.access is None, exact=exact, why="" if exact else why))
+    return out
+
+
+# --------------------------------------------------------------------------- collecting references
+
+def _guard_names(g: Guard) -> set[str]:
+    if g.ast is not None:
+        names = set()
+        stack = [g.ast]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, c_ast.ID):
+                names.add(n.name)
+            stack.extend(c for _, c in n.children())
+        return names
+    return set(_IDENT.findall(g.text))
+
+
+def _array_cells(nest: Nest) -> tuple[dict[str, str], list[str]]:
+    """For each array: "lin" (compare the delinearized 2-D form) or "raw".
+
+    The 2-D form of a[i*W + j] is only comparable with another access's 2-D
+    form when both use the same row width W (the frontend proved 0 <= j < W),
+    so we use it only when every access to the array has one, with one W.
+    """
+    modes, notes = {}, []
+    by_array: dict[str, list[Access]] = {}
+    for a in nest.accesses():
+        by_array.setdefault(a.array, []).append(a)
+    for name, accs in by_array.items():
+        widths = set()
+        for a in accs:
+            w = _row_width(a)
+            widths.add(w)
+        if None not in widths and len(widths) == 1:
+            modes[name] = "lin"
+            w = next(iter(widths))
+            if not all(p is not None and p.is_affine() for a in accs for p in a.subscripts):
+                notes.append(f"{name}: subscripts compared in their 2-D form {accs[0].text} -> "
+                             f"[{']['.join(p.to_c() for p in accs[0].linearized)}] (row width {w.to_c()})")
+        else:
+            modes[name] = "raw"
+    return modes, notes
+
+
+def _row_width(a: Access) -> Poly | None:
+    """W with subscript == q*W + r for the access's 2-D form (q, r), or None."""
+    if a.linearized is None or len(a.linearized) != 2 or len(a.subscripts) != 1 or a.subscripts[0] is None:
+        return None
+    q, r = a.linearized
+    rest = a.subscripts[0] - r
+    candidates = [Poly.var(v) for v in sorted(rest.variables)]
+    for mono, c in q.terms:
+        d = rest.as_dict().get(mono)
+        if d is not None and c != 0:
+            candidates.append(Poly.const(d / c))
+    for w in candidates:
+        if q * w == rest:
+            return w
+    return None
+
+
+def _cell(a: Access, mode: str) -> tuple[tuple[Poly, ...] | None, str]:
+    subs = a.linearized if mode == "lin" else a.subscripts
+    if not a.affine and mode != "lin":
+        return None, a.reason or "subscript is not affine"
+    if subs is None or any(p is None or not p.is_affine() for p in subs):
+        return None, a.reason or f"subscript of {a.text} is not affine"
+    return tuple(subs), ""
+
+
+def _guard_depth(g: Guard, chain: tuple[Loop, ...], index: dict[Loc, set[int]] | None) -> int:
+    """How many loops of `chain` enclose the `if` of `g` (where its condition is evaluated).
+
+    From the AST when we have it; otherwise all of them (a condition placed
+    too deep only adds dependences on inner levels: imprecise, never unsound).
+    """
+    lids = index.get(g.loc) if index else None
+    if not lids:
+        return len(chain)
+    depth = 0
+    while depth < len(chain) and chain[depth].lid in lids:
+        depth += 1
+    return depth
+
+
+def _collect(ctx: _Ctx, scalar_names: set[str], index: dict[Loc, set[int]]) -> tuple[list[_Ref], list[str]]:
+    nest = ctx.nest
+    modes, notes = _array_cells(nest)
+    refs: list[_Ref] = []
+    statements = nest.statements()
+    kept = {id(st.ast) for st in statements if st.ast is not None}
+    cond_sites: dict[tuple, _Site] = {}
+
+    for stmt in statements:
+        chain = tuple(ctx.loops[lid] for lid in stmt.loop_ids)
+        site = _Site(float(stmt.sid), stmt, chain, stmt.guards, stmt.text, stmt.loc, stmt.ast)
+        for a in stmt.accesses:
+            cell, why = _cell(a, modes.get(a.array, "raw"))
+            refs.append(_Ref(a.array, a.kind, site, cell, why, a, a.text, a.loc))
+        for kind, names in (("read", stmt.scalar_reads), ("write", stmt.scalar_writes)):
+            for s in names:
+                if s in scalar_names:
+                    refs.append(_Ref(s, kind, site, (), "", None, stmt.text, stmt.loc))
+        # Scalar reads in `if` conditions the IR does not keep as statements (it keeps those
+        # that read an array or a scalar with a non-affine test; this covers the rest, and
+        # IR built by other means).  A condition is read where its `if` is, under the
+        # guards around that `if` (those before it in a guard list, outermost first).
+        lists = [stmt.guards] + [lp.guards for lp in chain]
+        for guards in lists:
+            for k, g in enumerate(guards):
+                if g.ast is not None and id(g.ast) in kept:
+                    continue
+                names = sorted(_guard_names(g) & scalar_names)
+                if not names:
+                    continue
+                where = chain[:_guard_depth(g, chain, index)]
+                key = (g.loc, g.text, g.negated, tuple(lp.lid for lp in where))
+                if key not in cond_sites:
+                    cond_sites[key] = _Site(stmt.sid - 0.5, stmt, where, guards[:k], f"if ({g.text})", g.loc, g.ast, g)
+                    for s in names:
+                        refs.append(_Ref(s, "read", cond_sites[key], (), "", None, f"if ({g.text})", g.loc))
+    return refs, notes
+
+
+# --------------------------------------------------------------------------- things that block a proof
+
+def _ast_index(ctx: _Ctx) -> tuple[dict[Loc, set[int]], dict[int, Any]]:
+    """Source location -> lids of the loops whose text contains it; and a parent map of AST nodes."""
+    by_node = {id(lp.ast): lp.lid for lp in ctx.loops.values() if lp.ast is not None}
+    index: dict[Loc, set[int]] = {}
+    parent: dict[int, Any] = {}
+    root = ctx.nest.root.ast
+    if root is None:
+        return index, parent
+    stack = [(root, frozenset(), None)]
+    fallback = Loc(ctx.nest.loc.file, 0)
+    while stack:
+        node, lids, up = stack.pop()
+        parent[id(node)] = up
+        if id(node) in by_node:
+            lids = lids | {by_node[id(node)]}
+        if getattr(node, "coord", None) is not None:
+            index.setdefault(loc_of(node, fallback), set()).update(lids)
+        stack.extend((c, lids, node) for _, c in node.children())
+    return index, parent
+
+
+def _loops_at(ctx: _Ctx, index: dict[Loc, set[int]], loc: Loc) -> list[int]:
+    lids = index.get(loc)
+    if not lids or loc == ctx.nest.root.loc:
+        return list(ctx.loops)          # cannot place it: every loop (sound)
+    return sorted(lids)
+
+
+def _flags(ctx: _Ctx, index: dict[Loc, set[int]]) -> None:
+    for lp in ctx.loops.values():
+        for f in lp.flags:                           # non-affine bounds: the loop and every loop around it
+            ctx.block(ctx.ancestors(lp.lid), DepReason(
+                "bound", f"{f.message} (line {f.loc.line})", source=f.loc, code=f.code))
+    for f in ctx.nest.flags:
+        if f.code in _IGNORED_FLAGS:
+            continue
+        lids = _loops_at(ctx, index, f.loc)
+        if f.code == "non-affine-bound":
+            lids = sorted({a for lid in lids for a in ctx.ancestors(lid)})
+        kind = "call" if f.code == "unknown-call" else "flag"
+        ctx.block(lids, DepReason(kind, f"{f.message} (line {f.loc.line})", source=f.loc, code=f.code))
+        if f.code not in _DATA_FLAGS and not ctx.control_inexact:
+            ctx.control_inexact = f"{f.message} (line {f.loc.line})"
+    for s in ctx.nest.statements():                  # calls the IR lists but that carry no flag
+        for name in s.calls:
+            flagged = any(r.code == "unknown-call" and f"'{name}'" in r.message for r in ctx.unknown[s.loop_ids[-1]])
+            if name not in MATH_FUNCTIONS and not flagged:
+                ctx.block(s.loop_ids, DepReason(
+                    "call", f"call to '{name}' (line {s.loc.line}): c2gpu cannot see what it reads or writes",
+                    source=s.loc, code="unknown-call"))
+
+
+def _bounds(ctx: _Ctx) -> None:
+    """A loop whose bounds or step we cannot model is unknown, and so is every loop around it.
+
+    (The frontend flags the usual cases as non-affine-bound; this catches the
+    rest, e.g. a hand-built IR, so that a level is never skipped silently.)
+    """
+    for lp in ctx.loops.values():
+        if any(r.kind == "bound" for r in ctx.unknown[lp.lid]):
+            continue
+        upper_ok = lp.upper is not None and lp.upper.is_affine()
+        if not upper_ok and lp.normalized and lp.trip_count is not None:
+            upper_ok = lp.trip_count.num.is_affine()
+        if not (lp.step and lp.lower is not None and lp.lower.is_affine() and upper_ok):
+            ctx.block(ctx.ancestors(lp.lid), DepReason(
+                "bound", f"loop '{ctx.name(lp)}' (line {lp.loc.line}): bounds or step cannot be modelled "
+                         f"('{lp.header}')", source=lp.loc, code="non-affine-bound"))
+
+
+def _hidden_effects(ctx: _Ctx, index: dict[Loc, set[int]]) -> None:
+    """Effects the IR does not record (worked around here, reported as flags).
+
+    - a pointer that is assigned or incremented in the nest (`p++`, `p = q`):
+      its accesses no longer mean the same cells in every iteration;
+    - an assignment or ++/-- inside an `if` condition that reads no array: the
+      IR keeps such a condition only as guard text, so its write is lost.
+    """
+    root = ctx.nest.root.ast
+    if root is None:
+        return
+    arrays = {a.name for a in ctx.nest.arrays}
+    fallback = Loc(ctx.nest.loc.file, 0)
+
+    def writes(node) -> list[tuple[str, Any]]:
+        out, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            target = None
+            if isinstance(n, c_ast.Assignment):
+                target = n.lvalue
+            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--"):
+                target = n.expr
+            if isinstance(target, c_ast.ID):
+                out.append((target.name, n))
+            stack.extend(c for _, c in n.children())
+        return out
+
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.If) and n.cond is not None:
+            for name, w in writes(n.cond):
+                loc = loc_of(w, fallback)
+                ctx.block(_loops_at(ctx, index, loc), DepReason(
+                    "flag", f"'{name}' is modified inside the condition '{_GEN.visit(n.cond)}' (line {loc.line})",
+                    source=loc, code="condition-side-effect"))
+                ctx.control_inexact = ctx.control_inexact or f"side effect in a condition (line {loc.line})"
+        target = n.lvalue if isinstance(n, c_ast.Assignment) else \
+            n.expr if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") else None
+        if isinstance(target, c_ast.ID) and target.name in arrays:
+            loc = loc_of(n, fallback)
+            ctx.block(_loops_at(ctx, index, loc), DepReason(
+                "flag", f"pointer '{target.name}' is modified in the nest (line {loc.line}), so its subscripts "
+                        "do not name the same cells in every iteration", source=loc, code="pointer-modified"))
+            ctx.control_inexact = ctx.control_inexact or f"pointer '{target.name}' modified (line {loc.line})"
+        stack.extend(c for _, c in n.children())
+
+
+def _is_pointer(info: ArrayInfo) -> bool:
+    """Parameters declared as arrays are pointers in C; a local or global without a first extent is a pointer."""
+    if info.storage in ("param-pointer", "param-array"):
+        return True
+    return not info.dims or info.dims[0] is None
+
+
+def _may_alias(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
+    """Whether two different arrays may share memory.
+
+    Two declared arrays (global, static or local objects) are distinct objects.
+    A pointer may point into anything, including a global or local array
+    (pointer vs object: may alias unless the pointer is restrict).  Two pointers
+    may alias unless both are restrict: C11 6.7.3.1 would already forbid it
+    with one of them restrict when the other is only read, but we keep to the
+    stricter rule so that a single restrict is never a silent promise.
+    `--assume-no-alias` asserts that no two arrays of the nest overlap.
+    """
+    if assume_no_alias:
+        return False
+    pa, pb = _is_pointer(a), _is_pointer(b)
+    if not pa and not pb:
+        return False
+    if pa and pb:
+        return not (a.restrict and b.restrict)
+    return not (a if pa else b).restrict
+
+
+def _kind_of(info: ArrayInfo) -> str:
+    return {"param-pointer": "pointer parameter", "param-array": "array parameter"}.get(
+        info.storage, "local pointer" if info.storage == "local" and _is_pointer(info)
+        else "global pointer" if _is_pointer(info) else f"{info.storage} array")
+
+
+def _exposed_scalars(nest: Nest, program) -> set[str] | None:
+    """Scalars of the nest's function that a pointer could point to: globals and address-taken variables.
+
+    None when the function cannot be found (then every scalar declared outside the nest counts).
+    """
+    ast = getattr(program, "ast", None)
+    if ast is None:
+        return None
+    globals_, fn = set(), None
+    for ext in ast.ext:
+        if isinstance(ext, c_ast.Decl) and ext.name and not isinstance(ext.type, c_ast.FuncDecl):
+            globals_.add(ext.name)
+        elif isinstance(ext, c_ast.FuncDef) and ext.decl.name == nest.function:
+            fn = ext
+    if fn is None:
+        return None
+    params = set()
+    args = getattr(fn.decl.type, "args", None)
+    for p in (args.params if args is not None else []):
+        if isinstance(p, c_ast.Decl) and p.name:
+            params.add(p.name)
+    taken, stack = set(), [fn.body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID):
+            taken.add(n.expr.name)
+        stack.extend(c for _, c in n.children())
+    return taken | (globals_ - params)
+
+
+# --------------------------------------------------------------------------- scalars: private, reduction, privatizable
+
+@dataclass
+class _Scope:
+    """Which variable the references to a scalar name in the nest denote.
+
+    The IR has one ScalarInfo per name and no statement for a declaration
+    without initializer, so we look at the `Decl` nodes of the nest's AST.
+    `single`: every reference in the nest denotes the same variable (the name
+    is not declared in the nest, or declared once and every reference lies in
+    that declaration's block, after it).  `declared`: that variable is
+    declared inside the nest.  `decl_loops`: lids of the loops whose body
+    holds the declaration (each of their iterations has its own variable).
+    """
+    single: bool
+    declared: bool = False
+    decl_loops: frozenset[int] = frozenset()
+
+
+def _decl_nodes(ctx: _Ctx) -> dict[str, list[Any]]:
+    """Declarations inside the nest by name (loop variables declared in a `for` header excluded)."""
+    out: dict[str, list[Any]] = {}
+    root = ctx.nest.root.ast
+    stack = [(c, root) for _, c in root.children()] if root is not None else []
+    while stack:
+        n, up = stack.pop()
+        if isinstance(n, c_ast.Decl) and n.name and not isinstance(up, (c_ast.DeclList, c_ast.For)):
+            out.setdefault(n.name, []).append(n)
+        stack.extend((c, n) for _, c in n.children())
+    return out
+
+
+def _scope(s: str, refs: list[_Ref], ctx: _Ctx, decl_nodes: dict[str, list[Any]], parent: dict[int, Any],
+           role: str) -> _Scope:
+    if ctx.nest.root.ast is None:
+        return _Scope(role != "local")
+    nodes = decl_nodes.get(s, [])
+    if not nodes:
+        return _Scope(True)
+    if len(nodes) > 1:
+        return _Scope(False)
+    decl = nodes[0]
+    block = parent.get(id(decl))
+    while block is not None and not isinstance(block, c_ast.Compound):
+        block = parent.get(id(block))
+    if block is None or decl.coord is None:
+        return _Scope(False)
+    here = (decl.coord.line, decl.coord.column or 0)
+
+    def inside(node) -> bool:
+        while node is not None:
+            if node is block:
+                return True
+            node = parent.get(id(node))
+        return False
+
+    for r in refs:
+        if r.site.node is decl:
+            continue                    # the declaration's own initialization
+        if r.site.node is None or not inside(r.site.node) or (r.loc.line, r.loc.col) <= here:
+            return _Scope(False)
+    loops, node = set(), parent.get(id(decl))
+    by_node = {id(lp.ast): lp.lid for lp in ctx.loops.values() if lp.ast is not None}
+    while node is not None:
+        if id(node) in by_node:
+            loops.add(by_node[id(node)])
+        node = parent.get(id(node))
+    return _Scope(True, True, frozenset(loops))
+
+
+def _used_outside(nest: Nest, program) -> set[str] | None:
+    """Names the nest's function mentions outside the nest (None: the function cannot be found)."""
+    ast = getattr(program, "ast", None)
+    root = nest.root.ast
+    if ast is None or root is None:
+        return None
+    fn = next((e for e in ast.ext if isinstance(e, c_ast.FuncDef) and e.decl.name == nest.function), None)
+    if fn is None:
+        return None
+    names, stack, found = set(), [fn.body], False
+    while stack:
+        n = stack.pop()
+        if n is root:
+            found = True
+            continue
+        if isinstance(n, c_ast.ID):
+            names.add(n.name)
+        stack.extend(c for _, c in n.children())
+    return names if found else None
+
+
+def _idiom_guard(w: Statement, s: str) -> Guard | None:
+    """The guard of `if (e > s) s = e;` (a max/min the frontend matched through the condition), if `w` is one."""
+    node, g = w.ast, (w.guards[-1] if w.guards else None)
+    if g is None or g.ast is None or g.negated or not isinstance(node, c_ast.Assignment) or node.op != "=":
+        return None
+    cond = g.ast
+    if not (isinstance(node.lvalue, c_ast.ID) and node.lvalue.name == s and isinstance(cond, c_ast.BinaryOp)
+            and cond.op in ("<", "<=", ">", ">=")):
+        return None
+    if {_GEN.visit(cond.left), _GEN.visit(cond.right)} == {_GEN.visit(node.rvalue), s}:
+        return g
+    return None
+
+
+def _scalar_reduction(s: str, lp: Loop, refs: list[_Ref]) -> list[tuple[Statement, str]] | None:
+    """Every write of `s` in `lp` is a candidate reduction over `lp` with one operator, and nothing else reads `s`."""
+    writers: dict[int, Statement] = {r.site.stmt.sid: r.site.stmt for r in refs if r.kind == "write"}
+    found, ops, guards = [], set(), []
+    for w in writers.values():
+        red = next((r for r in w.reductions if r.target == s and lp.var in r.loops and r.array_access is None), None)
+        op = red.op if red is not None else None
+        if op is None or w.decl == s:
+            return None
+        ops.add(op)
+        found.append((w, op))
+        g = _idiom_guard(w, s) if op in ("max", "min") else None
+        if g is not None:
+            guards.append(g)
+    if len(ops) != 1:
+        return None
+    for r in refs:
+        if r.kind != "read":
+            continue
+        if r.site.guard is None and r.site.stmt.sid in writers:
+            continue                          # the reduction statement itself
+        if r.site.guard is not None and r.site.guard in guards:
+            continue                          # the condition of `if (e > s) s = e;`
+        if r.site.guard is None and any(g.ast is not None and r.site.node is g.ast for g in guards):
+            continue                          # the same condition, kept as a statement because it reads an array
+        return None
+    return found
+
+
+def _privatizable(s: str, lp: Loop, refs: list[_Ref], index: dict[Loc, set[int]]) -> Statement | None:
+    """A statement that writes `s` in every iteration of `lp` before any read of `s` in that iteration.
+
+    It must sit directly in the body of `lp` (an inner loop may run zero
+    times), under no `if` inside `lp`, and not read `s` itself; every read of
+    `s` inside `lp` (conditions included) must come after it in the text.
+    """
+    reads = [r for r in refs if r.kind == "read"]
+    for r in refs:
+        w = r.site.stmt
+        if r.kind != "write" or r.site.guard is not None or not w.loop_ids or w.loop_ids[-1] != lp.lid:
+            continue
+        if s in w.scalar_reads:
+            continue
+        # guards of `if`s outside the loop are fixed for all its iterations; one inside it makes the write conditional
+        if any(_guard_depth(g, r.site.chain, index) == len(r.site.chain) for g in w.guards):
+            continue
+        if all(x.site.order > w.sid for x in reads):
+            return w
+    return None
+
+
+def _live_after(s: str, lp: Loop, refs: list[_Ref], scope: _Scope, exposed: set[str],
+                outside: set[str] | None) -> str:
+    """Why the value `s` has after `lp` may be used ("" when provably dead), which privatizing would lose."""
+    for r in refs:
+        if r.kind == "read" and lp.lid not in (l.lid for l in r.site.chain):
+            return f"{r.describe()} reads it outside the loop"
+    if scope.declared:
+        return ""                       # declared in the nest and not read outside the loop
+    if s in exposed:
+        return "it is a global or address-taken variable"
+    if outside is None:
+        return "the rest of the function could not be checked"
+    if s in outside:
+        return f"the function uses '{s}' outside the nest"
+    return ""
+
+
+# --------------------------------------------------------------------------- 4. per loop
+
+def _when(d: int | None) -> str:
+    if d == 1:
+        return "in the previous iteration"
+    if d:
+        return f"{d} iterations earlier"
+    return "in an earlier iteration"
+
+
+def _dep_reason(dep: Dependence, src: _Ref, snk: _Ref, level: int) -> DepReason:
+    d = dep.distance[level] if dep.distance is not None else None
+    what = dep.array if dep.scalar else f"the element of {dep.array}"
+    verb = {"flow": f"reads {what} written by", "anti": f"overwrites {what} read by",
+            "output": f"overwrites {what} written by"}[dep.kind]
+    art = "an" if dep.kind in ("anti", "output") else "a"
+    vec = dep.distance if dep.distance is not None else None
+    size = (f"distance {vec[0]}" if len(vec) == 1 else f"distance ({', '.join(map(str, vec))})") if vec \
+        else f"direction {dep.direction}"
+    head = "carries" if dep.exact else "may carry"
+    msg = (f"{head} {art} {dep.kind} dependence on {'scalar ' if dep.scalar else ''}{dep.array}: "
+           f"{snk.describe()} {verb} {src.describe()} {_when(d)}, {size}")
+    if not dep.exact:
+        msg += f" (not proven: {dep.why or 'part of the nest is not modelled'})"
+    return DepReason(dep.kind, msg, source=dep.source_loc, sink=dep.sink_loc, array=dep.array,
+                     distance=dep.distance, direction=dep.direction, exact=dep.exact)
+
+
+def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_Ref], scopes: dict[str, _Scope],
+            exposed: set[str], outside: set[str] | None, index: dict[Loc, set[int]],
+            notes: list[str]) -> dict[int, LoopVerdict]:
+    """One verdict per loop, from its carried dependences and blockers: carried > unknown > reduction > parallel.
+
+    Array dependences count unless they are the self-dependence of an array
+    reduction over the loop.  Scalars carry nothing for a loop whose body
+    declares them; otherwise they are a reduction over the loop, or
+    privatizable (written before read in every iteration, value not needed
+    after the loop), or their dependences count.
+    """
+    stmts = {s.sid: s for s in ctx.nest.statements()}
+    verdicts = {}
+    for lid, lp in sorted(ctx.loops.items()):
+        carried, maybe, reductions, red_names, private = [], [], [], [], []
+        scalar_deps: dict[str, list[tuple[Dependence, _Ref, _Ref]]] = {}
+        level = len(ctx.ancestors(lid)) - 1
+        for dep, src, snk in found:
+            if dep.loop != lid:
+                continue
+            if dep.scalar:
+                scalar_deps.setdefault(dep.array, []).append((dep, src, snk))
+                continue
+            red = _array_reduction(dep, lp, stmts)
+            if red is not None:
+                if red.target not in red_names:
+                    red_names.append(red.target)
+                    reductions.append(DepReason(
+                        "reduction", f"reduction {red.target} {red.op}= over '{ctx.name(lp)}' (line {red.loc.line})",
+                        source=red.loc, sink=red.loc, array=dep.array))
+                continue
+            (carried if dep.exact else maybe).append(_dep_reason(dep, src, snk, level))
+        outer_writes = []
+        for s in sorted({r.name for r in refs if r.access is None and r.kind == "write"
+                         and lid in (l.lid for l in r.site.chain)}):
+            scope = scopes[s]
+            if scope.single and lid in scope.decl_loops:
+                continue                          # declared in the body of this loop: private to each iteration
+            mine = [r for r in refs if r.name == s and r.access is None]
+            inside = [r for r in mine if lid in (l.lid for l in r.site.chain)]
+            deps = scalar_deps.get(s, [])
+            red = _scalar_reduction(s, lp, inside) if deps else None
+            if red is not None:
+                red_names.append(s)
+                w, op = red[0]
+                reductions.append(DepReason(
+                    "reduction", f"reduction {s} {op}= over '{ctx.name(lp)}' (line {w.loc.line})",
+                    source=w.loc, sink=w.loc, array=s))
+                continue
+            outer_writes.append(s)
+            if not deps:
+                continue
+            w = _privatizable(s, lp, inside, index) if scope.single else None
+            if w is not None:
+                live = _live_after(s, lp, mine, scope, exposed, outside)
+                if not live:
+                    private.append(s)
+                    notes.append(f"{s} is written before it is read in every iteration of loop '{ctx.name(lp)}' "
+                                 f"(line {w.loc.line}) and is not used after it: privatized")
+                    continue
+                notes.append(f"{s} is written before it is read in every iteration of loop '{ctx.name(lp)}' "
+                             f"(line {w.loc.line}) but not privatized: its value after the loop may be used ({live})")
+            kinds_seen = set()
+            for dep, src, snk in deps:
+                if dep.kind not in kinds_seen:
+                    kinds_seen.add(dep.kind)
+                    (carried if dep.exact else maybe).append(_dep_reason(dep, src, snk, level))
+        blockers = ctx.unknown[lid]
+        if carried:
+            status = "carried"
+        elif blockers or maybe:
+            status = "unknown"
+        elif reductions:
+            status = "reduction"
+        else:
+            status = "parallel"
+        reasons = _dedupe(carried + list(blockers) + maybe + reductions)
+        verdicts[lid] = LoopVerdict(lid, ctx.name(lp), status, reasons, lp.var, tuple(private), tuple(red_names),
+                                    tuple(outer_writes))
+    return verdicts
+
+
+def _array_reduction(dep: Dependence, lp: Loop, stmts: dict[int, Statement]) -> Reduction | None:
+    """The reduction when `dep` is the self-dependence of `y[i] += ...` on its own target, over `lp`."""
+    if dep.source_sid != dep.sink_sid or dep.source is None or dep.sink is None:
+        return None
+    for r in stmts[dep.source_sid].reductions:
+        acc = r.array_access
+        if acc is None or acc.array != dep.array or lp.var not in r.loops:
+            continue
+        if all(a.array == acc.array and a.subscripts == acc.subscripts for a in (dep.source, dep.sink)):
+            return r
+    return None
+
+
+def _dedupe(reasons: list[DepReason]) -> tuple[DepReason, ...]:
+    out, seen = [], set()
+    for r in reasons:
+        if r.message not in seen:
+            seen.add(r.message)
+            out.append(r)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- driver
+
+def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> DependenceInfo:
+    ctx = _Ctx(nest)
+    notes: list[str] = []
+    index, parent = _ast_index(ctx)
+    _flags(ctx, index)
+    _bounds(ctx)
+    _hidden_effects(ctx, index)
+
+    scalar_names = {sc.name for sc in nest.scalars}
+    written = {s for st in nest.statements() for s in st.scalar_writes}
+    exposed = _exposed_scalars(nest, program)
+    local = {sc.name for sc in nest.scalars if sc.role == "local"}
+    if exposed is None:
+        exposed = scalar_names - local
+    exposed = (exposed - local) & (scalar_names | set(nest.params))
+    refs, lin_notes = _collect(ctx, written | exposed, index)
+    notes.extend(lin_notes)
+
+    by_name: dict[str, list[_Ref]] = {}
+    for r in refs:
+        by_name.setdefault(r.name, []).append(r)
+    infos = {a.name: a for a in nest.arrays}
+    for name, group in by_name.items():
+        if name not in infos and any(r.access is not None for r in group):
+            # The IR lists only arrays declared outside the nest: one declared inside it (flagged local-array)
+            # is missing.  Describe it as a pointer of unknown origin, which may alias anything.
+            a = next(r.access for r in group if r.access is not None)
+            infos[name] = ArrayInfo(name, a.elem_type, a.elem_size, (None,), "local", False, False, a.loc)
+
+    # Names that stand for more than one variable: dependences on them are over-approximations.
+    decl_nodes = _decl_nodes(ctx)
+    roles = {sc.name: sc.role for sc in nest.scalars}
+    scopes = {s: _scope(s, [r for r in by_name.get(s, []) if r.access is None], ctx, decl_nodes, parent,
+                        roles.get(s, "local")) for s in written | exposed}
+    for s, sc in scopes.items():
+        if not sc.single:
+            ctx.conflated[s] = f"'{s}' may name several variables in the nest (declarations in inner blocks)"
+    for a in infos:
+        if a in decl_nodes:
+            ctx.conflated[a] = f"'{a}' is declared inside the nest, so each iteration may have its own"
+
+    def common_lids(x: _Ref, y: _Ref) -> list[int]:
+        return [lp.lid for lp in x.site.chain[:_common(x.site, y.site)]]
+
+    # dependences on one array or scalar
+    found: list[tuple[Dependence, _Ref, _Ref]] = []
+    for name, group in by_name.items():
+        if not any(r.kind == "write" for r in group):
+            continue
+        for i, x in enumerate(group):
+            for y in group[i:]:
+                if x.kind == "read" and y.kind == "read":
+                    continue
+                pairs = [(x, y)] if x is y else [(x, y), (y, x)]
+                for src, snk in pairs:
+                    try:
+                        for dep in check_pair(src, snk, ctx):
+                            found.append((dep, src, snk))
+                    except (_Unanalysable, isl.Error) as e:
+                        bad = src if src.cell is None else snk if snk.cell is None else src
+                        why = str(e) if not isinstance(e, isl.Error) else f"isl failed: {e}"
+                        ctx.block(common_lids(src, snk), DepReason(
+                            "non-affine", f"{bad.describe()} cannot be analysed ({why}) and {name} is written "
+                                          "in the nest", source=bad.loc, sink=(snk if bad is src else src).loc,
+                            array=name))
+                        break
+
+    # aliasing between different arrays, and between pointers and scalars a pointer could reach
+    pointers = sorted(n for n in by_name if n in infos and _is_pointer(infos[n]))
+    names = sorted(n for n in by_name if n in infos)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if not _may_alias(infos[a], infos[b], assume_no_alias):
+                continue
+            ka, kb = _kind_of(infos[a]), _kind_of(infos[b])
+            who = f"{ka}s '{a}' and '{b}'" if ka == kb else f"{ka} '{a}' and {kb} '{b}'"
+            for x in by_name[a]:
+                for y in by_name[b]:
+                    if x.kind == "write" or y.kind == "write":
+                        ctx.block(common_lids(x, y), DepReason(
+                            "alias", f"{who} may alias; declare them restrict or pass --assume-no-alias",
+                            source=x.loc, sink=y.loc, array=a))
+    if not assume_no_alias:
+        loose = [p for p in pointers if not infos[p].restrict]
+        for s in sorted(exposed & set(by_name)):
+            for p in loose:
+                for x in by_name[s]:
+                    for y in by_name[p]:
+                        if x.kind == "write" or y.kind == "write":
+                            ctx.block(common_lids(x, y), DepReason(
+                                "alias", f"pointer '{p}' may point to '{s}' (a global or address-taken variable); "
+                                         "declare it restrict or pass --assume-no-alias",
+                                source=y.loc, sink=x.loc, array=p))
+        for s in sorted(exposed & set(nest.params)):
+            for p in loose:
+                for y in by_name[p]:
+                    if y.kind == "write":
+                        ctx.block(list(y.site.stmt.loop_ids), DepReason(
+                            "alias", f"{y.describe()} may overwrite '{s}' (a global or address-taken variable "
+                                     "used in bounds or subscripts); declare it restrict or pass --assume-no-alias",
+                            source=y.loc, array=p))
+    if pointers:
+        if assume_no_alias:
+            notes.append(f"--assume-no-alias given: {', '.join(pointers)} assumed not to overlap any other array")
+        elif all(infos[p].restrict for p in pointers):
+            notes.append(f"assumed pointer parameters {', '.join(pointers)} do not alias (restrict)" if len(pointers) > 1
+                         else f"assumed pointer parameter {pointers[0]} does not alias (restrict)")
+
+    verdicts = combine(ctx, found, refs, scopes, exposed, _used_outside(nest, program), index, notes)
+    deps = tuple(dict.fromkeys(d for d, _, _ in found))
+    return DependenceInfo(verdicts, deps, tuple(dict.fromkeys(notes)))
