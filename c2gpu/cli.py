@@ -25,7 +25,7 @@ from .report import ir_json, text
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_VERIFY_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
 DEFAULT_PIPELINE = ("normalize",)
-PORT_PIPELINE = ("normalize", "dependence", "mapping")
+PORT_PIPELINE = ("normalize", "dependence", "mapping", "shared-memory")
 
 
 class UsageError(Exception):
@@ -205,6 +205,13 @@ def _port_outcomes_report(outcomes) -> str:
                 lines.append(f"    {k.name}: block {k.block[0]}x{k.block[1]}x{k.block[2]}; {k.why}")
             for n in o.code.notes:
                 lines.append(f"    note: {n}")
+            for d in o.code.shared_decisions:
+                opp = d.opportunity
+                shape = "][".join(str(e) for e in opp.shape)
+                lines.append(f"    shared memory {'KEPT' if d.taken else 'not kept'}: {opp.array} [{shape}] ({opp.kind}, "
+                             f"{opp.size_bytes} B, saves {opp.loads_saved_per_block:.0f} global loads per block, "
+                             f"value {opp.value:.2f} loads/B, bank conflicts {opp.conflicts}-way"
+                             f"{' with padding' if opp.pad else ''}): {d.reason}")
             for a in o.code.arrays:
                 if a.why and not a.why.startswith("read by"):
                     lines.append(f"    {a.name}: {a.why}")

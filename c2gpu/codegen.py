@@ -307,6 +307,8 @@ class KernelCode:
     launch_if: str               # condition for a non-empty grid ("" when it is always non-empty)
     reductions: list[dict] = field(default_factory=list)
     why: str = ""
+    shared_bytes: int = 0        # static shared memory of the tiles (tiling.py)
+    text: str = ""               # the rendered kernel
 
 
 def _loops_by_id(nest: Nest) -> dict[int, Loop]:
@@ -443,8 +445,10 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     dynamic = [e for e in extents if not ((p := c_to_poly(e)) is not None and p.is_const() and p.const_value() > 0)]
     launch_if = " && ".join(f"({e}) > 0" for e in dynamic)
     body = "\n".join(line.rstrip() for line in body.strip().splitlines() if line.strip())
+    from .frontend.ctypes import SIZES
+    tree_bytes = sum(block[0] * block[1] * block[2] * SIZES.get(r["type"], 8) for r in reductions)
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
-                      tuple(extents), launch_if, reductions, kernel.why)
+                      tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes)
 
 
 def simplify_div(ext: str, b: int) -> str:

@@ -20,8 +20,9 @@ from .ir import Loc, Nest, Program
 from .pipeline import PassManager
 from .poly import Poly
 from .source import SpanError, for_span
+from .tiling import tiled_kernel
 
-PIPELINE = ["normalize", "dependence", "mapping"]
+PIPELINE = ["normalize", "dependence", "mapping", "shared-memory"]
 
 
 @dataclass
@@ -35,6 +36,7 @@ class NestCode:
     dumps: list[tuple[str, str, str, str]]  # (label, pointer expr, element count expr, C type) of every output
     notes: list[str]
     reductions: list[dict]
+    shared_decisions: list = field(default_factory=list)   # every shared-memory opportunity and its decision
 
 
 @dataclass
@@ -69,7 +71,7 @@ def _kernels_with_hosts(items, host_vars):
             yield from _kernels_with_hosts(it.body, host_vars + [it])
 
 
-def build_nest_code(nest: Nest, mapping) -> NestCode:
+def build_nest_code(nest: Nest, mapping, shared=None) -> NestCode:
     by_id = {lp.lid: lp for lp in nest.loops()}
     arrays = plan_arrays(nest, set())
     array_map = {a.name: a for a in arrays}
@@ -91,6 +93,12 @@ def build_nest_code(nest: Nest, mapping) -> NestCode:
         for it in items:
             if hasattr(it, "loops"):
                 kc = kernel_code(nest, it, array_map, host_var_decls(host_loops))
+                splan = shared.kernels.get(it.name) if shared is not None else None
+                if splan is not None and splan.chosen:
+                    kc, text = tiled_kernel(nest, it, splan, array_map, kc)
+                else:
+                    text = templates().get_template("kernel.cu.j2").render(k=kc)
+                kc.text = text
                 kernels.append(kc)
                 result.append({"kind": "launch", "k": kc})
             else:
@@ -145,15 +153,16 @@ def build_nest_code(nest: Nest, mapping) -> NestCode:
     wrapper = templates().get_template("wrapper.cu.j2").render(w={
         "nest": nest.name, "source": f"{nest.loc.file}:{nest.loc.line}", "signature": signature,
         "nonempty": nonempty, "decls": decls, "arrays": arrays, "reductions": reductions, "plan": launch_items})
-    kernel_text = "\n".join(templates().get_template("kernel.cu.j2").render(k=k) for k in kernels)
+    kernel_text = "\n".join(k.text for k in kernels)
     call = f"{wname}({', '.join(args)});"
     dumps = [(f"{nest.name}|{a.name}", f"((const {a.ctype} *)({a.name})) + {a.copy_out[0]}", a.copy_out[1], a.ctype)
              for a in arrays if a.copy_out]
     dumps += [(f"{nest.name}|{r['target']}", f"&({r['target']})", "1", r["type"]) for r in reductions]
     dump_guard = nonempty
     dumps = [(lbl, ptr, f"(({dump_guard}) ? ({cnt}) : 0)", t) for lbl, ptr, cnt, t in dumps]
+    decisions = [d for k in (shared.kernels.values() if shared is not None else ()) for d in k.decisions]
     return NestCode(nest, kernel_text + "\n" + wrapper, kernels, arrays, call, signature, dumps,
-                    list(mapping.notes), reductions)
+                    list(mapping.notes), reductions, decisions)
 
 
 def _host_lids(items) -> set[int]:
@@ -185,6 +194,7 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
         errs = manager.errors.get(nest.name, [])
         mapping = manager.result("mapping", nest)
         dep = manager.result("dependence", nest)
+        shared = manager.result("shared-memory", nest)
         if mapping is None:
             reason = errs[-1].message if errs else "not mapped"
             outcomes.append(NestOutcome(nest, False, reason, nest.loc, mapping=None, dependence=dep))
@@ -192,7 +202,7 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
         try:
             if all(ph.statement_domain(nest, s)[0].is_empty() for s in nest.statements()):
                 raise CodegenError("the nest never executes a statement (empty iteration domain)")
-            code = build_nest_code(nest, mapping)
+            code = build_nest_code(nest, mapping, shared)
         except (CodegenError, ValueError) as e:
             outcomes.append(NestOutcome(nest, False, str(e), nest.loc, mapping=mapping, dependence=dep))
             continue

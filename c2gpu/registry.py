@@ -19,6 +19,7 @@ _BUILTIN_FALLBACK = {
     "normalize": "c2gpu.passes.normalize:NormalizeLoops",
     "dependence": "c2gpu.passes.dependence:DependenceAnalysis",
     "mapping": "c2gpu.passes.mapping:MapLoops",
+    "shared-memory": "c2gpu.passes.shared_memory:SharedMemory",
 }
 
 

@@ -184,7 +184,9 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
         return VerifyResult(False, "no nest of this file could be ported, so there is nothing to verify", outcomes=outcomes)
     source = _read_source(path)
     src_dir = str(Path(path).resolve().parent)
-    flags = [f"-D{n}={v}" for n, v in options.defines] + [f"-I{d}" for d in options.include_dirs] + ["-iquote", src_dir]
+    # compilers run in the temporary directory: relative include directories must be made absolute
+    flags = [f"-D{n}={v}" for n, v in options.defines] + [f"-I{Path(d).resolve()}" for d in options.include_dirs] \
+        + ["-iquote", src_dir]
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="c2gpu_verify_"))
     tmp.mkdir(parents=True, exist_ok=True)
     result = VerifyResult(False, "", outcomes=outcomes)

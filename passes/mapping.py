@@ -99,6 +99,14 @@ def _body_is_only_loops(loop: Loop) -> bool:
     return all(isinstance(i, (c_ast.For, c_ast.Pragma, c_ast.EmptyStatement)) for i in items) and items != []
 
 
+SMALL_TRIP = 16
+
+
+def _small_trip(loop: Loop) -> bool:
+    t = loop.trip_count
+    return t is not None and not t.variables and t.evaluate({}) < SMALL_TRIP
+
+
 def _c_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", text)
 
@@ -199,6 +207,10 @@ class Mapper:
             if want is True:
                 raise PassFailed(f"--map asks for loop '{self.c_var(nxt)}' (line {nxt.loc.line}), but {self.reason(nxt)}")
             break
+        # a short innermost loop (RGB channels, a 3-point stencil) would leave most of a warp idle as a
+        # grid dimension: it stays in the thread unless the user maps it
+        while len(chain) > 1 and self.wanted(chain[-1]) is not True and _small_trip(chain[-1]):
+            chain.pop()
         if self.map_override:
             chain = [lp for lp in chain if self.wanted(lp)] or chain[:1]
             # only a prefix-closed perfect chain can be mapped; keep the leading run of wanted loops

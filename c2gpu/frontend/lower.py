@@ -51,7 +51,22 @@ def loc_of(node: c_ast.Node, fallback: Loc) -> Loc:
     c = getattr(node, "coord", None)
     if c is None or c.line is None:
         return fallback
-    return Loc(str(c.file), int(c.line), int(c.column or 0))
+    return Loc(_unescape(str(c.file)), int(c.line), int(c.column or 0))
+
+
+def _unescape(name: str) -> str:
+    """Line markers quote file names C-style (`"my \\"q\\".c"`); pycparser keeps the escapes."""
+    if "\\" not in name:
+        return name
+    out, i = [], 0
+    while i < len(name):
+        if name[i] == "\\" and i + 1 < len(name):
+            out.append(name[i + 1])
+            i += 2
+        else:
+            out.append(name[i])
+            i += 1
+    return "".join(out)
 
 
 # --------------------------------------------------------------------------- scopes

@@ -1,0 +1,259 @@
+"""Tiled kernels: stage the chosen shared-memory tiles (passes/shared_memory.py) and compute from them.
+
+The kernel keeps the plain kernel's parameters, thread indices and locals
+(codegen.kernel_code) and changes its body:
+- threads outside the iteration space no longer return early: they help load
+  tiles and reach every __syncthreads(); their statements are skipped;
+- the block loads each tile cooperatively (consecutive threads, consecutive
+  elements: coalesced), only elements inside the array's accessed region, then
+  synchronizes before use and again before the next chunk overwrites it;
+- the tiled loop (matmul's k) runs in chunks of TILE iterations;
+- reads served by a tile become `c2gpu_sh_A[...][...]` with the tile's base
+  subtracted; every other access is printed as in the plain kernel.
+Tile extents are compile-time constants (block shape, TILE, constant trip
+counts), so tiles are static __shared__ arrays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from pycparser import c_ast
+
+from . import polyhedral as ph
+from .codegen import (ArrayPlan, CodegenError, KernelCode, KernelPrinter, _c, _clamp, _declared_bounds, _flat,
+                      templates)
+from .frontend.lower import _array_chain, loc_of
+from .ir import Loc, Loop, Nest
+from .poly import Poly
+
+
+@dataclass
+class TileCode:
+    name: str                 # shared array name
+    ctype: str
+    shape: tuple[int, ...]
+    bases: list[str]          # "const int c2gpu_A_b0 = ...;" lines
+    load: list[str]           # the cooperative load loop (for a store tile: clearing its mask)
+    chunked: bool
+    store: list[str] = None   # for a store tile: the cooperative store at the end of the kernel
+    mask: str = ""            # for a store tile: "unsigned char c2gpu_mask_A[8][32]" marking written elements
+
+
+def _mapped_lo(kernel, var: str) -> str | None:
+    for m in kernel.loops:
+        if m.var == var:
+            return f"(int)(blockIdx.{m.dim} * blockDim.{m.dim})"
+    return None
+
+
+def _base_expr(tdim, kernel, tiled_var: str | None, covered: dict[str, int], block: dict[str, int], tile: int) -> str:
+    """Smallest subscript value over the block's threads, the chunk and the covered loops."""
+    parts = []
+    for v, c in tdim.coeffs:
+        lo = _mapped_lo(kernel, v)
+        if lo is not None:
+            hi = f"({lo} + {block[v] - 1})"
+        elif v == tiled_var:
+            lo, hi = "c2gpu_k0", f"(c2gpu_k0 + {tile - 1})"
+        else:
+            lo, hi = "0", str(covered[v] - 1)
+        at = lo if c > 0 else hi
+        if at != "0":
+            parts.append(at if c == 1 else f"{c} * {at}")
+    if tdim.params:
+        parts.append(f"({tdim.params})")
+    if tdim.const or not parts:
+        parts.append(str(tdim.const))
+    return " + ".join(parts).replace("+ -", "- ")
+
+
+def _staged_index(opp, access, shape_subs, renames_for_covered: dict[str, Poly]) -> list[str]:
+    subs = []
+    for d, sub in enumerate(shape_subs):
+        text = sub.substitute(renames_for_covered).to_c() if renames_for_covered else sub.to_c()
+        subs.append(f"({text}) - c2gpu_{opp.tile_name}_b{d}")
+    return subs
+
+
+class TiledPrinter(KernelPrinter):
+    """KernelPrinter that serves the staged reads from their tiles."""
+
+    def __init__(self, arrays, renames, staged: dict[tuple[int, int], str],
+                 stores: dict[tuple[int, int], tuple[str, str]] | None = None):
+        super().__init__(arrays, renames)
+        self.staged = staged
+        self.stores = stores or {}
+
+    def visit_Assignment(self, n: c_ast.Assignment) -> str:
+        c = n.lvalue.coord
+        key = (c.line, c.column) if c is not None else None
+        if n.op == "=" and key in self.stores:
+            data, mask = self.stores[key]
+            return f"({mask} = 1, {data} = ({self.visit(n.rvalue)}))"
+        return super().visit_Assignment(n)
+
+    def visit_ArrayRef(self, n: c_ast.ArrayRef) -> str:
+        c = n.coord
+        key = (c.line, c.column) if c is not None else None
+        if key in self.staged:
+            return self.staged[key]
+        return super().visit_ArrayRef(n)
+
+
+def _store_tile(nest: Nest, kernel, o, arrays: dict[str, ArrayPlan], block: dict[str, int],
+                stores: dict) -> TileCode:
+    """A store tile: threads write their results into it, the block stores it to global memory row by row."""
+    plan_a = arrays[o.array]
+    ndims = len(o.dims)
+    bases = [f"const int c2gpu_{o.tile_name}_b{d} = {_base_expr(t, kernel, None, {}, block, 1)};"
+             for d, t in enumerate(o.dims)]
+    extents = ph.access_shape(nest, o.accesses[0])[1]
+    ext_c = tuple(e.to_c() for e in extents)
+    n_elems = 1
+    for d in o.dims:
+        n_elems *= d.extent
+    idx = [f"c2gpu_t{d}" for d in range(ndims)]
+    decomp, rest = [], "c2gpu_e"
+    for d in range(ndims - 1, -1, -1):
+        if d == 0:
+            decomp.insert(0, f"const int {idx[d]} = {rest};")
+        else:
+            decomp.insert(0, f"const int {idx[d]} = {rest} % {o.dims[d].extent};")
+            rest = f"({rest} / {o.dims[d].extent})"
+    sh = "".join(f"[{i}]" for i in idx)
+    g = [f"(c2gpu_{o.tile_name}_b{d} + {idx[d]})" for d in range(ndims)]
+    clear = [f"for (int c2gpu_e = c2gpu_tid; c2gpu_e < {n_elems}; c2gpu_e += c2gpu_nthreads) {{",
+             *["  " + line for line in decomp], f"  c2gpu_mask_{o.tile_name}{sh} = 0;", "}"]
+    store = [f"for (int c2gpu_e = c2gpu_tid; c2gpu_e < {n_elems}; c2gpu_e += c2gpu_nthreads) {{",
+             *["  " + line for line in decomp],
+             f"  if (c2gpu_mask_{o.tile_name}{sh})",
+             f"    {o.array}[{_flat(nest, g, ext_c)}] = c2gpu_sh_{o.tile_name}{sh};", "}"]
+    subs, _ = ph.access_shape(nest, o.accesses[0])
+    index = "".join(f"[({s.to_c()}) - c2gpu_{o.tile_name}_b{d}]" for d, s in enumerate(subs))
+    a = o.accesses[0]
+    stores[(a.loc.line, a.loc.col)] = (f"c2gpu_sh_{o.tile_name}{index}", f"c2gpu_mask_{o.tile_name}{index}")
+    mask_shape = "".join(f"[{d.extent}]" for d in o.dims)
+    return TileCode(f"c2gpu_sh_{o.tile_name}", plan_a.ctype, o.shape, bases, clear, False, store,
+                    f"unsigned char c2gpu_mask_{o.tile_name}{mask_shape}")
+
+
+def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: KernelCode) -> tuple[KernelCode, str]:
+    """(kernel code with tiles, rendered CUDA text)."""
+    by_id = {lp.lid: lp for lp in nest.loops()}
+    chosen = plan.chosen
+    tiled_lids = {o.tiled_lid for o in chosen if o.tiled_lid is not None}
+    if len(tiled_lids) > 1:
+        raise CodegenError("tiles along two different loops")
+    tiled = by_id[tiled_lids.pop()] if tiled_lids else None
+    block = {m.var: kernel.block["xyz".index(m.dim)] for m in kernel.loops}
+    tile = plan.tile
+    params = list(nest.params)
+
+    # normalized variables of covered loops are not defined in the kernel (their C loops run): express
+    # them through the C variable, v_n = (v - lower) / step, exact because v - lower is a multiple of step
+    renames: dict[str, Poly] = {}
+    for o in chosen:
+        for lid in o.covered_lids:
+            lp = by_id[lid]
+            if lp.origin is not None:
+                renames[lp.var] = (Poly.var(lp.origin.var) - lp.origin.lower).scale(
+                    __import__("fractions").Fraction(1, lp.origin.step))
+
+    tiles: list[TileCode] = []
+    staged: dict[tuple[int, int], str] = {}
+    stores: dict[tuple[int, int], tuple[str, str]] = {}
+    for o in [o for o in chosen if o.kind == "store"]:
+        tiles.append(_store_tile(nest, kernel, o, arrays, block, stores))
+    for o in [o for o in chosen if o.kind != "store"]:
+        covered = {by_id[l].var: by_id[l].trip_count.evaluate({}) for l in o.covered_lids}
+        tiled_var = by_id[o.tiled_lid].var if o.tiled_lid is not None else None
+        plan_a = arrays[o.array]
+        shape = o.shape
+        bases = [f"const int c2gpu_{o.tile_name}_b{d} = {_base_expr(t, kernel, tiled_var, covered, block, tile)};"
+                 for d, t in enumerate(o.dims)]
+        # where the tile may read: the array's exact accessed range, within its declaration
+        accs = [a for s in nest.statements() for a in s.accesses if a.array == o.array]
+        ndims = len(o.dims)
+        ranges = ph.subscript_ranges(nest, accs, ndims)
+        if ranges is None:
+            raise CodegenError(f"cannot bound the region of '{o.array}' for its tile")
+        bounds = _declared_bounds(nest.array(o.array), ndims, False)
+        lows = [_clamp(_c(lo, params), low=b[0]) for (lo, _), b in zip(ranges, bounds)]
+        highs = [_clamp(_c(hi, params), high=b[1]) for (_, hi), b in zip(ranges, bounds)]
+        extents = ph.access_shape(nest, o.accesses[0])[1]
+        ext_c = tuple(e.to_c() for e in extents)
+        n_elems = 1
+        for d in o.dims:
+            n_elems *= d.extent
+        idx_names = [f"c2gpu_t{d}" for d in range(ndims)]
+        decomp = []
+        rest = "c2gpu_e"
+        for d in range(ndims - 1, -1, -1):
+            ext = o.dims[d].extent
+            if d == 0:
+                decomp.insert(0, f"const int {idx_names[d]} = {rest};")
+            else:
+                decomp.insert(0, f"const int {idx_names[d]} = {rest} % {ext};")
+                rest = f"({rest} / {ext})"
+        g = [f"(c2gpu_{o.tile_name}_b{d} + {idx_names[d]})" for d in range(ndims)]
+        cond = " && ".join(f"{g[d]} >= ({lows[d]}) && {g[d]} <= ({highs[d]})" for d in range(ndims))
+        flat = _flat(nest, g, ext_c)
+        sh_index = "".join(f"[{idx_names[d]}]" for d in range(ndims))
+        load = [f"for (int c2gpu_e = c2gpu_tid; c2gpu_e < {n_elems}; c2gpu_e += c2gpu_nthreads) {{",
+                *["  " + line for line in decomp],
+                f"  if ({cond})",
+                f"    c2gpu_sh_{o.tile_name}{sh_index} = {o.array}[{flat}];",
+                "}"]
+        tiles.append(TileCode(f"c2gpu_sh_{o.tile_name}", plan_a.ctype, shape, bases, load, o.tiled_lid is not None))
+        for a in o.accesses:
+            subs, _ = ph.access_shape(nest, a)
+            text = f"c2gpu_sh_{o.tile_name}" + "".join(f"[{s}]" for s in _staged_index(o, a, subs, renames))
+            staged[(a.loc.line, a.loc.col)] = text
+
+    printer = TiledPrinter(arrays, {}, staged, stores)
+    innermost = by_id[kernel.body_lid]
+    items = list(innermost.ast.stmt.block_items or []) if isinstance(innermost.ast.stmt, c_ast.Compound) \
+        else [innermost.ast.stmt]
+    split = next((k for k, it in enumerate(items) if tiled is not None and it is tiled.ast), None)
+    pre, post = (items, []) if split is None else (items[:split], items[split + 1:])
+
+    def block_text(nodes) -> tuple[list[str], list[str]]:
+        """Statements for active threads; top-level declarations hoisted so later parts still see them."""
+        decls, lines = [], []
+        for node in nodes:
+            if isinstance(node, c_ast.Decl) and not isinstance(node.type, c_ast.FuncDecl):
+                init = node.init
+                node_copy = c_ast.Decl(node.name, node.quals, node.align, node.storage, node.funcspec,
+                                       node.type, None, node.bitsize, node.coord)
+                decls.append(printer.visit(node_copy) + ";")
+                if init is not None:
+                    lines.append(f"{node.name} = {printer.visit(init)};")
+            else:
+                text = printer.visit(node)
+                lines.append(text if text.rstrip().endswith(("}", ";")) else text + ";")
+        return decls, lines
+
+    pre_decls, pre_lines = block_text(pre)
+    post_decls, post_lines = block_text(post)
+    chunk = None
+    if tiled is not None:
+        trip = tiled.trip_count.to_c()
+        cvar = tiled.origin.var if tiled.origin is not None else tiled.var
+        header_var = [f"{tiled.c_type} {cvar} = {(tiled.origin.lower + Poly.var(tiled.var) * tiled.origin.step).to_c()};"] \
+            if tiled.origin is not None else []
+        if tiled.origin is not None and not tiled.declared_in_header:
+            header_var = [f"{cvar} = {(tiled.origin.lower + Poly.var(tiled.var) * tiled.origin.step).to_c()};"]
+        body = printer.visit(tiled.ast.stmt)
+        if not isinstance(tiled.ast.stmt, c_ast.Compound):
+            body = body if body.rstrip().endswith(("}", ";")) else body + ";"
+        loop_var_decl = "int " if (tiled.declared_in_header or tiled.origin is not None) else ""
+        chunk = {"trip": trip, "tile": tile, "var": tiled.var, "var_decl": loop_var_decl,
+                 "header_var": header_var, "body": [line for line in body.splitlines() if line.strip()]}
+    code = replace(base, body="")
+    text = templates().get_template("kernel_tiled.cu.j2").render(
+        k=code, tiles=tiles, pre_decls=pre_decls + post_decls, pre=pre_lines, post=post_lines, chunk=chunk,
+        whole=[t for t in tiles if not t.chunked], chunked=[t for t in tiles if t.chunked],
+        why=base.why + "; shared memory: " + ", ".join(
+            f"{o.array} [{']['.join(str(e) for e in o.shape)}] ({o.kind})" for o in chosen))
+    shared_bytes = sum(o.size_bytes for o in chosen)
+    return replace(code, shared_bytes=shared_bytes), text
