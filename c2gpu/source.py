@@ -159,3 +159,14 @@ def for_span(text: str, line: int, col: int) -> tuple[int, int]:
             raise SpanError(f"cannot find the 'for' of line {line} in the source (macro-generated loop?)")
         guess = start_of_line + hits[0]
     return guess, statement_end(text, guess)
+
+
+def insert_at(text: str, insertions: list[tuple[int, str]]) -> str:
+    """`text` with each (offset, snippet) inserted; snippets at one offset keep their order."""
+    out, pos = [], 0
+    for at, snippet in sorted(insertions, key=lambda e: e[0]):
+        out.append(text[pos:at])
+        out.append(snippet)
+        pos = at
+    out.append(text[pos:])
+    return "".join(out)

@@ -39,6 +39,17 @@ class TileCode:
     mask: str = ""            # for a store tile: "unsigned char c2gpu_mask_A[8][32]" marking written elements
 
 
+def _element_indices(extents: list[int]) -> tuple[list[str], list[str]]:
+    """Names and declarations of the tile coordinates of element c2gpu_e (row-major)."""
+    names = [f"c2gpu_t{d}" for d in range(len(extents))]
+    decls, rest = [], "c2gpu_e"
+    for d in range(len(extents) - 1, 0, -1):
+        decls.insert(0, f"const int {names[d]} = {rest} % {extents[d]};")
+        rest = f"({rest} / {extents[d]})"
+    decls.insert(0, f"const int {names[0]} = {rest};")
+    return names, decls
+
+
 def _mapped_lo(kernel, var: str) -> str | None:
     for m in kernel.loops:
         if m.var == var:
@@ -112,14 +123,7 @@ def _store_tile(nest: Nest, kernel, o, arrays: dict[str, ArrayPlan], block: dict
     n_elems = 1
     for d in o.dims:
         n_elems *= d.extent
-    idx = [f"c2gpu_t{d}" for d in range(ndims)]
-    decomp, rest = [], "c2gpu_e"
-    for d in range(ndims - 1, -1, -1):
-        if d == 0:
-            decomp.insert(0, f"const int {idx[d]} = {rest};")
-        else:
-            decomp.insert(0, f"const int {idx[d]} = {rest} % {o.dims[d].extent};")
-            rest = f"({rest} / {o.dims[d].extent})"
+    idx, decomp = _element_indices([d.extent for d in o.dims])
     sh = "".join(f"[{i}]" for i in idx)
     g = [f"(c2gpu_{o.tile_name}_b{d} + {idx[d]})" for d in range(ndims)]
     clear = [f"for (int c2gpu_e = c2gpu_tid; c2gpu_e < {n_elems}; c2gpu_e += c2gpu_nthreads) {{",
@@ -185,16 +189,7 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
         n_elems = 1
         for d in o.dims:
             n_elems *= d.extent
-        idx_names = [f"c2gpu_t{d}" for d in range(ndims)]
-        decomp = []
-        rest = "c2gpu_e"
-        for d in range(ndims - 1, -1, -1):
-            ext = o.dims[d].extent
-            if d == 0:
-                decomp.insert(0, f"const int {idx_names[d]} = {rest};")
-            else:
-                decomp.insert(0, f"const int {idx_names[d]} = {rest} % {ext};")
-                rest = f"({rest} / {ext})"
+        idx_names, decomp = _element_indices([d.extent for d in o.dims])
         g = [f"(c2gpu_{o.tile_name}_b{d} + {idx_names[d]})" for d in range(ndims)]
         cond = " && ".join(f"{g[d]} >= ({lows[d]}) && {g[d]} <= ({highs[d]})" for d in range(ndims))
         flat = _flat(nest, g, ext_c)

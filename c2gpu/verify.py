@@ -25,7 +25,7 @@ from .diagnostics import C2GPUError
 from .emulate.build import CompilerNotFoundError, compile_for_cpu
 from .frontend import PreprocessOptions
 from .port import NestOutcome, _esc, _read_source, analyse_for_port, c_only_constructs, render_port, render_split
-from .source import SpanError, for_span
+from .source import SpanError, for_span, insert_at
 
 DUMP_RUNTIME = r"""/* c2gpu verify: dump of the values each ported nest writes */
 #include <stdio.h>
@@ -88,13 +88,7 @@ def instrument_original(path: str, source: str, outcomes: list[NestOutcome]) -> 
         start, end = for_span(source, o.nest.loc.line, o.nest.loc.col)
         edits.append((start, "{ "))
         edits.append((end, " " + dump_calls(o) + " }"))
-    out, pos = [], 0
-    for at, text in sorted(edits, key=lambda e: e[0]):
-        out.append(source[pos:at])
-        out.append(text)
-        pos = at
-    out.append(source[pos:])
-    return DUMP_RUNTIME + f'#line 1 "{_esc(path)}"\n' + "".join(out)
+    return DUMP_RUNTIME + f'#line 1 "{_esc(path)}"\n' + insert_at(source, edits)
 
 
 def _run(cmd: list[str], env: dict, timeout: float, what: str, cwd: str) -> subprocess.CompletedProcess:

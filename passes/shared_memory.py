@@ -198,10 +198,10 @@ class Analyzer:
             dims = tuple(TileDim(c, k, prm, 1 + sum(abs(cf) * (self.mapped[v] - 1) for v, cf in c))
                          for c, k, prm in parts)
             elem = a.elem_size
-            unpadded = self._store_conflicts(dims, 0, elem)
+            unpadded = self._conflicts(dims, 0, elem)
             pad, degree = 0, unpadded
-            if unpadded > 1 and self._store_conflicts(dims, 1, elem) < unpadded:
-                pad, degree = 1, self._store_conflicts(dims, 1, elem)
+            if unpadded > 1 and self._conflicts(dims, 1, elem) < unpadded:
+                pad, degree = 1, self._conflicts(dims, 1, elem)
             threads = 1
             for e in self.mapped.values():
                 threads *= e
@@ -213,19 +213,6 @@ class Analyzer:
                                          float(saved), float(saved), "store"))
         return out
 
-    def _store_conflicts(self, dims, pad: int, elem: int) -> int:
-        bx, by = self.kernel.block[0], self.kernel.block[1]
-        var_of_dim = {m.dim: m.var for m in self.kernel.loops}
-        row_len = [t.extent for t in dims]
-        row_len[-1] += pad
-        addrs = []
-        for t in range(32):
-            env = {var_of_dim.get("x"): t % bx, var_of_dim.get("y"): (t // bx) % by}
-            offset = 0
-            for k, tdim in enumerate(dims):
-                offset = offset * row_len[k] + sum(c * env.get(v, 0) for v, c in tdim.coeffs)
-            addrs.append(offset * elem)
-        return bank_conflict_degree(addrs, access_size=elem)
 
     def _split(self, inner: list[Loop], top: set[int]) -> tuple[int | None, tuple[int, ...]] | None:
         """(tiled loop, covered loops) for an access under the in-thread loops `inner` (outermost first)."""
@@ -321,26 +308,24 @@ class Analyzer:
         return SharedOpportunity(array, accesses[0].elem_type, elem, tuple(accesses), tiled, covered, tuple(dims),
                                  pad, degree, unpadded, float(saved), float(tile_loads), kind)
 
-    def _conflicts(self, dims: list[TileDim], pad: int, elem: int, access: Access) -> int:
-        """Algorithm 6.1 on the shared reads of one warp (threads x-major, then y), other loops at 0."""
+    def _conflicts(self, dims, pad: int, elem: int, access: Access | None = None) -> int:
+        """Algorithm 6.1 on the shared-memory accesses of one warp (threads x-major, then y), other loops at 0.
+
+        A constant shift of every address (the tile's base) changes no bank collision, so it is left out.
+        """
         bx, by = self.kernel.block[0], self.kernel.block[1]
         var_of_dim = {m.dim: m.var for m in self.kernel.loops}
         row_len = [t.extent for t in dims]
         row_len[-1] += pad
         addrs = []
         for t in range(32):
-            tx, ty = t % bx, (t // bx) % by
-            env = {var_of_dim.get("x"): tx, var_of_dim.get("y"): ty}
+            env = {var_of_dim.get("x"): t % bx, var_of_dim.get("y"): (t // bx) % by}
             offset = 0
             for k, tdim in enumerate(dims):
-                idx = sum(c * env.get(v, 0) for v, c in tdim.coeffs) - min(0, sum(
-                    c * (self._range_of(v) - 1) for v, c in tdim.coeffs if c < 0))
-                offset = offset * row_len[k] + idx
+                offset = offset * row_len[k] + sum(c * env.get(v, 0) for v, c in tdim.coeffs)
             addrs.append(offset * elem)
-        return bank_conflict_degree(addrs, access_size=elem)
-
-    def _range_of(self, v: str) -> int:
-        return self.mapped.get(v, self.tile)
+        shift = -min(addrs)
+        return bank_conflict_degree([a + shift for a in addrs], access_size=elem)
 
 
 def _decompose(sub, ranges: dict[str, int]):

@@ -56,7 +56,7 @@ from typing import Iterable, Mapping
 from ..diagnostics import C2GPUError
 from ..frontend import PreprocessOptions, load_program
 from ..ir import Nest, Program
-from ..source import SpanError, for_span
+from ..source import SpanError, for_span, insert_at
 from .timing import CpuTiming
 
 CACHE_FILE = "cpu-baseline.json"
@@ -263,13 +263,7 @@ def instrument(path: str, source: str, targets: list[tuple[int, int, int, list[t
         params = "".join(f" c2gpu_param({s}, (long long)({name}));" for s, name in slots)
         edits.append((start, f"{{ long long c2gpu_t0;{params} c2gpu_t0 = c2gpu_now_ns(); "))
         edits.append((end, f" c2gpu_record({nid}, c2gpu_now_ns() - c2gpu_t0); }}"))
-    out, pos = [], 0
-    for at, text in sorted(edits, key=lambda e: e[0]):
-        out.append(source[pos:at])
-        out.append(text)
-        pos = at
-    out.append(source[pos:])
-    return PRELUDE + f'#line 1 "{_esc(path)}"\n' + "".join(out)
+    return PRELUDE + f'#line 1 "{_esc(path)}"\n' + insert_at(source, edits)
 
 
 def _parse_timing(text: str) -> tuple[dict[int, tuple[int, int, int, int, list[int]]], dict[int, tuple[int, int]]]:
