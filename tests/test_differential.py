@@ -11,7 +11,7 @@ programs are seeded.
 """
 import pytest
 
-from c2gpu.cli import make_manager
+from c2gpu.cli import PORT_PIPELINE, make_manager
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.verify import verify
 
@@ -25,7 +25,7 @@ TOTALS = {"nests": 0, "ported": 0}
 def _check(tmp_path, seed):
     src = tmp_path / f"random_{seed}.c"
     src.write_text(program(seed, NESTS_PER_PROGRAM))
-    manager = make_manager(["normalize", "dependence", "mapping"], {})
+    manager = make_manager(PORT_PIPELINE, {})
     res = verify(str(src), PreprocessOptions(), manager)
     ported = [o for o in res.outcomes if o.ported]
     TOTALS["nests"] += len(res.outcomes)
