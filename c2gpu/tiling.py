@@ -81,8 +81,12 @@ def _base_expr(tdim, kernel, tiled_var: str | None, covered: dict[str, int], blo
 def _staged_index(opp, access, shape_subs, renames_for_covered: dict[str, Poly]) -> list[str]:
     subs = []
     for d, sub in enumerate(shape_subs):
-        text = sub.substitute(renames_for_covered).to_c() if renames_for_covered else sub.to_c()
-        subs.append(f"({text}) - c2gpu_{opp.tile_name}_b{d}")
+        # an inner covered loop's start may use an outer one's normalized variable: substitute to a fixpoint
+        for _ in range(len(renames_for_covered) + 1):
+            if not sub.variables & set(renames_for_covered):
+                break
+            sub = sub.substitute(renames_for_covered)
+        subs.append(f"({sub.to_c()}) - c2gpu_{opp.tile_name}_b{d}")
     return subs
 
 
