@@ -61,8 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print each nest's IR after the named pass")
     a.add_argument("--timings", action="store_true", help="print the time spent in each pass")
     a.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    _add_performance_args(a)
 
     sub.add_parser("passes", help="list the available passes with what they require and provide")
+    _add_gpus_command(sub)
 
     def mapping_args(p):
         _add_frontend_args(p)
@@ -132,7 +134,7 @@ def make_manager(pipeline: Sequence[str], options: dict | None = None) -> PassMa
 def cmd_analyze(args) -> int:
     options = _preprocess_options(args)
     pipeline = [p for p in (args.passes.split(",") if args.passes else DEFAULT_PIPELINE) if p]
-    manager = make_manager(pipeline, {})
+    manager = make_manager(*_performance_pipeline(args, pipeline))
     manager.print_after = set(args.print_after)
     for name in manager.print_after:
         if name not in manager.available:
@@ -150,8 +152,8 @@ def cmd_analyze(args) -> int:
             status = EXIT_INPUT
             continue
         program = manager.run(program)
-        files.append(ir_json.program(program, manager.errors))
-        texts.append(text.program(program, manager.errors))
+        files.append(_with_performance_json(ir_json.program(program, manager.errors), program, manager))
+        texts.append(text.program(program, manager.errors, extra=_performance_text_hook(manager)))
     out = (json.dumps(ir_json.document(files, errors), indent=2) + "\n") if args.format == "json" else "".join(texts)
     if args.timings:
         for t in sorted(manager.timings.values(), key=lambda t: -t.seconds):
@@ -285,7 +287,119 @@ def cmd_verify(args) -> int:
     return EXIT_VERIFY_FAILED
 
 
-COMMANDS = {"analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify}
+# --------------------------------------------------------------------------- GPU model (issue 4)
+# `c2gpu gpus`, and analyze's --gpu/--model/--param/... options and performance output.  Kept together
+# here; the report itself is c2gpu.perf.report.
+
+def _add_performance_args(a: argparse.ArgumentParser) -> None:
+    from .model import MODELS
+    have = set(a._option_string_actions)
+    a.add_argument("--gpu", metavar="NAME|FILE.toml",
+                   help="predict performance on this GPU (a key of `c2gpu gpus` or a description file)")
+    a.add_argument("--model", choices=sorted(MODELS) + ["all"],
+                   help="performance model to report (default: every model, the validated default marked)")
+    a.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="value of a symbolic size (a function argument such as n) for the prediction")
+    a.add_argument("--include-context", action="store_true", help="add CUDA context creation to the total time")
+    a.add_argument("--registers", choices=("auto", "ptxas", "estimate"), default="auto",
+                   help="registers per thread from ptxas (auto: when nvcc is on PATH) or the Alg. 6.4 estimate")
+    if "--assume-no-alias" not in have:
+        a.add_argument("--assume-no-alias", action="store_true",
+                       help="treat distinct pointer parameters as non-overlapping (as if declared restrict)")
+    if "--map" not in have:
+        a.add_argument("--map", metavar="I,J", help="loop variables to map to the thread grid (with --gpu)")
+    if "--block" not in have:
+        a.add_argument("--block", metavar="BXxBY[xBZ]",
+                       help="force the thread block shape (with --gpu; default: the block-size search's choice)")
+    if "--shared-memory" not in have:
+        a.add_argument("--shared-memory", choices=("auto", "off"), default="off",
+                       help="with --gpu: predict the plain kernels (off, the default: what the models were validated "
+                            "on) or the kernels with the shared-memory tiles port would add (auto)")
+
+
+def _add_gpus_command(sub) -> None:
+    g = sub.add_parser("gpus", help="list the GPU catalog (key, SMs, clock, DRAM bandwidth, peak, host link)")
+    g.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def cmd_gpus(args) -> int:
+    from .gpu import list_gpus
+    from .perf.report import gpus_table
+    gpus = list_gpus()
+    if args.format == "json":
+        sys.stdout.write(json.dumps([{"key": g.key, "name": g.name, "aliases": list(g.aliases), "sm_count": g.sm_count,
+                                      "core_clock_ghz": g.core_clock_ghz, "dram_bandwidth_gbs": g.dram_bandwidth_gbs,
+                                      "peak_fp32_gflops": g.peak_fp32_gflops, "pcie_generation": g.pcie_generation,
+                                      "pcie_lanes": g.pcie_lanes, "transfer_peak_mbs": g.transfer_peak_mbs}
+                                     for g in gpus], indent=2) + "\n")
+    else:
+        sys.stdout.write(gpus_table(gpus))
+    return EXIT_OK
+
+
+def _parse_params(items) -> dict[str, int]:
+    out = {}
+    for item in items or []:
+        name, eq, value = item.partition("=")
+        try:
+            if not eq or not name.strip().isidentifier():
+                raise ValueError
+            out[name.strip()] = int(value.strip(), 0)
+        except ValueError:
+            raise UsageError(f"--param '{item}': expected NAME=INTEGER, e.g. --param n=2048") from None
+    return out
+
+
+def _performance_pipeline(args, pipeline: list[str]) -> tuple[list[str], dict]:
+    """analyze's pipeline and options: with --gpu, the port pipeline plus the performance pass."""
+    if not getattr(args, "gpu", None):
+        if args.param or args.model or args.include_context or args.block:
+            raise UsageError("--param, --model, --block and --include-context need --gpu")
+        return pipeline, _mapping_options(args)   # --assume-no-alias / --map still reach the pipeline
+    from .gpu import GPUDescriptionError, load_gpu
+    try:
+        gpu = load_gpu(args.gpu)
+    except GPUDescriptionError as e:
+        looks_like_file = args.gpu.lower().endswith((".toml", ".json")) or "/" in args.gpu
+        if looks_like_file:
+            raise
+        raise UsageError(f"--gpu: {e.message}") from None
+    from .model import MODELS
+    opts = _mapping_options(args)
+    opts.update({"gpu": gpu, "params": _parse_params(args.param), "include_context": bool(args.include_context),
+                 "registers": args.registers, "shared_memory": getattr(args, "shared_memory", None) or "off",
+                 "models": None if args.model in (None, "all") else [args.model]})
+    if not args.passes:
+        pipeline = list(PORT_PIPELINE)
+    if "performance" not in pipeline:
+        pipeline = pipeline + ["performance"]
+    return pipeline, opts
+
+
+def _performance_text_hook(manager):
+    if "performance" not in {p.name for p in manager.steps}:
+        return None
+    from .perf.report import performance_text
+
+    def extra(nest) -> str:
+        perf = manager.result("performance", nest)
+        if perf is None:
+            return "  performance: not predicted (see the flags below)"
+        return performance_text(perf)
+    return extra
+
+
+def _with_performance_json(file_dict: dict, program, manager) -> dict:
+    if "performance" in {p.name for p in manager.steps}:
+        from .perf.report import performance_json
+        for nd, nest in zip(file_dict["nests"], program.nests):
+            errs = [f.message for f in manager.errors.get(nest.name, [])]
+            nd["performance"] = performance_json(manager.result("performance", nest),
+                                                 "; ".join(errs) or "not predicted")
+    return file_dict
+
+
+COMMANDS = {"gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify}
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -97,6 +97,10 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("memory", "shared_mem_max_parallelism", float, 0.1, 10_000, "warps"),
     _Field("memory", "shared_mem_bandwidth_bytes_per_cycle", float, 0.1, 100_000, "bytes/cycle"),
     _Field("memory", "gpuperf_sync_gamma", float, 0.1, 100_000, "(GPUPerf eq. 8 Gamma)", required=False),
+    # -- cache hierarchy parameters of c2gpu.perf (calibrated; defaults below when absent) --
+    _Field("memory", "l1_latency_cycles", float, 1, 10_000, "cycles", required=False),
+    _Field("memory", "l2_bytes_per_cycle_per_sm", float, 0.1, 10_000, "bytes/cycle/SM", required=False),
+    _Field("memory", "dram_efficiency", float, 0.05, 1.0, "(fraction of peak)", required=False),
     # -- fixed overheads (eq. 4.3) ----------------------------------------------------
     _Field("overhead", "kernel_launch_us", float, 0.01, 100_000, "microseconds"),
     _Field("overhead", "context_creation_ms", float, 0.01, 1_000_000, "milliseconds"),
@@ -137,6 +141,21 @@ _SEED_MAX_P, _SEED_LATENCY, _SEED_BYTES_PER_CYCLE_PER_SM = 8.0, 500.0, 64.0 / 7
 _GPUPERF_GAMMA = 64.0
 _GAMMA_DEFAULT_SOURCE = ("estimate: GPUPerf's C2050 value Gamma = 64 (seed 000, section 4.1.1) reused; "
                          "no per-GPU value is published")
+
+
+# Defaults of the optional cache-hierarchy fields c2gpu.perf uses (see SCHEMA.md); a GPU whose file gives
+# no value gets these, with the reason as its source.  None = derived from another field (below).
+_PERF_DEFAULTS = (
+    ("l1_latency_cycles", None,
+     "derived: shared_mem_latency_cycles (L1 and shared memory are one SRAM since Volta; the tag check adds a "
+     "few cycles, ignored); not measured"),
+    ("l2_bytes_per_cycle_per_sm", 32.0,
+     "estimate: 32 bytes/cycle/SM of L2-to-SM bandwidth, the value calibrated against shared/validation "
+     "on the A10 and H100 (see their files); not a vendor figure"),
+    ("dram_efficiency", 0.8,
+     "estimate: sustained fraction of peak DRAM bandwidth of a streaming kernel, about 0.8 as calibrated "
+     "against shared/validation on the A10 and H100; not a vendor figure"),
+)
 
 
 @dataclass(frozen=True)
@@ -192,6 +211,9 @@ class GPU:
     shared_mem_max_parallelism: float
     shared_mem_bandwidth_bytes_per_cycle: float
     gpuperf_sync_gamma: float
+    l1_latency_cycles: float
+    l2_bytes_per_cycle_per_sm: float
+    dram_efficiency: float
     kernel_launch_us: float
     context_creation_ms: float
     pcie_generation: int
@@ -512,6 +534,11 @@ def _load_file(where: str, text: str, chain: tuple[str, ...], catalog: bool = Fa
         vals["gpuperf_sync_gamma"] = _GPUPERF_GAMMA
         sources["gpuperf_sync_gamma"] = _GAMMA_DEFAULT_SOURCE
         computed.add("gpuperf_sync_gamma")
+    for fname, default, why in _PERF_DEFAULTS:
+        if vals[fname] is None:   # c2gpu.perf parameters: defaulted (and re-derived when inherited)
+            vals[fname] = vals["shared_mem_latency_cycles"] if default is None else default
+            sources[fname] = why
+            computed.add(fname)
 
     stem = Path(where).stem
     name = data.get("name")

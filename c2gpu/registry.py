@@ -20,6 +20,14 @@ _BUILTIN_FALLBACK = {
     "dependence": "c2gpu.passes.dependence:DependenceAnalysis",
     "mapping": "c2gpu.passes.mapping:MapLoops",
     "shared-memory": "c2gpu.passes.shared_memory:SharedMemory",
+    "kernel-analysis": "c2gpu.passes.kernel_analyses:KernelAnalyses",
+    "coalescing": "c2gpu.passes.kernel_analyses:Coalescing",
+    "ilp": "c2gpu.passes.kernel_analyses:ILP",
+    "intensity": "c2gpu.passes.kernel_analyses:Intensity",
+    "registers": "c2gpu.passes.kernel_analyses:RegisterCount",
+    "occupancy": "c2gpu.passes.kernel_analyses:OccupancyPass",
+    "traffic": "c2gpu.passes.kernel_analyses:Traffic",
+    "performance": "c2gpu.passes.kernel_analyses:Performance",
 }
 
 

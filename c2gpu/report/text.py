@@ -61,12 +61,16 @@ def _flags(flags: list[Flag]) -> list[str]:
     return [f"  {f.loc}: note: {f.message} [{f.code}]" for f in flags]
 
 
-def program(p: Program, errors: dict[str, list[Flag]] | None = None) -> str:
+def program(p: Program, errors: dict[str, list[Flag]] | None = None, extra=None) -> str:
+    """The program's IR; `extra(nest)` may return more text to print right after each nest's IR."""
     errors = errors or {}
     out = [f"{p.path}: {len(p.nests)} loop nest{'s' if len(p.nests) != 1 else ''}"]
     for n in p.nests:
         out.append("")
         out.append(nest_ir(n))
+        more = extra(n) if extra is not None else None
+        if more:
+            out.append(more)
         flags = list(n.all_flags()) + errors.get(n.name, [])
         if flags:
             out.append("  flags:")

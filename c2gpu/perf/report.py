@@ -1,0 +1,274 @@
+"""Text and JSON renderings of performance predictions, and the `c2gpu gpus` table.
+
+Every number printed carries its unit; JSON keys carry theirs (`_s` seconds, `_bytes`, `_cycles`).
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from ..gpu import GPU, list_gpus
+from .predict import KernelPerformance, NestPerformance
+
+
+# --------------------------------------------------------------------------- units
+
+def fmt_time(s: float | None) -> str:
+    if s is None or (isinstance(s, float) and math.isnan(s)):
+        return "-"
+    a = abs(s)
+    if a >= 1:
+        return f"{s:.3g} s"
+    if a >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    if a >= 1e-6:
+        return f"{s * 1e6:.3g} us"
+    if a == 0:
+        return "0 s"
+    return f"{s * 1e9:.3g} ns"
+
+
+def fmt_bytes(b: float) -> str:
+    for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(b) >= f:
+            return f"{b / f:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+def fmt_block(b) -> str:
+    return "x".join(str(x) for x in b)
+
+
+def _num(x: float) -> str:
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.3g}"
+
+
+# --------------------------------------------------------------------------- gpus
+
+def gpus_table(gpus: Optional[list[GPU]] = None) -> str:
+    gpus = gpus if gpus is not None else list_gpus()
+    head = ("key", "name", "SMs", "clock", "DRAM", "peak fp32", "host link")
+    rows = [(g.key, g.name, str(g.sm_count), f"{g.core_clock_ghz:.3g} GHz", f"{g.dram_bandwidth_gbs:.4g} GB/s",
+             f"{g.peak_fp32_gflops:.5g} GFLOP/s", f"PCIe {g.pcie_generation} x{g.pcie_lanes} "
+             f"({g.transfer_peak_mbs / 1000:.3g} GB/s)") for g in gpus]
+    widths = [max(len(r[k]) for r in rows + [head]) for k in range(len(head))]
+    right = {2, 3, 4, 5}
+
+    def line(r):
+        return "  ".join(c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths))).rstrip()
+    return "\n".join([line(head), line(tuple("-" * w for w in widths))] + [line(r) for r in rows]) + "\n"
+
+
+# --------------------------------------------------------------------------- text
+
+def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
+    g = perf.gpu
+    models = perf.models
+    d = perf.default_model
+    tiles = "with the shared-memory tiles port adds" if perf.shared_memory else "plain kernels, no shared-memory tiles"
+    out = [f"{indent}performance on {g.name} [{g.key}], default model {d}, {tiles}"
+           + (f"; sizes {', '.join(f'{k}={v}' for k, v in sorted(perf.env.items()))}" if perf.env else "") + ":"]
+    p = indent + "  "
+    for k in perf.kernels:
+        out.extend(_kernel_text(k, models, d, p))
+    if perf.transfers:
+        parts = [f"{t.array} {t.direction} {fmt_bytes(t.bytes)} {fmt_time(t.seconds)}" for t in perf.transfers]
+        out.append(f"{p}transfers (eq. 4.2, PCIe {g.pcie_generation} x{g.pcie_lanes}): " + "; ".join(parts)
+                   + f"; total {fmt_time(perf.transfer_s)}")
+    else:
+        out.append(f"{p}transfers: none costed")
+    launches = sum(k.launches for k in perf.kernels)
+    out.append(f"{p}launch overhead: {launches:.0f} launch{'es' if launches != 1 else ''} x "
+               f"{g.kernel_launch_us:g} us = {fmt_time(perf.launch_overhead_s)}")
+    ctx = f" + context creation {fmt_time(perf.context_s)}" if perf.include_context else \
+        f" (CUDA context creation {fmt_time(perf.context_s)} not included; --include-context)"
+    totals = ", ".join(f"{m} {fmt_time(perf.total_s(m))}{' (default)' if m == d else ''}" for m in models)
+    out.append(f"{p}total (kernels + launches + transfers{ctx}): {totals}")
+    for n in perf.notes:
+        out.append(f"{p}note: {n}")
+    return "\n".join(out)
+
+
+def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
+    geo = k.geometry
+    out = []
+    mapped_default = next((c.block for c in k.candidates if "mapping default" in c.labels
+                           or "forced (--block)" in c.labels), k.block)
+    how = {"forced": "forced with --block", "search": f"lowest predicted time of {len(k.candidates)} candidates; "
+           f"mapping default {fmt_block(mapped_default)}", "mapping": "mapping default"}[k.block_choice]
+    out.append(f"{p}kernel {k.name}: block {fmt_block(k.block)} ({how}), grid {fmt_block(geo.grid)} = "
+               f"{geo.blocks} blocks, {geo.threads} threads, {k.launches:.0f} launch{'es' if k.launches != 1 else ''}")
+    q = p + "  "
+    preds = " | ".join(f"{m} {fmt_time(k.predictions[m].time_s)}{' (default)' if m == d else ''}"
+                       f"{' [clamped to roofline]' if k.predictions[m].clamped else ''}" for m in models)
+    per = " per launch" if k.launches != 1 else ""
+    out.append(f"{q}predicted kernel time{per}: {preds}")
+    rf = k.roofline
+    out.append(f"{q}roofline bound: {fmt_time(rf.bound_s)} ({rf.limiter}: DRAM lower bound "
+               f"{fmt_bytes(k.memory.dram_lower_bound)} at peak -> {fmt_time(rf.memory_s)}, "
+               f"{k.intensity.flops / 1e9:.3g} GFLOP at peak -> {fmt_time(rf.compute_s)}; "
+               f"{_num(k.intensity.flops_per_dram_byte)} flop/B)")
+    o = k.occupancy
+    if o is not None:
+        out.append(f"{q}occupancy: {o.active_warps_per_sm} warps/SM ({o.occupancy:.0%}), {o.active_blocks_per_sm} "
+                   f"blocks/SM, limited by {o.limiting_factor}; registers {k.registers.count}/thread "
+                   f"[{k.registers.source}]" + (f", spills {k.registers.spill_stores} B" if k.registers.spill_stores else ""))
+    ic = k.instructions
+    out.append(f"{q}per thread: {ic.total:.4g} instructions ({', '.join(f'{c} {n:.4g}' for c, n in ic.per_class.items())}; "
+               f"{ic.memory:.4g} global, {ic.shared:.4g} shared memory); address arithmetic {ic.address:.4g}, "
+               f"loop overhead {ic.loop_overhead:.4g}")
+    out.append(f"{q}ILP {k.ilp:.3g} (eq. 6.1, {k.hot_region}), memory parallelism {k.mlp:.3g}, "
+               f"arithmetic intensity {_num(k.intensity.alg63)} (Alg. 6.3: {k.intensity.on_chip} on-chip / "
+               f"{k.intensity.off_chip} off-chip)")
+    mem = k.memory
+    out.append(f"{q}memory per launch: DRAM {fmt_bytes(mem.dram_estimate)} estimated (lower bound "
+               f"{fmt_bytes(mem.dram_lower_bound)}), L2->SM {fmt_bytes(mem.l2_bytes)}, working set "
+               f"{fmt_bytes(mem.working_set)}; L1 reuse window {mem.l1_window} iteration"
+               f"{'s' if mem.l1_window != 1 else ''}")
+    out.append(f"{q}coalescing (per warp request: 32-B sectors / 128-B lines; L2 sectors, DRAM sectors):")
+    for c in mem.accesses:
+        flag = "  UNKNOWN STRIDE: worst case assumed" if c.unknown else ""
+        where = f" (line {c.line})" if c.line else ""
+        if c.where == "shared tile":
+            out.append(f"{q}  {c.kind:<5} {c.text}{where}: served by its shared-memory tile "
+                       f"(as a global access: {c.sectors:.3g} sectors / {c.lines:.3g} lines)")
+            continue
+        if c.requests == 0:
+            out.append(f"{q}  {c.kind:<5} {c.text}{where}: only in boundary threads (its guard holds in none of "
+                       "the sampled interior warps): not costed")
+            continue
+        tag = f" [{c.where}]" if c.where != "global" else ""
+        out.append(f"{q}  {c.kind:<5} {c.text}{where}{tag}: {c.sectors:.3g} sectors / {c.lines:.3g} lines; "
+                   f"{c.l2_sectors:.3g} from L2, {c.dram_sectors:.3g} from DRAM{flag}")
+    if k.tiles:
+        out.append(f"{q}shared-memory tiles: " + "; ".join(k.tiles))
+    if k.benefits:
+        b = k.benefits
+        out.append(f"{q}GPUPerf ({b.get('case')}): T_comp {fmt_time(b.get('T_comp'))}, T_mem {fmt_time(b.get('T_mem'))}, "
+                   f"T_overlap {fmt_time(b.get('T_overlap'))}; ideal T_fp {fmt_time(b.get('T_fp'))}, "
+                   f"T_mem_min {fmt_time(b.get('T_mem_min'))}")
+        out.append(f"{q}GPUPerf benefits (time a fix could save per launch): B_itilp {fmt_time(b.get('B_itilp'))} "
+                   f"(more ILP/TLP), B_serial {fmt_time(b.get('B_serial'))} (serialization), B_fp "
+                   f"{fmt_time(b.get('B_fp'))} (fewer instructions), B_memlp {fmt_time(b.get('B_memlp'))} "
+                   f"(memory-level parallelism)")
+    if k.hotspots:
+        out.append(f"{q}hotspots (Resios: compute units idle while only this access was in flight):")
+        for h in k.hotspots:
+            where = f" (line {h.line})" if h.line else ""
+            out.append(f"{q}  {h.text}{where}: {fmt_time(h.idle_s)} per launch ({h.share:.0%} of the kernel)")
+    elif "resios" in k.predictions:
+        out.append(f"{q}hotspots: none (the compute units never waited on memory alone)")
+    if k.candidates:
+        out.append(f"{q}block sizes (predicted kernel time per launch):")
+        hdr = f"{q}  {'block':<11} {'threads':>7} {'warps/SM':>8} {'occ':>5} {'limit':<13}" + "".join(
+            f" {m:>10}" for m in models) + "  note"
+        out.append(hdr)
+        for c in k.candidates:
+            occ = c.occupancy
+            if occ is None or not c.times:
+                out.append(f"{q}  {fmt_block(c.block):<11} {c.block[0] * c.block[1] * c.block[2]:>7}  cannot "
+                           f"launch: {c.error}" + (f"  {', '.join(c.labels)}" if c.labels else ""))
+                continue
+            out.append(f"{q}  {fmt_block(c.block):<11} {c.block[0] * c.block[1] * c.block[2]:>7} "
+                       f"{occ.active_warps_per_sm:>8} {occ.occupancy:>5.0%} {occ.limiting_factor:<13}"
+                       + "".join(f" {fmt_time(c.times[m]):>10}" for m in models)
+                       + (f"  {', '.join(c.labels)}" if c.labels else ""))
+        for label, (shape, why) in k.strategies.items():
+            out.append(f"{q}  5.2.1 {label}: {fmt_block(shape)} ({why})")
+    for m in models:
+        for n in k.predictions[m].notes:
+            out.append(f"{q}{m}: {n}")
+    for n in k.notes:
+        out.append(f"{q}note: {n}")
+    return out
+
+
+# --------------------------------------------------------------------------- JSON
+
+def _f(x) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+def performance_json(perf: NestPerformance | None, error: str | None = None) -> dict | None:
+    """The "performance" entry of a nest in analyze's JSON (schema: $defs/performance)."""
+    if perf is None:
+        return None if error is None else {"error": error}
+    g = perf.gpu
+    return {
+        "gpu": {"key": g.key, "name": g.name},
+        "default_model": perf.default_model,
+        "shared_memory_tiles": perf.shared_memory,
+        "models": list(perf.models),
+        "sizes": {k: v for k, v in sorted(perf.env.items())},
+        "kernels": [_kernel_json(k, perf.models) for k in perf.kernels],
+        "transfers": [{"array": t.array, "direction": t.direction, "bytes": t.bytes, "time_s": t.seconds}
+                      for t in perf.transfers],
+        "transfer_time_s": perf.transfer_s,
+        "launch_overhead_s": perf.launch_overhead_s,
+        "launch_overhead_per_launch_s": g.kernel_launch_us * 1e-6,
+        "context_creation_s": perf.context_s,
+        "context_included": perf.include_context,
+        "total_time_s": {m: perf.total_s(m) for m in perf.models},
+        "kernel_time_s": {m: perf.kernel_s(m) for m in perf.models},
+        "notes": list(perf.notes),
+    }
+
+
+def _kernel_json(k: KernelPerformance, models) -> dict:
+    o = k.occupancy
+    geo = k.geometry
+    return {
+        "name": k.name,
+        "launches": k.launches,
+        "block": list(k.block),
+        "block_choice": k.block_choice,
+        "grid": list(geo.grid),
+        "threads": geo.threads,
+        "predictions": {m: {"time_s": k.predictions[m].time_s, "model_time_s": k.predictions[m].raw_time_s,
+                            "clamped_to_roofline": k.predictions[m].clamped,
+                            "breakdown_s": {a: _f(b) for a, b in k.predictions[m].breakdown.items()},
+                            "notes": list(k.predictions[m].notes)} for m in models},
+        "roofline": {"bound_s": k.roofline.bound_s, "memory_s": k.roofline.memory_s,
+                     "compute_s": k.roofline.compute_s, "limiter": k.roofline.limiter,
+                     "dram_lower_bound_bytes": k.memory.dram_lower_bound, "flops": k.intensity.flops,
+                     "flops_per_dram_byte": _f(k.intensity.flops_per_dram_byte)},
+        "occupancy": None if o is None else {
+            "active_warps_per_sm": o.active_warps_per_sm, "active_blocks_per_sm": o.active_blocks_per_sm,
+            "occupancy": o.occupancy, "limiting_factor": o.limiting_factor},
+        "registers": {"per_thread": k.registers.count, "source": k.registers.source,
+                      "spill_store_bytes": k.registers.spill_stores, "spill_load_bytes": k.registers.spill_loads},
+        "ilp": k.ilp, "mlp": k.mlp, "hot_region": k.hot_region,
+        "arithmetic_intensity": {"alg_6_3": _f(k.intensity.alg63), "on_chip": k.intensity.on_chip,
+                                 "off_chip": k.intensity.off_chip},
+        "instructions_per_thread": {"by_class": dict(k.instructions.per_class),
+                                    "statement_ops": dict(k.instructions.per_ir_class),
+                                    "address": k.instructions.address, "loop_overhead": k.instructions.loop_overhead,
+                                    "global_memory": k.instructions.memory, "shared_memory": k.instructions.shared},
+        "memory": {"dram_estimate_bytes": k.memory.dram_estimate, "dram_lower_bound_bytes": k.memory.dram_lower_bound,
+                   "l2_bytes": k.memory.l2_bytes, "working_set_bytes": k.memory.working_set,
+                   "l1_reuse_window": k.memory.l1_window,
+                   "accesses": [{"id": c.key, "text": c.text, "line": c.line, "array": c.array, "kind": c.kind,
+                                 "requests_per_thread": c.requests, "sectors_per_request": c.sectors,
+                                 "lines_per_request": c.lines, "l2_sectors_per_request": c.l2_sectors,
+                                 "dram_sectors_per_request": c.dram_sectors, "unknown_stride": c.unknown,
+                                 "latency_cycles": c.latency, "cycles_per_request": c.cycles, "served_by": c.where}
+                                for c in k.memory.accesses]},
+        "gpuperf_benefits_s": {a: _f(b) for a, b in k.benefits.items() if a != "case"},
+        "gpuperf_case": k.benefits.get("case"),
+        "hotspots": [{"id": h.key, "text": h.text, "line": h.line, "idle_s": h.idle_s, "share": h.share}
+                     for h in k.hotspots],
+        "block_candidates": [{"block": list(c.block), "time_s": {m: c.times.get(m) for m in models} if c.times else None,
+                              "active_warps_per_sm": c.occupancy.active_warps_per_sm if c.occupancy else None,
+                              "occupancy": c.occupancy.occupancy if c.occupancy else None,
+                              "labels": list(c.labels), "error": c.error or None} for c in k.candidates],
+        "strategies": {label: {"block": list(s), "why": why} for label, (s, why) in k.strategies.items()},
+        "shared_memory_tiles": list(k.tiles),
+        "notes": list(k.notes),
+    }

@@ -1,0 +1,104 @@
+"""Vectorised evaluation of the IR's expressions over sampled warps (numpy).
+
+The static analyses need, for a block shape, the values the loop variables
+take in the 32 lanes of real warps: which threads form a warp (x fastest, then
+y, then z: CUDA's linear thread id), which lanes are inside the iteration
+space, the byte addresses of an access, whether a guard holds.  Rather than
+reasoning about every shape symbolically, a few representative blocks are
+instantiated and every expression is evaluated on all their lanes at once.
+
+Arrays have shape (blocks, warps, window, lanes): `window` indexes consecutive
+iterations of one in-thread loop (the reuse window of the L1 analysis).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from ..ir import Loop
+from ..poly import Poly, Sym
+
+Arr = np.ndarray
+
+
+def poly_np(p: Poly, env: Mapping[str, object]):
+    """Evaluate a Poly with numpy arrays (or ints) as variable values; integer arithmetic when the
+    coefficients are integers.  Raises KeyError for a variable without a value."""
+    total = 0
+    for mono, c in p.terms:
+        coef = int(c) if c.denominator == 1 else float(c)
+        t = coef
+        for v, k in mono:
+            x = env[v]
+            t = t * (x if k == 1 else x ** k)
+        total = total + t
+    return total
+
+
+def sym_np(s: Sym, env: Mapping[str, object]):
+    """floor(num / den) of a trip count, elementwise."""
+    num = poly_np(s.num, env)
+    if s.den == 1:
+        if isinstance(num, np.ndarray) and num.dtype.kind == "f":
+            return np.floor(num).astype(np.int64)
+        return num if not isinstance(num, float) else int(np.floor(num))
+    return np.floor_divide(num, s.den) if not isinstance(num, float) else int(num // s.den)
+
+
+def warp_lanes(block: tuple[int, int, int], warp_size: int = 32) -> tuple[Arr, Arr, Arr, Arr]:
+    """(tx, ty, tz, valid) of every lane of every warp of a block: arrays of shape (warps, lanes)."""
+    bx, by, bz = block
+    n = bx * by * bz
+    warps = -(-n // warp_size)
+    t = np.arange(warps * warp_size, dtype=np.int64).reshape(warps, warp_size)
+    valid = t < n
+    tx = t % bx
+    ty = (t // bx) % by
+    tz = t // (bx * by)
+    return tx, ty, tz, valid
+
+
+def sample_blocks(grid: tuple[int, int, int], limit: int = 4) -> list[tuple[int, int, int]]:
+    """Representative blocks: interior positions (boundary guards and partial tiles are the exception,
+    not the rule), a few per dimension, at most `limit`.  Deterministic."""
+    picks = []
+    for g in grid:
+        if g <= 1:
+            picks.append([0])
+        elif g == 2:
+            picks.append([0, 1])
+        else:
+            a, b = int(g * 0.37), int(g * 0.61)
+            picks.append(sorted({min(max(a, 1), g - 2), min(max(b, 1), g - 2)}))
+    out = [(x, y, z) for z in picks[2] for y in picks[1] for x in picks[0]]
+    if len(out) > limit:
+        step = len(out) / limit
+        out = [out[int(k * step)] for k in range(limit)]
+    return out
+
+
+def origin_values(loops: list[Loop], env: dict) -> dict:
+    """C variable values of normalized loops (var = lower + step * normalized var), added to env."""
+    out = dict(env)
+    for lp in loops:
+        if lp.origin is not None and lp.origin.lower is not None:
+            try:
+                out[lp.origin.var] = poly_np(lp.origin.lower, out) + lp.origin.step * out[lp.var]
+            except KeyError:
+                pass
+        elif lp.origin is None:
+            out.setdefault(lp.var, out.get(lp.var))
+    return out
+
+
+def distinct_per_row(values: Arr, active: Arr) -> Arr:
+    """Number of distinct values along the last axis among active entries (0 where none is active)."""
+    big = np.iinfo(np.int64).min
+    v = np.where(active, values, big)
+    s = np.sort(v, axis=-1)
+    new = np.ones(s.shape, dtype=bool)
+    new[..., 1:] = s[..., 1:] != s[..., :-1]
+    new &= s != big
+    return new.sum(axis=-1)
+

@@ -1,0 +1,178 @@
+"""Static analyses of mapped kernels and the performance prediction, as pipeline passes.
+
+Each pass works on the mapping of a nest and returns, per kernel name, one
+analysis of c2gpu.perf.profile.KernelAnalysis on the kernel's block shape:
+
+  kernel-analysis  the KernelAnalysis objects themselves (shared by the passes below)
+  coalescing       sectors / lines per warp request of every global access (seed 004, 6.1)
+  ilp              eq. 6.1 ILP and the memory-level parallelism of the hot region
+  intensity        Alg. 6.3 and flops per DRAM byte
+  registers        ptxas's count (nvcc on PATH) or the Belady estimate (Alg. 6.4), saying which
+  occupancy        resident blocks and warps per SM (c2gpu.occupancy)
+  traffic          L1 / L2 / DRAM traffic, the DRAM lower bound and the models' estimate
+  performance      c2gpu.perf.predict.predict_nest: both models, roofline, overheads, block table
+
+Options read from the pipeline options: gpu (key, file or GPU), params
+({name: value} for symbolic sizes), block (forced shape), models, registers
+("auto", "ptxas", "estimate"), include_context, block_search (default True).
+"""
+from __future__ import annotations
+
+from c2gpu.pipeline import Pass, PassFailed
+
+
+def _gpu(ctx):
+    from c2gpu.gpu import GPU, load_gpu
+    g = ctx.options.get("gpu")
+    if g is None:
+        raise PassFailed("performance analyses need a GPU: give --gpu NAME (see `c2gpu gpus`)")
+    return g if isinstance(g, GPU) else load_gpu(str(g))
+
+
+def _shared_plan(nest, ctx):
+    if "shared-memory" in ctx.manager.providers and ctx.options.get("shared_memory", "auto") != "off":
+        try:
+            return ctx.get("shared-memory", nest)
+        except Exception:
+            return None
+    return None
+
+
+def _nest_code(nest, mapping, shared):
+    from c2gpu.port import build_nest_code
+    try:
+        return build_nest_code(nest, mapping, shared), None
+    except TypeError:
+        try:
+            return build_nest_code(nest, mapping), None
+        except Exception as e:
+            return None, f"{type(e).__name__}: {e}"
+    except Exception as e:   # CodegenError and friends: no kernel text, no ArrayPlans
+        return None, str(e)
+
+
+class KernelAnalyses(Pass):
+    name = "kernel-analysis"
+    description = "build the static analyses of every mapped kernel for the GPU (--gpu) and sizes (--param)"
+    requires = ("mapping",)
+    provides = ("kernel-analysis",)
+
+    def run(self, nest, ctx):
+        from c2gpu.perf.predict import kernel_items
+        from c2gpu.perf.profile import KernelAnalysis, PerfError
+        mapping = ctx.get("mapping", nest)
+        gpu = _gpu(ctx)
+        shared = _shared_plan(nest, ctx)
+        code, _err = _nest_code(nest, mapping, shared)
+        codes = {k.name: k for k in (code.kernels if code is not None else [])}
+        out = {}
+        for kernel, host in kernel_items(mapping):
+            splan = shared.kernels.get(kernel.name) if shared is not None and hasattr(shared, "kernels") else None
+            try:
+                out[kernel.name] = KernelAnalysis(nest, kernel, gpu, ctx.options.get("params") or {},
+                                                  host_lids=host, code=codes.get(kernel.name), shared=splan,
+                                                  registers=ctx.options.get("registers", "auto"))
+            except PerfError as e:
+                raise PassFailed(str(e)) from None
+        return out
+
+
+class _PerKernel(Pass):
+    requires = ("kernel-analysis",)
+
+    def run(self, nest, ctx):
+        from c2gpu.perf.profile import PerfError
+        out = {}
+        for name, ka in ctx.get("kernel-analysis", nest).items():
+            try:
+                out[name] = self.compute(ka, tuple(ka.kernel.block))
+            except PerfError as e:
+                raise PassFailed(str(e)) from None
+        return out
+
+    def compute(self, ka, block):  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class Coalescing(_PerKernel):
+    name = "coalescing"
+    description = "32-byte sectors and 128-byte lines per warp request of every global access (seed 004, 6.1)"
+    provides = ("coalescing",)
+
+    def compute(self, ka, block):
+        return ka.memory(block).accesses
+
+
+class ILP(_PerKernel):
+    name = "ilp"
+    description = "instruction-level parallelism of the hot loop body (seed 004, eq. 6.1) and memory parallelism"
+    provides = ("ilp",)
+
+    def compute(self, ka, block):
+        return {"ilp": ka.ilp, "mlp": ka.mlp, "region": ka.hot_region[1]}
+
+
+class Intensity(_PerKernel):
+    name = "intensity"
+    description = "arithmetic intensity (seed 004, Alg. 6.3) and flops per DRAM byte (roofline)"
+    provides = ("intensity",)
+
+    def compute(self, ka, block):
+        return ka.intensity(block)
+
+
+class RegisterCount(_PerKernel):
+    name = "registers"
+    description = "registers per thread: ptxas when nvcc is available, else Belady's MIN (seed 004, Alg. 6.4)"
+    provides = ("registers",)
+
+    def compute(self, ka, block):
+        return ka.registers
+
+
+class OccupancyPass(_PerKernel):
+    name = "occupancy"
+    description = "resident blocks and warps per SM from registers, shared memory and the GPU's limits"
+    provides = ("occupancy",)
+
+    def compute(self, ka, block):
+        return ka.occupancy(block)
+
+
+class Traffic(_PerKernel):
+    name = "traffic"
+    description = "L1/L2/DRAM traffic per access, DRAM lower bound (roofline) and the models' DRAM estimate"
+    provides = ("traffic",)
+
+    def compute(self, ka, block):
+        return ka.memory(block)
+
+
+class Performance(Pass):
+    name = "performance"
+    description = "predicted kernel, launch and transfer time with every model, roofline bound, block-size table"
+    requires = ("mapping",)
+    provides = ("performance",)
+
+    def run(self, nest, ctx):
+        from c2gpu.perf.predict import predict_nest
+        from c2gpu.perf.profile import PerfError
+        if ctx.manager.result("mapping", nest) is None and ctx.manager.errors.get(nest.name):
+            return None    # not mapped: the reason is already in the nest's flags
+        mapping = ctx.get("mapping", nest)
+        gpu = _gpu(ctx)
+        shared = _shared_plan(nest, ctx)
+        code, err = _nest_code(nest, mapping, shared)
+        opts = ctx.options
+        try:
+            perf = predict_nest(nest, mapping, gpu, opts.get("params") or {}, code=code, shared=shared,
+                                options=opts, models=opts.get("models"), search=opts.get("block_search", True),
+                                include_context=bool(opts.get("include_context")),
+                                registers=opts.get("registers", "auto"))
+        except PerfError as e:
+            raise PassFailed(str(e)) from None
+        if err:
+            perf.notes.append(f"no CUDA code for this nest ({err}): registers estimated, transfers not costed")
+        if not perf.kernels:
+            raise PassFailed("; ".join(perf.notes) or "no kernel could be analysed")
+        return perf

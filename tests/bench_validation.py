@@ -1,0 +1,32 @@
+"""Predicted vs measured kernel time on shared/validation (a script, not a test).
+
+    python tests/bench_validation.py [--registers auto|ptxas|estimate]
+
+Prints, for every kernel x GPU of ../shared/validation/naive_cuda_measured.tsv, the measured
+median, each model's prediction (kernel time x launches + launch overhead) and the ratio,
+then the median predicted/measured ratio per model (all cases, calibration cases, held-out
+cases).  See c2gpu/perf/validation.py for how the cases are ported.
+"""
+import argparse
+import sys
+import time
+
+from c2gpu.perf import validation
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--registers", default="auto", choices=("auto", "ptxas", "estimate"))
+    args = ap.parse_args()
+    if validation.validation_dir() is None:
+        print("shared/validation not found (set C2GPU_VALIDATION_DIR)", file=sys.stderr)
+        return 1
+    t0 = time.perf_counter()
+    cases = validation.run(args.registers)
+    print(validation.table(cases))
+    print(f"({len(cases)} cases in {time.perf_counter() - t0:.1f} s; held out: {', '.join(validation.HELD_OUT)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
