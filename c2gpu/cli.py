@@ -16,8 +16,9 @@ from typing import Sequence
 
 from . import __version__
 from .diagnostics import C2GPUError
-from .frontend import PreprocessOptions, load_program
+from .frontend import PreprocessOptions, load_program, load_program_recovering
 from .frontend.preprocess import parse_define
+from .frontend.parse import deep_call
 from .pipeline import PassManager, PipelineError
 from .registry import discover
 from .report import ir_json, text
@@ -105,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return COMMANDS[args.command](args)
+        # a large stack and recursion limit: deeply nested C (40 loops, thousands of terms) must not crash us
+        return deep_call(COMMANDS[args.command], args)
     except UsageError as e:
         print(f"c2gpu: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -144,12 +146,16 @@ def cmd_analyze(args) -> int:
     files, errors, texts = [], [], []
     for path in args.files:
         try:
-            program = load_program(path, options)
+            # a syntax error or missing header costs its declaration, not the file: report it, analyse the rest
+            program, problems = load_program_recovering(path, options)
         except C2GPUError as e:
+            problems, program = [e], None
+        for e in problems:
             print(str(e), file=sys.stderr)
             errors.append({"path": path, "message": e.message,
                            "location": ir_json.loc(e.loc)})
             status = EXIT_INPUT
+        if program is None:
             continue
         program = manager.run(program)
         files.append(_with_performance_json(ir_json.program(program, manager.errors), program, manager))
@@ -312,9 +318,9 @@ def _add_performance_args(a: argparse.ArgumentParser) -> None:
         a.add_argument("--block", metavar="BXxBY[xBZ]",
                        help="force the thread block shape (with --gpu; default: the block-size search's choice)")
     if "--shared-memory" not in have:
-        a.add_argument("--shared-memory", choices=("auto", "off"), default="off",
-                       help="with --gpu: predict the plain kernels (off, the default: what the models were validated "
-                            "on) or the kernels with the shared-memory tiles port would add (auto)")
+        a.add_argument("--shared-memory", choices=("auto", "off"), default="auto",
+                       help="with --gpu: choose shared-memory tiles and their budget by predicted time, reporting the "
+                            "time with and without them (auto, the default), or predict the plain kernels (off)")
 
 
 def _add_gpus_command(sub) -> None:
@@ -367,7 +373,7 @@ def _performance_pipeline(args, pipeline: list[str]) -> tuple[list[str], dict]:
     from .model import MODELS
     opts = _mapping_options(args)
     opts.update({"gpu": gpu, "params": _parse_params(args.param), "include_context": bool(args.include_context),
-                 "registers": args.registers, "shared_memory": getattr(args, "shared_memory", None) or "off",
+                 "registers": args.registers, "shared_memory": getattr(args, "shared_memory", None) or "auto",
                  "models": None if args.model in (None, "all") else [args.model]})
     if not args.passes:
         pipeline = list(PORT_PIPELINE)

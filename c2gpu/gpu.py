@@ -138,9 +138,13 @@ _TOP_LEVEL = {"name", "key", "aliases", "inherits", "refs"} | set(_SCALAR_SECTIO
 # GTX 460, max_p = 8 at 500 cycles DRAM latency and 64 B/cycle over 7 SMs.
 _SEED_MAX_P, _SEED_LATENCY, _SEED_BYTES_PER_CYCLE_PER_SM = 8.0, 500.0, 64.0 / 7
 # GPUPerf's Gamma for the C2050 (seed 000, section 4.1.1): used where a file gives none.
-_GPUPERF_GAMMA = 64.0
-_GAMMA_DEFAULT_SOURCE = ("estimate: GPUPerf's C2050 value Gamma = 64 (seed 000, section 4.1.1) reused; "
-                         "no per-GPU value is published")
+_GPUPERF_GAMMA = 1.0
+_GAMMA_DEFAULT_SOURCE = (
+    "estimate: seed 000 chose Gamma = 64 for its simulated Fermi (kept in c2050.toml); read literally, eq. 7-8 "
+    "then charge every warp 64 DRAM latencies per barrier, serialized on the SM, which predicts tiled and "
+    "reduction kernels 10-100x slower than their plain versions; a barrier waits for the slowest warp of its "
+    "block, about one memory latency, so Gamma = 1 charges one latency weighted by the memory-instruction "
+    "ratio. Not calibrated: shared/validation has no kernel with barriers")
 
 
 # Defaults of the optional cache-hierarchy fields c2gpu.perf uses (see SCHEMA.md); a GPU whose file gives

@@ -24,6 +24,10 @@ class PassFailed(Exception):
     """Raised inside a pass to refuse a nest with a user-facing reason."""
 
 
+class _Repeated(PassFailed):
+    """A cached refusal, raised again for every pass that needs the failed analysis."""
+
+
 class Pass:
     """Base class for built-in and third-party passes.
 
@@ -78,6 +82,7 @@ class PassManager:
         self.options = options or {}
         self.steps = self.build(list(pipeline))
         self.cache: dict[tuple[str, str], Any] = {}
+        self.failed: dict[tuple[str, str], PassFailed] = {}
         self.timings: dict[str, PassTiming] = {}
         self.errors: dict[str, list[Flag]] = {}
         self.print_after: set[str] = set()
@@ -137,6 +142,8 @@ class PassManager:
                 else:
                     for a in p.provides:
                         self.analysis(a, nest, ctx, provider=p)
+            except _Repeated:
+                pass                    # already recorded when the analysis first failed
             except PassFailed as e:
                 self._fail(nest, p, str(e))
             except Exception as e:  # a bug in one pass must not stop other nests
@@ -150,12 +157,19 @@ class PassManager:
 
     def analysis(self, name: str, nest: Nest, ctx: PassContext, provider: Pass | None = None) -> Any:
         key = (name, nest.name)
+        if key in self.failed:
+            raise self.failed[key]      # a refusal is an answer too: not recomputed, not reported twice
         if key in self.cache:
             return self.cache[key]
         p = provider or self.providers.get(name)
         if p is None:
             raise PipelineError(f"no pass provides '{name}'")
-        result = self._timed(p, nest, ctx)
+        try:
+            result = self._timed(p, nest, ctx)
+        except PassFailed as e:
+            self.failed[key] = _Repeated(str(e))
+            self.errors.setdefault(nest.name, []).append(Flag("pass-failed", str(e), nest.loc))
+            raise self.failed[key] from None
         self.cache[key] = result
         return result
 
@@ -171,8 +185,9 @@ class PassManager:
     def _invalidate(self, nest_name: str, p: Pass) -> None:
         if "*" in p.preserves:
             return
-        for key in [k for k in self.cache if k[1] == nest_name and k[0] not in p.preserves]:
-            del self.cache[key]
+        for store in (self.cache, self.failed):
+            for key in [k for k in store if k[1] == nest_name and k[0] not in p.preserves]:
+                del store[key]
 
     def result(self, name: str, nest: Nest) -> Any:
         """A cached analysis result, or None when it was not computed (or failed) for this nest."""

@@ -85,12 +85,16 @@ def access_shape(nest: Nest, access) -> tuple[tuple[Poly | None, ...], tuple[Pol
         p = access.subscripts[0]
         row, col = access.linearized
         # recover the row width from p = row*W + col
-        rest = p - col
+        rest = p - col                       # = row * width
         width = None
-        for v in row.variables:
-            q, r = rest.split_by(v)
-            width = q if not r.terms and q.variables.isdisjoint(row.variables) else None
-            break
+        for v in sorted(row.variables):
+            q, _ = rest.split_by(v)          # the coefficient of v in row*width is coeff(v, row) * width
+            c = row.coeff(v)
+            if c and q.variables.isdisjoint(row.variables):
+                cand = q.scale(Fraction(1) / c)
+                if row * cand == rest:       # a constant offset in the row (i_n + 1) is fine
+                    width = cand
+                    break
         if width is None and row.is_const() and row.const_value() != 0:
             width = rest.scale(Fraction(1) / row.const_value())
         return (row, col), ((width,) if width is not None else None)

@@ -241,6 +241,7 @@ class _Ctx:
                     self.parent[node.lid] = lp.lid
         self.parent.setdefault(nest.root.lid, None)
         self.unknown: dict[int, list[DepReason]] = {lid: [] for lid in self.loops}
+        self._unknown_seen: dict[int, set[DepReason]] = {lid: set() for lid in self.loops}  # fast `in` for block()
         self.control_inexact = ""                   # set when a control-flow flag makes every dependence a "may"
         self.conflated: dict[str, str] = {}         # names standing for several variables -> why
 
@@ -255,8 +256,10 @@ class _Ctx:
 
     def block(self, lids: Iterable[int], reason: DepReason) -> None:
         for lid in lids:
-            if reason not in self.unknown[lid]:
-                self.unknown[lid].append(reason)
+            seen = self._unknown_seen.setdefault(lid, set())
+            if reason not in seen:  # a set: csmith-sized nests block loops tens of thousands of times
+                seen.add(reason)
+                self.unknown.setdefault(lid, []).append(reason)
 
 
 # --------------------------------------------------------------------------- affine forms -> isl text

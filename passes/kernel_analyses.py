@@ -155,15 +155,44 @@ class Performance(Pass):
     provides = ("performance",)
 
     def run(self, nest, ctx):
-        from c2gpu.perf.predict import predict_nest
-        from c2gpu.perf.profile import PerfError
         if ctx.manager.result("mapping", nest) is None and ctx.manager.errors.get(nest.name):
             return None    # not mapped: the reason is already in the nest's flags
         mapping = ctx.get("mapping", nest)
         gpu = _gpu(ctx)
-        shared = _shared_plan(nest, ctx)
-        code, err = _nest_code(nest, mapping, shared)
         opts = ctx.options
+        shared = _shared_plan(nest, ctx)
+        perf = self.predict(nest, mapping, gpu, shared, opts)
+        if shared is None or not any(k.chosen for k in shared.kernels.values()):
+            return perf
+        # shared memory is a decision: compare the plain kernels with the tiled ones under each candidate budget
+        # (from the GPU's shared memory per SM and the occupancy to keep), keep the fastest, report them all
+        from c2gpu.passes.shared_memory import candidate_budgets, plan_shared_memory
+        model = perf.default_model
+        plain = self.predict(nest, mapping, gpu, None, opts)
+        trials = [(None, "no shared memory", plain)]
+        budgets = [(int(opts["shared_budget"]), "--shared-budget")] if opts.get("shared_budget") else candidate_budgets(gpu)
+        seen = {}
+        for budget, why in budgets:
+            plan = plan_shared_memory(nest, mapping, opts, budget)
+            key = tuple(sorted((k, tuple(o.tile_name for o in p.chosen)) for k, p in plan.kernels.items()))
+            if key in seen:
+                trials.append((budget, why, seen[key]))
+                continue
+            seen[key] = self.predict(nest, mapping, gpu, plan, dict(opts, shared_budget=budget))
+            trials.append((budget, why, seen[key]))
+        # ties: no shared memory (simpler), then the smallest budget (more resident blocks)
+        best = min(trials, key=lambda t: (round(t[2].total_s(model), 12), t[0] or 0))
+        chosen = best[2]
+        chosen.shared_trials = [(b, why, p.total_s(model), p.kernel_s(model)) for b, why, p in trials]
+        chosen.shared_budget = best[0]
+        chosen.without_shared_s = plain.total_s(model)
+        return chosen
+
+    @staticmethod
+    def predict(nest, mapping, gpu, shared, opts):
+        from c2gpu.perf.predict import predict_nest
+        from c2gpu.perf.profile import PerfError
+        code, err = _nest_code(nest, mapping, shared)
         try:
             perf = predict_nest(nest, mapping, gpu, opts.get("params") or {}, code=code, shared=shared,
                                 options=opts, models=opts.get("models"), search=opts.get("block_search", True),

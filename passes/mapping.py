@@ -245,11 +245,12 @@ class Mapper:
                 continue
             for a in s.accesses:
                 subs = a.linearized or a.subscripts
-                last = subs[-1] if subs else None
-                if last is None:
+                if not subs or any(x is None for x in subs):
                     continue
+                # the loop that moves this access by one element: unit coefficient in the last
+                # subscript and absent from the others (U[i][i + j] is stride-1 in j, not in i)
                 for lp in chain:
-                    if last.coeff(lp.var) != 0:
+                    if abs(subs[-1].coeff(lp.var)) == 1 and all(x.coeff(lp.var) == 0 for x in subs[:-1]):
                         score[lp.lid] += 1
         order = sorted(chain, key=lambda lp: (-score[lp.lid], -chain.index(lp)))
         x = order[0]

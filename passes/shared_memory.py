@@ -391,21 +391,35 @@ class SharedMemory(Pass):
     provides = ("shared-memory",)
 
     def run(self, nest: Nest, ctx) -> SharedMemoryPlan:
-        mapping = ctx.get("mapping", nest)
-        opts = ctx.options
-        plan = SharedMemoryPlan()
-        if opts.get("shared_memory", "auto") == "off":
-            return plan
-        tile = int(opts.get("shared_tile") or DEFAULT_TILE)
-        budget = int(opts.get("shared_budget") or DEFAULT_BUDGET)
-        env = dict(opts.get("params") or {})
-        for k in mapping.kernels():
-            if k.reductions:
-                continue       # the reduction tree already uses shared memory: keep those kernels simple
-            an = Analyzer(nest, k, tile, env)
-            opps = an.opportunities()
-            if not opps:
-                continue
-            decisions, gap = select(opps, budget, opts.get("shared_force", ()), opts.get("shared_exclude", ()))
-            plan.kernels[k.name] = KernelSharedPlan(k.name, budget, tuple(decisions), tile, gap)
+        return plan_shared_memory(nest, ctx.get("mapping", nest), ctx.options)
+
+
+def plan_shared_memory(nest: Nest, mapping, opts: dict, budget: int | None = None) -> SharedMemoryPlan:
+    """The tiles of every kernel of a mapped nest under a per-block budget (default: --shared-budget or 48 KiB)."""
+    plan = SharedMemoryPlan()
+    if opts.get("shared_memory", "auto") == "off":
         return plan
+    tile = int(opts.get("shared_tile") or DEFAULT_TILE)
+    budget = int(budget or opts.get("shared_budget") or DEFAULT_BUDGET)
+    env = dict(opts.get("params") or {})
+    for k in mapping.kernels():
+        if k.reductions:
+            continue       # the reduction tree already uses shared memory: keep those kernels simple
+        opps = Analyzer(nest, k, tile, env).opportunities()
+        if not opps:
+            continue
+        decisions, gap = select(opps, budget, opts.get("shared_force", ()), opts.get("shared_exclude", ()))
+        plan.kernels[k.name] = KernelSharedPlan(k.name, budget, tuple(decisions), tile, gap)
+    return plan
+
+
+def candidate_budgets(gpu) -> list[tuple[int, str]]:
+    """Per-block budgets worth trying on `gpu`: the shared memory that still lets 1, 2, 4 or 8 blocks share an
+    SM (less the per-block reservation), capped by the opt-in per-block maximum; each with why."""
+    out: list[tuple[int, str]] = []
+    for blocks in (1, 2, 4, 8):
+        b = min(gpu.shared_mem_per_block_optin, gpu.shared_mem_per_sm // blocks - gpu.reserved_shared_mem_per_block)
+        b -= b % 128
+        if b > 0 and all(b != x for x, _ in out):
+            out.append((b, f"{blocks} block{'s' if blocks > 1 else ''} per SM"))
+    return out

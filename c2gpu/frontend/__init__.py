@@ -1,14 +1,30 @@
 """C frontend: preprocess with the system preprocessor, parse with pycparser, lower to the IR."""
-from .preprocess import preprocess, PreprocessOptions
-from .parse import parse_c
+from .preprocess import preprocess, preprocess_recovering, PreprocessOptions
+from .parse import parse_c, parse_c_recovering
 from .lower import lower_program
 
-__all__ = ["preprocess", "PreprocessOptions", "parse_c", "lower_program", "load_program"]
+__all__ = ["preprocess", "PreprocessOptions", "parse_c", "lower_program", "load_program", "load_program_recovering"]
 
 
 def load_program(path: str, options: PreprocessOptions | None = None, source: str | None = None):
-    """Read, preprocess, parse and lower one C file into a `Program`."""
+    """Read, preprocess, parse and lower one C file into a `Program`; the first error is raised."""
     options = options or PreprocessOptions()
     text = preprocess(path, options, source=source)
     ast = parse_c(text, path)
     return lower_program(ast, path, options, original_source=source)
+
+
+def load_program_recovering(path: str, options: PreprocessOptions | None = None, source: str | None = None):
+    """Like load_program, but analyse what can be analysed: (Program, errors).
+
+    A syntax error costs only the external declaration (function, declaration) it
+    is in; a missing header is replaced by an empty one; non-fatal preprocessor
+    errors keep the output.  Every such problem is returned as a C2GPUError (the
+    caller reports it, compiler-style, and exits with status 1).  Raises when
+    nothing of the file could be read (missing file, binary data, no declaration
+    that parses).
+    """
+    options = options or PreprocessOptions()
+    text, errors = preprocess_recovering(path, options, source=source)
+    ast, parse_errors = parse_c_recovering(text, path)
+    return lower_program(ast, path, options, original_source=source), errors + parse_errors

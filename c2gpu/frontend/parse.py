@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 
 from pycparser import c_ast, c_parser
 
@@ -10,10 +11,15 @@ from ..diagnostics import C2GPUError
 from ..ir import Loc
 
 _PARSE_ERR = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)$", re.S)
+_MARKER = re.compile(r'^[ \t]*#[ \t]*(?:line[ \t]+)?(\d+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?', re.M)
 
 # pycparser's parser and our visitors recurse once per nesting level; deep nests
 # (40 loops) and long else-if chains need more than Python's default of 1000.
 _RECURSION_LIMIT = 20000
+# In a thread with a large stack (deep_call) far deeper inputs are safe: very long
+# expressions (`a + b + ... ` with thousands of terms) recurse ~4 frames per term.
+_DEEP_RECURSION_LIMIT = 200_000
+_DEEP_STACK_BYTES = 512 << 20
 
 
 class _Parser(c_parser.CParser):
@@ -30,19 +36,104 @@ class _Parser(c_parser.CParser):
         super()._parse_error(msg, coord)
 
 
-def parse_c(text: str, path: str) -> c_ast.FileAST:
+def _end_loc(text: str, path: str) -> Loc:
+    """Where the text ends, in the user's coordinates (for 'At end of input')."""
+    markers = list(_MARKER.finditer(text))
+    if not markers:
+        return Loc(path, text.count("\n") + 1, 1)
+    m = markers[-1]
+    file = m.group(2) if m.group(2) is not None else path
+    for earlier in reversed(markers):
+        if earlier.group(2) is not None:
+            file = earlier.group(2)
+            break
+    line = int(m.group(1)) + text.count("\n", m.end()) - 1
+    from .lower import _unescape
+    return Loc(_unescape(file), max(line, 1), 1)
+
+
+def to_error(e: Exception, text: str, path: str) -> C2GPUError:
+    """A pycparser exception (or RecursionError) as a compiler-style error."""
+    if isinstance(e, RecursionError):
+        return C2GPUError("construct nested too deeply to parse", Loc(path, 1, 1))
+    m = _PARSE_ERR.match(str(e))
+    if m:
+        msg = m["msg"]
+        if msg.startswith("before: "):
+            msg = f"syntax error before '{msg[len('before: '):]}'"
+        from .lower import _unescape
+        return C2GPUError(msg, Loc(_unescape(m["file"]), int(m["line"]), int(m["col"])))
+    msg = str(e)
+    if msg.endswith("At end of input"):
+        return C2GPUError("unexpected end of input (missing '}' or ';'?)", _end_loc(text, path))
+    return C2GPUError(f"syntax error: {msg}", Loc(path, 1, 1))
+
+
+def _raise_limit() -> None:
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
         sys.setrecursionlimit(_RECURSION_LIMIT)
+
+
+def parse_c(text: str, path: str) -> c_ast.FileAST:
+    _raise_limit()
     parser = _Parser()
     try:
         return parser.parse(text, filename=path)
-    except c_parser.ParseError as e:
-        m = _PARSE_ERR.match(str(e))
-        if m:
-            msg = m["msg"]
-            if msg.startswith("before: "):
-                msg = f"syntax error before '{msg[len('before: '):]}'"
-            raise C2GPUError(msg, Loc(m["file"], int(m["line"]), int(m["col"]))) from None
-        raise C2GPUError(f"syntax error: {e}", Loc(path, 1, 1)) from None
-    except RecursionError:
-        raise C2GPUError("construct nested too deeply to parse", Loc(path, 1, 1)) from None
+    except (c_parser.ParseError, RecursionError) as e:
+        raise to_error(e, text, path) from None
+
+
+def parse_c_recovering(text: str, path: str) -> tuple[c_ast.FileAST, list[C2GPUError]]:
+    """Parse; on a syntax error, parse each external declaration on its own (see recover.py).
+
+    Returns the AST of what parsed and the errors of what did not; raises the first
+    error when nothing parsed.
+    """
+    from .recover import parse_recovering
+    _raise_limit()
+    parser = _Parser()
+    try:
+        return parser.parse(text, filename=path), []
+    except (c_parser.ParseError, RecursionError) as e:
+        first = to_error(e, text, path)
+    ast, errors = parse_recovering(text, path, lambda t: parser.parse(t, filename=path),
+                                   lambda e, t: to_error(e, t, path))
+    if ast is None:
+        raise first
+    # every piece parsed on its own, yet the whole did not (e.g. a typedef redeclared): report the whole's error
+    return ast, errors or [first]
+
+
+def deep_call(fn, *args, **kwargs):
+    """Run fn in a thread with a large stack and a high recursion limit (deeply nested input stays safe).
+
+    Exceptions (KeyboardInterrupt included) are re-raised in the caller.
+    """
+    result: dict = {}
+
+    def target():
+        try:
+            result["value"] = fn(*args, **kwargs)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            result["error"] = e
+
+    old_limit = sys.getrecursionlimit()
+    try:
+        old_size = threading.stack_size(_DEEP_STACK_BYTES)
+    except (ValueError, RuntimeError):  # platform without a settable stack size: run here
+        return fn(*args, **kwargs)
+    try:
+        sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION_LIMIT))
+        t = threading.Thread(target=target, name="c2gpu-deep", daemon=True)
+        t.start()
+    finally:
+        threading.stack_size(old_size)
+    try:
+        while t.is_alive():
+            t.join(0.2)
+    finally:
+        if not t.is_alive():
+            sys.setrecursionlimit(old_limit)
+    if "error" in result:
+        raise result["error"]
+    return result.get("value")

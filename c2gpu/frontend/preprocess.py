@@ -64,6 +64,29 @@ def find_preprocessor(preferred: str | None = None) -> list[str]:
 
 def preprocess(path: str, options: PreprocessOptions, source: str | None = None) -> str:
     """Return the preprocessed text of `path` (or of `source`, reported as `path`)."""
+    text, _ = _preprocess(path, options, source, recover=False)
+    return text
+
+
+def preprocess_recovering(path: str, options: PreprocessOptions,
+                          source: str | None = None) -> tuple[str, list[C2GPUError]]:
+    """Like preprocess, but go on after errors a compiler would also go on after, and after missing headers.
+
+    Non-fatal errors (`#error`, an unterminated comment or `#if`) keep the
+    preprocessor's output; a missing `#include` is replaced by an empty header
+    (in a private temporary directory, removed afterwards) and preprocessing runs
+    again, so the rest of the file is still analysed.  Returns (text, the errors).
+    Raises when nothing usable comes out.
+    """
+    return _preprocess(path, options, source, recover=True)
+
+
+_MISSING = re.compile(r"^(?P<name>[^:]+): No such file or directory$")
+MAX_STUB_HEADERS = 32
+
+
+def _preprocess(path: str, options: PreprocessOptions, source: str | None,
+                recover: bool) -> tuple[str, list[C2GPUError]]:
     if source is None:
         p = Path(path)
         if p.is_dir():
@@ -85,20 +108,60 @@ def preprocess(path: str, options: PreprocessOptions, source: str | None = None)
         cmd += ["-D", f"{name}={value}"]
     cmd += list(options.extra_args)
     # read the bytes ourselves so non-UTF-8 comments or strings never stop us
-    data = (source.encode() if source is not None else Path(path).read_bytes())
+    try:
+        data = (source.encode("utf-8", "surrogateescape") if source is not None else Path(path).read_bytes())
+    except OSError as e:
+        raise C2GPUError(f"cannot read '{path}': {e.strerror or e}") from None
     if b"\0" in data[:4096]:
         raise C2GPUError("file looks binary (contains NUL bytes), not C source", Loc(path, 1, 1))
-    cmd += ["-x", "c", "-"]
+    errors: list[C2GPUError] = []
+    stub_dir: str | None = None
     try:
-        proc = subprocess.run(cmd, input=data, capture_output=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        raise C2GPUError(f"the preprocessor took longer than 60 s on '{path}'")
-    stderr = proc.stderr.decode("utf-8", "replace")
-    if proc.returncode != 0:
-        raise _cpp_error(stderr, path)
+        while True:
+            run = cmd + (["-idirafter", stub_dir] if stub_dir else []) + ["-x", "c", "-"]
+            try:
+                proc = subprocess.run(run, input=data, capture_output=True, timeout=60)
+            except subprocess.TimeoutExpired:
+                raise C2GPUError(f"the preprocessor took longer than 60 s on '{path}'") from None
+            stderr = proc.stderr.decode("utf-8", "replace")
+            if proc.returncode == 0:
+                break
+            if not recover:
+                raise _cpp_error(stderr, path)
+            found = _cpp_errors(stderr, path)
+            missing = [(e, m["name"]) for e in found if (m := _MISSING.match(e.message))]
+            if missing and len(errors) < MAX_STUB_HEADERS:
+                err, name = missing[0]
+                if stub_dir is None:
+                    import tempfile
+                    stub_dir = tempfile.mkdtemp(prefix="c2gpu_stubs_")
+                if not _make_stub(stub_dir, name):
+                    raise err
+                errors.append(err)
+                continue
+            if not found or not proc.stdout.strip():
+                raise _cpp_error(stderr, path)
+            errors.extend(found)   # non-fatal: the output is complete
+            break
+    finally:
+        if stub_dir is not None:
+            shutil.rmtree(stub_dir, ignore_errors=True)
     text = proc.stdout.decode("utf-8", "replace")
     # cpp names stdin "<stdin>": give the user's file name back to the line markers
-    return text.replace('"<stdin>"', _quote(path))
+    return text.replace('"<stdin>"', _quote(path)), errors
+
+
+def _make_stub(stub_dir: str, name: str) -> bool:
+    """An empty header for a missing `#include` (only plain relative names: nothing outside stub_dir)."""
+    rel = Path(name)
+    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+        return False
+    target = Path(stub_dir, rel)
+    if target.exists():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(f"/* c2gpu: stand-in for the missing header {name} */\n")
+    return True
 
 
 def _quote(path: str) -> str:
@@ -108,9 +171,17 @@ def _quote(path: str) -> str:
 _CPP_DIAG = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: (?P<msg>.*)$")
 
 
-def _cpp_error(stderr: str, path: str) -> C2GPUError:
+def _cpp_errors(stderr: str, path: str) -> list[C2GPUError]:
+    out = []
     for line in stderr.replace("<stdin>", path).splitlines():
         m = _CPP_DIAG.match(line)
         if m:
-            return C2GPUError(m["msg"], Loc(m["file"], int(m["line"]), int(m["col"] or 0)))
+            out.append(C2GPUError(m["msg"], Loc(m["file"], int(m["line"]), int(m["col"] or 0))))
+    return out
+
+
+def _cpp_error(stderr: str, path: str) -> C2GPUError:
+    found = _cpp_errors(stderr, path)
+    if found:
+        return found[0]
     return C2GPUError(stderr.strip().replace("<stdin>", path) or "preprocessing failed")

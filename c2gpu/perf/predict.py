@@ -131,6 +131,10 @@ class NestPerformance:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0             # analysis time
     shared_memory: bool = False      # the kernels were analysed with shared-memory tiles
+    # the shared-memory decision (performance pass): (budget or None for none, why, total s, kernel s) per trial
+    shared_trials: list = field(default_factory=list)
+    shared_budget: Optional[int] = None
+    without_shared_s: Optional[float] = None
 
     def kernel_s(self, model: str) -> float:
         return sum(k.predictions[model].time_s * k.launches for k in self.kernels)

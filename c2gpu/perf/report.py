@@ -84,6 +84,12 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
     launches = sum(k.launches for k in perf.kernels)
     out.append(f"{p}launch overhead: {launches:.0f} launch{'es' if launches != 1 else ''} x "
                f"{g.kernel_launch_us:g} us = {fmt_time(perf.launch_overhead_s)}")
+    if perf.shared_trials:
+        rows = [f"{'none' if b is None else fmt_bytes(b)} ({why}): {fmt_time(total)}" for b, why, total, _ in perf.shared_trials]
+        kept = "no shared memory" if perf.shared_budget is None else f"budget {fmt_bytes(perf.shared_budget)}"
+        out.append(f"{p}shared memory decision (predicted total, {d}): " + "; ".join(rows) + f" -> {kept}; "
+                   f"without shared memory {fmt_time(perf.without_shared_s)}, "
+                   f"with {fmt_time(min(t for b, _, t, _ in perf.shared_trials if b is not None))}")
     ctx = f" + context creation {fmt_time(perf.context_s)}" if perf.include_context else \
         f" (CUDA context creation {fmt_time(perf.context_s)} not included; --include-context)"
     totals = ", ".join(f"{m} {fmt_time(perf.total_s(m))}{' (default)' if m == d else ''}" for m in models)
@@ -205,6 +211,10 @@ def performance_json(perf: NestPerformance | None, error: str | None = None) -> 
         "gpu": {"key": g.key, "name": g.name},
         "default_model": perf.default_model,
         "shared_memory_tiles": perf.shared_memory,
+        "shared_memory_decision": None if not perf.shared_trials else {
+            "budget_bytes": perf.shared_budget, "without_shared_s": perf.without_shared_s,
+            "trials": [{"budget_bytes": b, "why": why, "total_s": t, "kernel_s": ks}
+                       for b, why, t, ks in perf.shared_trials]},
         "models": list(perf.models),
         "sizes": {k: v for k, v in sorted(perf.env.items())},
         "kernels": [_kernel_json(k, perf.models) for k in perf.kernels],

@@ -1,0 +1,153 @@
+"""The porting verdict: end-to-end speedup over the measured CPU time, and the size at which porting pays off.
+
+Seed 004, section 5.3: speedup = sequential time / (overhead + parallel time), with the overhead being
+the host-device transfers, the kernel launches (every launch of a time loop) and, when asked, the CUDA
+context creation.  Verdicts:
+- "port": the end-to-end speedup is above 1;
+- "port only if the data stays on the GPU": the kernels alone beat the CPU but the transfers eat it;
+- "keep on the CPU": even the kernels alone are slower than the CPU.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+PORT = "port"
+RESIDENT = "port only if the data stays on the GPU"
+KEEP = "keep on the CPU"
+UNKNOWN = "cannot tell"
+
+
+@dataclass
+class BreakEven:
+    param: str
+    target: float                 # the speedup asked for (1.0: break-even)
+    value: int | None             # smallest size reaching it, None when none in the range searched
+    searched: tuple[int, int]
+    below: tuple[int, float] | None = None   # (size, speedup) just below the answer: evidence
+    at: tuple[int, float] | None = None      # (size, speedup) at the answer
+    evaluations: int = 0
+
+    def sentence(self, gpu: str) -> str:
+        goal = "worth porting" if self.target == 1.0 else f"{self.target:g}x faster on the GPU"
+        if self.value is None:
+            return f"not {goal} on {gpu} for any {self.param} in {self.searched[0]:,}..{self.searched[1]:,}"
+        return f"{goal} when {self.param} >= {self.value:,} on {gpu}"
+
+
+@dataclass
+class Verdict:
+    nest: str
+    gpu: str
+    model: str
+    cpu_s: float | None
+    cpu_source: str               # "measured" or "static estimate"
+    cpu_note: str
+    transfer_s: float
+    launch_s: float
+    kernel_s: float
+    context_s: float              # included in total_gpu_s only when asked
+    total_gpu_s: float
+    verdict: str
+    reason: str
+    bottleneck: str
+    speedup: float | None = None          # end to end
+    kernel_speedup: float | None = None   # kernels only (data already on the GPU)
+    recommendations: list[str] = field(default_factory=list)
+    break_even: list[BreakEven] = field(default_factory=list)
+
+
+def _pct(part: float, whole: float) -> str:
+    return f"{100.0 * part / whole:.0f}%" if whole > 0 else "0%"
+
+
+def fmt_time(s: float | None) -> str:
+    if s is None or math.isnan(s):
+        return "n/a"
+    if s >= 1:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"
+
+
+def decide(nest: str, gpu: str, model: str, cpu_s: float | None, cpu_source: str, cpu_note: str,
+           transfer_s: float, launch_s: float, kernel_s: float, context_s: float, include_context: bool,
+           memory_bound: bool | None = None) -> Verdict:
+    total = transfer_s + launch_s + kernel_s + (context_s if include_context else 0.0)
+    parts = {"host-device transfers": transfer_s, "kernel launches": launch_s, "kernel execution": kernel_s}
+    if include_context:
+        parts["CUDA context creation"] = context_s
+    bottleneck = max(parts, key=parts.get)
+    if bottleneck == "kernel execution" and memory_bound is not None:
+        bottleneck = "kernel execution (memory bound)" if memory_bound else "kernel execution (compute bound)"
+    v = Verdict(nest, gpu, model, cpu_s, cpu_source, cpu_note, transfer_s, launch_s, kernel_s, context_s, total,
+                UNKNOWN, "", bottleneck)
+    if cpu_s is None or cpu_s <= 0 or total <= 0:
+        v.reason = "no CPU time to compare with" if cpu_s is None else "no time to compare"
+        return v
+    v.speedup = cpu_s / total
+    v.kernel_speedup = cpu_s / (kernel_s + launch_s) if kernel_s + launch_s > 0 else None
+    if v.speedup > 1.0:
+        v.verdict = PORT
+        v.reason = (f"the GPU takes {fmt_time(total)} in all against {fmt_time(cpu_s)} on the CPU "
+                    f"({v.speedup:.1f}x faster end to end; {bottleneck} is the largest part)")
+    elif v.kernel_speedup is not None and v.kernel_speedup > 1.0:
+        v.verdict = RESIDENT
+        v.reason = (f"the kernels take {fmt_time(kernel_s + launch_s)} against {fmt_time(cpu_s)} on the CPU, but "
+                    f"moving the data costs {fmt_time(transfer_s)} ({_pct(transfer_s, total)} of the GPU time)")
+    else:
+        v.verdict = KEEP
+        v.reason = (f"even without transfers the GPU needs {fmt_time(kernel_s + launch_s)} against "
+                    f"{fmt_time(cpu_s)} on the CPU ({bottleneck} dominates)")
+    return v
+
+
+def find_break_even(evaluate: Callable[[int], tuple[float, float] | None], param: str, current: int,
+                    target: float = 1.0, lo: int = 2, hi: int = 1 << 16, budget: int = 24) -> BreakEven:
+    """Smallest size with speedup >= target, assuming the speedup grows with the size.
+
+    evaluate(size) -> (gpu seconds, cpu seconds) or None when the model cannot be evaluated there.
+    A geometric scan brackets the answer, then bisection narrows it; every answer is backed by the
+    evaluations on both sides of it (`below` and `at`).
+    """
+    count = 0
+    cache: dict[int, float | None] = {}
+
+    def speedup(n: int) -> float | None:
+        nonlocal count
+        if n not in cache:
+            count += 1
+            r = evaluate(n)
+            cache[n] = None if r is None or r[0] <= 0 else r[1] / r[0]
+        return cache[n]
+
+    points = sorted({lo, *[1 << k for k in range(1, 17) if lo <= 1 << k <= hi], hi, max(lo, min(hi, current))})
+    prev_ok_below = None
+    bracket = None
+    for n in points:
+        if count >= budget:
+            break
+        s = speedup(n)
+        if s is None:
+            continue
+        if s >= target:
+            bracket = (prev_ok_below, n)
+            break
+        prev_ok_below = n
+    if bracket is None:
+        return BreakEven(param, target, None, (lo, hi), evaluations=count)
+    a, b = bracket
+    if a is None:
+        return BreakEven(param, target, b, (lo, hi), None, (b, cache[b]), count)
+    while b - a > 1 and count < budget + 20:
+        mid = (a + b) // 2
+        s = speedup(mid)
+        if s is None:
+            break
+        if s >= target:
+            b = mid
+        else:
+            a = mid
+    return BreakEven(param, target, b, (lo, hi), (a, cache[a]), (b, cache[b]), count)
