@@ -390,8 +390,8 @@ def predict_nest(nest, mapping, gpu: GPU, env: dict[str, int] | None = None, *, 
             if t_exec > 0 and o_sync > SYNC_NOTE_SHARE * t_exec:
                 notes.append(f"GPUPerf's synchronization overhead (eq. 7-8) is {o_sync / t_exec:.0%} of its time: "
                              f"{prof.syncs:.3g} __syncthreads per warp with Gamma = {gpu.gpuperf_sync_gamma:g} "
-                             "(GPUPerf's C2050 value, not calibrated for this GPU: the validation kernels have no "
-                             "barriers); Resios does not model barriers: the truth is likely in between")
+                             "(not calibrated: the validation kernels have no barriers; see the GPU file's source); "
+                             "Resios does not model barriers: the truth is likely in between")
             benefits = {k: float(ex[k]) for k in ("B_itilp", "B_serial", "B_fp", "B_memlp", "T_fp", "T_mem_min",
                                                   "T_comp", "T_mem", "T_overlap") if k in ex}
             benefits["case"] = ex.get("case")
