@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--timings", action="store_true", help="print the time spent in each pass")
     a.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     _add_performance_args(a)
+    _add_verdict_args(a)
 
     sub.add_parser("passes", help="list the available passes with what they require and provide")
     _add_gpus_command(sub)
@@ -158,8 +159,15 @@ def cmd_analyze(args) -> int:
         if program is None:
             continue
         program = manager.run(program)
-        files.append(_with_performance_json(ir_json.program(program, manager.errors), program, manager))
-        texts.append(text.program(program, manager.errors, extra=_performance_text_hook(manager)))
+        advice = _advise(args, path, program, manager, options)
+        fd = _with_performance_json(ir_json.program(program, manager.errors), program, manager)
+        files.append(_with_verdict_json(fd, program, advice))
+        if advice is not None and not args.details:
+            texts.append(_verdict_text(program, manager, advice))
+        else:
+            texts.append(text.program(program, manager.errors, extra=_performance_text_hook(manager)))
+            if advice is not None:
+                texts.append(_verdict_text(program, manager, advice))
     out = (json.dumps(ir_json.document(files, errors), indent=2) + "\n") if args.format == "json" else "".join(texts)
     if args.timings:
         for t in sorted(manager.timings.values(), key=lambda t: -t.seconds):
@@ -403,6 +411,53 @@ def _with_performance_json(file_dict: dict, program, manager) -> dict:
             nd["performance"] = performance_json(manager.result("performance", nest),
                                                  "; ".join(errs) or "not predicted")
     return file_dict
+
+
+# --------------------------------------------------------------------------- verdict (issue 6)
+
+def _add_verdict_args(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--no-run", action="store_true",
+                   help="do not build and time the original program: use the static CPU estimate")
+    a.add_argument("--cc", default="cc", help="C compiler for the CPU baseline (default: cc)")
+    a.add_argument("--cflags", default="-O2", help="flags for the CPU baseline build (default: -O2)")
+    a.add_argument("--runs", type=int, default=3, help="program runs for the CPU baseline median (default: 3)")
+    a.add_argument("--break-even", metavar="NAME",
+                   help="size macro for the break-even search (default: the -D sizes, then the file's #defines)")
+    a.add_argument("--no-break-even", action="store_true", help="skip the break-even search")
+    a.add_argument("--target", type=float, action="append", default=[],
+                   help="also find the size reaching this speedup (e.g. --target 10)")
+    a.add_argument("--details", action="store_true",
+                   help="with --gpu, also print the IR and the full performance analysis of each nest")
+
+
+def _advise(args, path, program, manager, options):
+    if "performance" not in {p.name for p in manager.steps}:
+        return None
+    from .advisor import AdvisorOptions, advise
+    aopts = AdvisorOptions(run_cpu=not args.no_run, cc=args.cc, cflags=tuple(args.cflags.split()),
+                           repeats=max(1, args.runs), break_even=not args.no_break_even,
+                           break_even_param=args.break_even, targets=(1.0, *args.target))
+    steps = [p.name for p in manager.steps]
+    return advise(path, program, manager, options, lambda: make_manager(steps, dict(manager.options, block_search=False,
+                                                                                   registers="estimate")), aopts)
+
+
+def _verdict_text(program, manager, advice) -> str:
+    from .report.verdict_text import nest_table, use_colour
+    colour = use_colour()
+    parts = [f"{program.path}: {len(program.nests)} loop nest{'s' if len(program.nests) != 1 else ''}\n"]
+    for nest in program.nests:
+        parts.append(nest_table(nest, advice.get(nest.name), manager.result("performance", nest), colour))
+    return "\n".join(parts) + "\n"
+
+
+def _with_verdict_json(fd: dict, program, advice) -> dict:
+    if advice is None:
+        return fd
+    from .report.verdict_json import verdict_json
+    for nd, nest in zip(fd["nests"], program.nests):
+        nd["verdict"] = verdict_json(advice.get(nest.name))
+    return fd
 
 
 COMMANDS = {"gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify}

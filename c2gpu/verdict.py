@@ -89,10 +89,16 @@ def decide(nest: str, gpu: str, model: str, cpu_s: float | None, cpu_source: str
         return v
     v.speedup = cpu_s / total
     v.kernel_speedup = cpu_s / (kernel_s + launch_s) if kernel_s + launch_s > 0 else None
+    fixed = kernel_s + launch_s + (context_s if include_context else 0.0)
     if v.speedup > 1.0:
         v.verdict = PORT
         v.reason = (f"the GPU takes {fmt_time(total)} in all against {fmt_time(cpu_s)} on the CPU "
                     f"({v.speedup:.1f}x faster end to end; {bottleneck} is the largest part)")
+    elif include_context and v.kernel_speedup is not None and v.kernel_speedup > 1.0 and fixed >= cpu_s:
+        v.verdict = KEEP
+        v.reason = (f"creating the CUDA context ({fmt_time(context_s)}) costs more than the whole CPU time "
+                    f"({fmt_time(cpu_s)}); in a program that already uses the GPU the kernels would be "
+                    f"{v.kernel_speedup:.1f}x faster")
     elif v.kernel_speedup is not None and v.kernel_speedup > 1.0:
         v.verdict = RESIDENT
         v.reason = (f"the kernels take {fmt_time(kernel_s + launch_s)} against {fmt_time(cpu_s)} on the CPU, but "

@@ -47,7 +47,7 @@ def matmul_report():
     import contextlib
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        code = main(["analyze", "--gpu", "a100", "-D", "N=2048", str(TESTDATA / "matmul.c")])
+        code = main(["analyze", "--details", "--no-run", "--no-break-even", "--gpu", "a100", "-D", "N=2048", str(TESTDATA / "matmul.c")])
     return code, buf.getvalue()
 
 
@@ -81,7 +81,7 @@ def test_analyze_matmul_on_a100_shows_both_models_and_the_report(matmul_report):
 
 def test_analyze_json_has_the_performance_and_validates(capsys, tmp_path):
     out_file = tmp_path / "r.json"
-    code, _, err = run(capsys, "analyze", "--gpu", "h100-sxm", "-D", "N=256", "--format", "json", "-o", str(out_file),
+    code, _, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "h100-sxm", "-D", "N=256", "--format", "json", "-o", str(out_file),
                        str(TESTDATA / "matmul.c"))
     assert code == 0, err
     doc = json.loads(out_file.read_text())
@@ -97,13 +97,13 @@ def test_analyze_json_has_the_performance_and_validates(capsys, tmp_path):
     assert k["block_candidates"] and any("best (search)" in c["labels"] for c in k["block_candidates"])
     assert perf["total_time_s"]["gpuperf"] >= perf["kernel_time_s"]["gpuperf"] + perf["launch_overhead_s"]
     # same input, same bytes
-    code, _, _ = run(capsys, "analyze", "--gpu", "h100-sxm", "-D", "N=256", "--format", "json", "-o",
+    code, _, _ = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "h100-sxm", "-D", "N=256", "--format", "json", "-o",
                      str(tmp_path / "r2.json"), str(TESTDATA / "matmul.c"))
     assert (tmp_path / "r2.json").read_text() == out_file.read_text()
 
 
 def test_param_model_block_and_context_options(capsys):
-    code, out, err = run(capsys, "analyze", "--gpu", "v100", "--param", "n=512", "--model", "resios",
+    code, out, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "v100", "--param", "n=512", "--model", "resios",
                          "--block", "64x4", "--include-context", "--registers", "estimate", "--assume-no-alias",
                          str(TESTDATA / "matmul_ptr.c"))
     assert code == 0, err
@@ -114,22 +114,22 @@ def test_param_model_block_and_context_options(capsys):
 
 
 def test_missing_param_is_explained_not_crashed(capsys):
-    code, out, err = run(capsys, "analyze", "--gpu", "a100", "--registers", "estimate", "--assume-no-alias",
+    code, out, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "a100", "--registers", "estimate", "--assume-no-alias",
                          str(TESTDATA / "matmul_ptr.c"))
     assert code == 0
     assert "--param n=VALUE" in out
 
 
 def test_unknown_gpu_suggests_without_traceback(capsys):
-    code, out, err = run(capsys, "analyze", "--gpu", "a10o", str(TESTDATA / "saxpy.c"))
+    code, out, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "a10o", str(TESTDATA / "saxpy.c"))
     assert code == 2
     assert "did you mean" in err and "'a100'" in err and "Traceback" not in err
-    code, out, err = run(capsys, "analyze", "--gpu", "nosuch.toml", str(TESTDATA / "saxpy.c"))
+    code, out, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "nosuch.toml", str(TESTDATA / "saxpy.c"))
     assert code == 1 and "not found" in err and "Traceback" not in err
 
 
 def test_bad_param_and_gpu_only_options(capsys):
-    code, _, err = run(capsys, "analyze", "--gpu", "a100", "--param", "n", str(TESTDATA / "saxpy.c"))
+    code, _, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "a100", "--param", "n", str(TESTDATA / "saxpy.c"))
     assert code == 2 and "--param" in err
     code, _, err = run(capsys, "analyze", "--param", "n=3", str(TESTDATA / "saxpy.c"))
     assert code == 2 and "need --gpu" in err
@@ -138,7 +138,7 @@ def test_bad_param_and_gpu_only_options(capsys):
 def test_user_gpu_file_and_time_loop(capsys, tmp_path):
     gpu = write_c(tmp_path, 'inherits = "a100"\n[spec]\ncore_clock_ghz = { value = 1.2, source = "test clock" }\n',
                   "slow.toml")
-    code, out, err = run(capsys, "analyze", "--gpu", str(gpu), "-D", "N=256", "-D", "TSTEPS=5", "--registers",
+    code, out, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", str(gpu), "-D", "N=256", "-D", "TSTEPS=5", "--registers",
                          "estimate", "--assume-no-alias", str(TESTDATA / "validation" / "jacobi-2d-imper.c"))
     assert code == 0, err
     assert "[slow]" in out and "5 launches" in out and "launch overhead: 10 launches x 10 us = 100 us" in out
