@@ -96,8 +96,9 @@ def recommendations(v: Verdict, perf) -> list[str]:
                    "this nest as well) so they are copied once")
     launches = sum(k.launches for k in perf.kernels)
     if total > 0 and v.launch_s > 0.3 * total:
-        out.append(f"{launches:.0f} kernel launches cost {fmt_time(v.launch_s)} ({100 * v.launch_s / total:.0f}% of "
-                   "the GPU time): give each launch more work (fuse the kernels of the time loop, or map more loops)")
+        what = "the kernel launch costs" if launches == 1 else f"{launches:.0f} kernel launches cost"
+        out.append(f"{what} {fmt_time(v.launch_s)} ({100 * v.launch_s / total:.0f}% of the GPU time): give each "
+                   "launch more work (more iterations per kernel, fused kernels in time loops, more mapped loops)")
     model = v.model
     tiles_gain = None
     if getattr(perf, "without_shared_s", None) and perf.shared_budget is not None:

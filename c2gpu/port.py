@@ -48,6 +48,7 @@ class NestOutcome:
     code: NestCode | None = None
     mapping: object = None
     dependence: object = None
+    performance: object = None      # c2gpu.perf NestPerformance, when a GPU was given
 
 
 @dataclass
@@ -61,6 +62,21 @@ class PortResult:
     @property
     def ported(self) -> list[NestOutcome]:
         return [o for o in self.outcomes if o.ported]
+
+
+def with_blocks(mapping, blocks: dict[str, tuple[int, int, int]]):
+    """The mapping with the given kernels' block shapes (a block-tree reduction keeps a power-of-two block)."""
+    from dataclasses import replace as _replace
+
+    def fix(item):
+        if hasattr(item, "loops"):
+            b = tuple(blocks.get(item.name, item.block))
+            n = b[0] * b[1] * b[2]
+            if item.reductions and n & (n - 1):
+                return item
+            return _replace(item, block=b)
+        return _replace(item, body=tuple(fix(x) for x in item.body))
+    return _replace(mapping, items=tuple(fix(x) for x in mapping.items))
 
 
 def _kernels_with_hosts(items, host_vars):
@@ -195,6 +211,14 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
         mapping = manager.result("mapping", nest)
         dep = manager.result("dependence", nest)
         shared = manager.result("shared-memory", nest)
+        perf = manager.result("performance", nest) if "performance" in manager.providers else None
+        if perf is not None and mapping is not None:
+            # with a GPU, the model decided the block shapes, and no tiles or those of the best budget
+            from .passes.shared_memory import plan_shared_memory
+            mapping = with_blocks(mapping, {k.name: k.block for k in perf.kernels})
+            budget = perf.shared_budget if perf.shared_trials else None
+            shared = None if (perf.shared_trials and budget is None) or shared is None else \
+                plan_shared_memory(nest, mapping, manager.options, budget)
         if mapping is None:
             reason = errs[-1].message if errs else "not mapped"
             outcomes.append(NestOutcome(nest, False, reason, nest.loc, mapping=None, dependence=dep))
@@ -210,7 +234,7 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
             outcomes.append(NestOutcome(nest, False, f"internal error in code generation: {type(e).__name__}: {e}",
                                         nest.loc, mapping=mapping, dependence=dep))
             continue
-        outcomes.append(NestOutcome(nest, True, "", nest.loc, code, mapping, dep))
+        outcomes.append(NestOutcome(nest, True, "", nest.loc, code, mapping, dep, perf))
     return program, outcomes
 
 

@@ -134,3 +134,22 @@ def test_tiled_kernels_compile_with_nvcc(tmp_path, name):
         # ptxas sees exactly the static shared memory of the tiles we chose (plus masks for store tiles)
         assert k.shared_bytes >= emitted[k.name]
         assert (k.shared_bytes > 0) == (emitted[k.name] > 0)
+
+
+@pytest.mark.parametrize("gpu", ["a100", "h100-sxm"])
+def test_model_prefers_tiled_matmul_and_respects_the_roofline(gpu):
+    from c2gpu.gpu import load_gpu
+    results = {}
+    for shared in ("off", "auto"):
+        m = make_manager(PIPELINE + ["performance"], {"gpu": load_gpu(gpu), "registers": "estimate",
+                                                      "shared_memory": shared})
+        prog = m.run(load_program(str(TESTDATA / "matmul.c"), PreprocessOptions(defines=(("N", "2048"),))))
+        results[shared] = m.result("performance", prog.nest("matmul@16"))
+    plain, tiled = results["off"], results["auto"]
+    assert tiled.shared_budget is not None and all(k.tiles for k in tiled.kernels)
+    assert tiled.without_shared_s == pytest.approx(plain.total_s(plain.default_model), rel=0.05)
+    for model in plain.models:                  # both models predict the tiled kernel faster
+        assert tiled.kernel_s(model) < plain.kernel_s(model), model
+    for k in tiled.kernels + plain.kernels:     # and none goes below the roofline bound
+        for r in k.predictions.values():
+            assert r.time_s >= k.roofline.bound_s * (1 - 1e-9)

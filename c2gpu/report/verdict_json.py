@@ -8,8 +8,8 @@ def verdict_json(advice) -> dict | None:
     v = advice.verdict
     cpu = advice.cpu
     out = {
-        "verdict": v.verdict if v else "keep on the CPU",
-        "reason": v.reason if v else f"not ported: {advice.refusal}",
+        "verdict": v.verdict if v else "not ported",
+        "reason": v.reason if v else advice.refusal,
         "ported": v is not None,
         "cpu": None if cpu is None else {
             "seconds": cpu.median_s, "source": cpu.source, "min_s": cpu.min_s, "max_s": cpu.max_s,

@@ -24,7 +24,7 @@ def nest_table(nest, advice, perf, colour: bool = False) -> str:
     v = advice.verdict if advice is not None else None
     if v is None:
         reason = advice.refusal if advice is not None else "not analysed"
-        return f"{head}\n  verdict       {_paint(KEEP.upper(), COLOURS[KEEP], colour)}: not ported: {reason}\n"
+        return f"{head}\n  verdict       {_paint('NOT PORTED', COLOURS[KEEP], colour)}: {reason}\n"
     cpu = advice.cpu
     rows = [("verdict", _paint(v.verdict.upper(), COLOURS.get(v.verdict, ""), colour)
              + f": {v.reason}")]
