@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from . import __version__
@@ -54,9 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     a = sub.add_parser("analyze", help="describe every loop nest of C files")
-    a.add_argument("files", nargs="+", metavar="FILE")
+    a.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
     _add_frontend_args(a)
-    a.add_argument("--format", choices=("text", "json"), default="text")
+    a.add_argument("--format", choices=("text", "json", "sarif"), default="text",
+                   help="text (default), json (schema c2gpu/schemas/analysis.schema.json) or sarif (SARIF 2.1.0; "
+                        "needs --gpu)")
     a.add_argument("--passes", metavar="P1,P2", help=f"pipeline to run (default: {','.join(DEFAULT_PIPELINE)})")
     a.add_argument("--print-after", metavar="PASS", action="append", default=[],
                    help="print each nest's IR after the named pass")
@@ -64,12 +67,23 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     _add_performance_args(a)
     _add_verdict_args(a)
+    _add_report_args(a)
 
     sub.add_parser("passes", help="list the available passes with what they require and provide")
     _add_gpus_command(sub)
+    _add_check_command(sub)
 
     def mapping_args(p):
         _add_frontend_args(p)
+        p.add_argument("--gpu", metavar="NAME|FILE.toml",
+                       help="decide shared memory (tiles and budget) by the predicted time on this GPU")
+        p.add_argument("--shared-memory", choices=("auto", "off"), default="auto",
+                       help="stage reused data in shared memory (auto) or never (off)")
+        p.add_argument("--shared-budget", type=int, metavar="BYTES", help="shared memory per block for the tiles")
+        p.add_argument("--shared", action="append", default=[], metavar="ARRAY",
+                       help="always stage this array's tiles (repeatable)")
+        p.add_argument("--no-shared", action="append", default=[], metavar="ARRAY",
+                       help="never stage this array (repeatable)")
         p.add_argument("--assume-no-alias", action="store_true",
                        help="treat distinct pointer parameters as non-overlapping (as if declared restrict)")
         p.add_argument("--map", metavar="I,J", help="loop variables to map to the thread grid (as named in the C code)")
@@ -117,6 +131,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
+    except OSError as e:  # an output path that cannot be written (no such directory, a directory, ...)
+        if args.debug:
+            raise
+        where = f"'{e.filename}': " if e.filename else ""
+        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
+        return EXIT_INPUT
     except Exception as e:  # never a traceback for users unless asked
         if args.debug:
             raise
@@ -143,32 +163,24 @@ def cmd_analyze(args) -> int:
         if name not in manager.available:
             raise UsageError(f"--print-after: unknown pass '{name}'")
     manager.dump = lambda pass_name, nest: print(f"--- {nest.name} after {pass_name} ---\n{text.nest_ir(nest)}", file=sys.stderr)
-    status = EXIT_OK
-    files, errors, texts = [], [], []
-    for path in args.files:
-        try:
-            # a syntax error or missing header costs its declaration, not the file: report it, analyse the rest
-            program, problems = load_program_recovering(path, options)
-        except C2GPUError as e:
-            problems, program = [e], None
-        for e in problems:
-            print(str(e), file=sys.stderr)
-            errors.append({"path": path, "message": e.message,
-                           "location": ir_json.loc(e.loc)})
-            status = EXIT_INPUT
-        if program is None:
-            continue
-        program = manager.run(program)
-        advice = _advise(args, path, program, manager, options)
-        fd = _with_performance_json(ir_json.program(program, manager.errors), program, manager)
-        files.append(_with_verdict_json(fd, program, advice))
-        if advice is not None and not args.details:
-            texts.append(_verdict_text(program, manager, advice))
-        else:
-            texts.append(text.program(program, manager.errors, extra=_performance_text_hook(manager)))
-            if advice is not None:
-                texts.append(_verdict_text(program, manager, advice))
-    out = (json.dumps(ir_json.document(files, errors), indent=2) + "\n") if args.format == "json" else "".join(texts)
+    # the files (directories expand to their *.c files), analysed in order or by --jobs worker processes
+    paths, expand_errors = _expand_inputs(args.files)
+    results = _analyze_all(args, paths, options, manager, want_report=_wants_report(args))
+    status = EXIT_INPUT if expand_errors or any(r.status for r in results) else EXIT_OK
+    files = [r.file_dict for r in results if r.file_dict is not None]
+    errors = expand_errors + [e for r in results for e in r.errors]
+    texts = [r.text for r in results]
+    for r in results:
+        _merge_timings(manager.timings, r.timings)
+    if args.format == "sarif":
+        from .report.sarif import sarif_document
+        out = json.dumps(sarif_document([r.report for r in results if r.report is not None], errors), indent=2) + "\n"
+    else:
+        out = (json.dumps(ir_json.document(files, errors), indent=2) + "\n") if args.format == "json" else "".join(texts)
+    if getattr(args, "html", None):
+        from .report.html import render_html
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(render_html([r.report for r in results if r.report is not None], errors))
     if args.timings:
         for t in sorted(manager.timings.values(), key=lambda t: -t.seconds):
             print(f"pass {t.name:<20} {t.runs:5d} runs {t.seconds * 1000:9.2f} ms", file=sys.stderr)
@@ -198,6 +210,15 @@ def cmd_passes(args) -> int:
 
 def _mapping_options(args) -> dict:
     opts: dict = {"assume_no_alias": bool(args.assume_no_alias)}
+    for key, attr in (("shared_memory", "shared_memory"), ("shared_budget", "shared_budget")):
+        if getattr(args, attr, None) is not None:
+            opts[key] = getattr(args, attr)
+    if getattr(args, "shared", None):
+        opts["shared_force"] = tuple(args.shared)
+    if getattr(args, "no_shared", None):
+        opts["shared_exclude"] = tuple(args.no_shared)
+    if opts.get("shared_budget") is not None and opts["shared_budget"] < 0:
+        raise UsageError("--shared-budget must be a number of bytes >= 0")
     if args.map:
         opts["map"] = [v.strip() for v in args.map.split(",") if v.strip()]
     if args.block:
@@ -231,16 +252,37 @@ def _port_outcomes_report(outcomes) -> str:
             for a in o.code.arrays:
                 if a.why and not a.why.startswith("read by"):
                     lines.append(f"    {a.name}: {a.why}")
+            perf = o.performance
+            if perf is not None and perf.shared_trials:
+                from .verdict import fmt_time
+                with_s = min(t for b, _, t, _ in perf.shared_trials if b is not None)
+                kept = "no shared memory" if perf.shared_budget is None else f"shared budget {perf.shared_budget} B"
+                lines.append(f"    predicted on {perf.gpu.key} ({perf.default_model}): {fmt_time(perf.without_shared_s)} "
+                             f"without shared memory, {fmt_time(with_s)} with it -> {kept}")
         else:
             lines.append(f"{o.loc or o.nest.loc}: note: not ported: {o.reason} [{o.nest.name}]")
     return "\n".join(lines)
 
 
+def _port_manager(args):
+    """port/emit/verify's pipeline; with --gpu the performance pass decides shared memory by predicted time."""
+    opts = _mapping_options(args)
+    if getattr(args, "gpu", None):
+        from .gpu import GPUDescriptionError, load_gpu
+        try:
+            opts.update({"gpu": load_gpu(args.gpu), "registers": "estimate", "shared_memory": opts.get("shared_memory", "auto")})
+        except GPUDescriptionError as e:
+            raise UsageError(f"--gpu: {e.message}") from None
+        return make_manager(list(PORT_PIPELINE) + ["performance"], opts)
+    return make_manager(PORT_PIPELINE, opts)
+
+
 def cmd_port(args) -> int:
     from .port import port_file
     options = _preprocess_options(args)
-    manager = make_manager(PORT_PIPELINE, _mapping_options(args))
+    manager = _port_manager(args)
     out = args.output or (args.file[:-2] + ".cu" if args.file.endswith(".c") else args.file + ".cu")
+    _not_the_input(out, args.file)
     result = port_file(args.file, options, manager, out, split=True if args.split else None)
     with open(out, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(result.text)
@@ -249,14 +291,27 @@ def cmd_port(args) -> int:
     if result.host_text is not None:
         from .port import host_name_for
         host = host_name_for(out)
+        _not_the_input(host, args.file)
         with open(host, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(result.host_text)
         print(f"wrote {host}: the C code calling the kernels (split because "
-              f"{'; '.join(result.split_reasons)}); build with: nvcc -c {out} && cc -c {host} && "
-              f"nvcc -o prog {out[:-3]}.o {host[:-2]}.o", file=sys.stderr)
+              f"{'; '.join(result.split_reasons)}); build with: nvcc -c {_q(out)} && cc -c {_q(host)} && "
+              f"nvcc -o prog {_q(out[:-3] + '.o')} {_q(host[:-2] + '.o')}", file=sys.stderr)
     if args.check_compile:
         return _check_compile(out, options)
     return EXIT_OK
+
+
+def _not_the_input(written: str, source: str) -> None:
+    import os
+    if os.path.exists(source) and os.path.exists(written) and os.path.samefile(written, source):
+        raise UsageError(f"the output '{written}' would overwrite the input file; choose another -o")
+
+
+def _q(path: str) -> str:
+    """A file name as a shell word (the build hints are meant to be pasted)."""
+    import shlex
+    return shlex.quote(path)
 
 
 def _check_compile(path: str, options) -> int:
@@ -278,7 +333,7 @@ def _check_compile(path: str, options) -> int:
 def cmd_emit(args) -> int:
     from .port import analyse_for_port, emit_kernels
     options = _preprocess_options(args)
-    manager = make_manager(PORT_PIPELINE, _mapping_options(args))
+    manager = _port_manager(args)
     _, outcomes = analyse_for_port(args.file, options, manager)
     text = emit_kernels(outcomes, args.file)
     print(_port_outcomes_report(outcomes), file=sys.stderr)
@@ -289,7 +344,11 @@ def cmd_emit(args) -> int:
 def cmd_verify(args) -> int:
     from .verify import verify
     options = _preprocess_options(args)
-    manager = make_manager(PORT_PIPELINE, _mapping_options(args))
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout {args.timeout:g}: expected a number of seconds > 0")
+    if not (args.rtol >= 0 and args.atol >= 0):
+        raise UsageError("--rtol and --atol must be >= 0")
+    manager = _port_manager(args)
     res = verify(args.file, options, manager, rtol=args.rtol, atol=args.atol, timeout=args.timeout, cc=args.cc,
                  keep=args.keep)
     print(_port_outcomes_report(res.outcomes), file=sys.stderr)
@@ -427,7 +486,9 @@ def _add_verdict_args(a: argparse.ArgumentParser) -> None:
     a.add_argument("--target", type=float, action="append", default=[],
                    help="also find the size reaching this speedup (e.g. --target 10)")
     a.add_argument("--details", action="store_true",
-                   help="with --gpu, also print the IR and the full performance analysis of each nest")
+                   help="with --gpu, also print the IR of each nest")
+    a.add_argument("--brief", action="store_true",
+                   help="with --gpu, print only the verdict table of each nest (not the performance analysis)")
 
 
 def _advise(args, path, program, manager, options):
@@ -442,12 +503,19 @@ def _advise(args, path, program, manager, options):
                                                                                    registers="estimate")), aopts)
 
 
-def _verdict_text(program, manager, advice) -> str:
-    from .report.verdict_text import nest_table, use_colour
-    colour = use_colour()
+def _colour(args) -> bool:
+    """Colour only for a terminal: never in a file written with -o, nor under NO_COLOR."""
+    from .report.verdict_text import use_colour
+    return not getattr(args, "output", None) and use_colour()
+
+
+def _verdict_text(program, manager, advice, details=None, colour: bool = False) -> str:
+    from .report.verdict_text import nest_table
     parts = [f"{program.path}: {len(program.nests)} loop nest{'s' if len(program.nests) != 1 else ''}\n"]
     for nest in program.nests:
         parts.append(nest_table(nest, advice.get(nest.name), manager.result("performance", nest), colour))
+        if details is not None and manager.result("performance", nest) is not None:
+            parts.append(details(nest) + "\n")
     return "\n".join(parts) + "\n"
 
 
@@ -460,7 +528,258 @@ def _with_verdict_json(fd: dict, program, advice) -> dict:
     return fd
 
 
-COMMANDS = {"gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify}
+# --------------------------------------------------------------------------- many files, reports, check (issue 6)
+# analyze's --jobs, --html and --format sarif, and `c2gpu check`.  The reports are rendered from c2gpu.api's
+# Report objects (c2gpu/report/sarif.py, c2gpu/report/html.py).
+
+EXIT_BELOW_MIN = EXIT_VERIFY_FAILED   # check: a nest is below --min-speedup (or cannot be ported)
+
+
+@dataclass
+class _FileAnalysis:
+    """What analysing one file gave: its JSON entry (None when it could not be read), its text report, the
+    input errors, the exit status and, when asked, the c2gpu.api.Report for the SARIF and HTML reports."""
+    path: str
+    file_dict: dict | None
+    text: str
+    errors: list
+    status: int
+    report: object = None
+    messages: list = field(default_factory=list)     # stderr lines of a worker process, printed in file order
+    timings: dict = field(default_factory=dict)
+
+
+def _add_report_args(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--html", metavar="FILE", help="with --gpu, also write a self-contained HTML report to FILE")
+    a.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="analyse N files at a time in worker processes (0: one per CPU; default 1)")
+
+
+def _wants_report(args) -> bool:
+    wanted = getattr(args, "format", "") == "sarif" or bool(getattr(args, "html", None))
+    if wanted and not getattr(args, "gpu", None):
+        raise UsageError("--format sarif and --html need --gpu NAME (the reports are about the porting verdict)")
+    return wanted
+
+
+def _expand_inputs(items) -> tuple[list[str], list[dict]]:
+    """Files as given; a directory becomes its *.c files, recursively, sorted by path."""
+    import os
+    paths, errors = [], []
+    for item in items:
+        if os.path.isdir(item):
+            found = sorted(os.path.join(root, f) for root, dirs, files in os.walk(item) for f in files
+                           if f.endswith(".c"))
+            if not found:
+                message = "is a directory with no C files (*.c) in it"
+                print(f"{item}: error: {message}", file=sys.stderr)
+                errors.append({"path": item, "message": message, "location": None})
+            paths.extend(found)
+        else:
+            paths.append(item)
+    return paths, errors
+
+
+def _analyze_file(args, path, options, manager, want_report=False, err=None) -> _FileAnalysis:
+    """Analyse one file: load it (recovering from errors), run the pipeline, advise, render text and JSON."""
+    err = err or (lambda m: print(m, file=sys.stderr))
+    status, errors = EXIT_OK, []
+    try:
+        # a syntax error or missing header costs its declaration, not the file: report it, analyse the rest
+        program, problems = load_program_recovering(path, options)
+    except C2GPUError as e:
+        problems, program = [e], None
+    for e in problems:
+        err(str(e))
+        errors.append({"path": path, "message": e.message, "location": ir_json.loc(e.loc)})
+        status = EXIT_INPUT
+    if program is None:
+        return _FileAnalysis(path, None, "", errors, status)
+    program = manager.run(program)
+    advice = _advise(args, path, program, manager, options)
+    fd = _with_verdict_json(_with_performance_json(ir_json.program(program, manager.errors), program, manager),
+                            program, advice)
+    texts = []
+    if advice is not None and not args.details:
+        # the verdict of each nest, then (unless --brief) the performance analysis behind it
+        texts.append(_verdict_text(program, manager, advice,
+                                   None if getattr(args, "brief", False) else _performance_text_hook(manager),
+                                   colour=_colour(args)))
+    else:
+        texts.append(text.program(program, manager.errors, extra=_performance_text_hook(manager)))
+        if advice is not None:
+            texts.append(_verdict_text(program, manager, advice, colour=_colour(args)))
+    report = None
+    if want_report:
+        from .api import build_report
+        report = build_report(path, program, manager, advice, fd, errors)
+    return _FileAnalysis(path, fd, "".join(texts), errors, status, report)
+
+
+def _analyze_worker(args, path, want_report) -> _FileAnalysis:
+    """One file in a worker process, with a pipeline of its own (no state shared between files)."""
+    options = _preprocess_options(args)
+    pipeline = [p for p in (args.passes.split(",") if args.passes else DEFAULT_PIPELINE) if p]
+    manager = make_manager(*_performance_pipeline(args, pipeline))
+    messages: list[str] = []
+    result = _analyze_file(args, path, options, manager, want_report, err=messages.append)
+    result.messages, result.timings = messages, dict(manager.timings)
+    return result
+
+
+class _Progress:
+    """`[3/17] file.c` on stderr, rewritten in place; only when stderr is a terminal."""
+
+    def __init__(self, total: int, stream=None):
+        self.stream = stream or sys.stderr
+        self.total = total
+        self.active = total > 1 and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.done = 0
+
+    def show(self, path: str) -> None:
+        if self.active:
+            line = f"[{self.done}/{self.total}] {path}"
+            self.stream.write("\r\033[K" + line[:200])
+            self.stream.flush()
+
+    def step(self, path: str) -> None:
+        self.done += 1
+        self.show(path)
+
+    def clear(self) -> None:
+        if self.active:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def _analyze_all(args, paths, options, manager, want_report=False) -> list[_FileAnalysis]:
+    """Every file, results in the order given; --jobs N > 1 uses a process pool (output identical)."""
+    import os
+    jobs = getattr(args, "jobs", 1)
+    if jobs is None or jobs < 0:
+        raise UsageError("--jobs must be 0 (one per CPU) or a positive number")
+    jobs = jobs or os.cpu_count() or 1
+    progress = _Progress(len(paths))
+
+    def err(message):
+        progress.clear()
+        print(message, file=sys.stderr)
+
+    if jobs <= 1 or len(paths) <= 1 or getattr(args, "print_after", None):
+        results = []
+        for k, path in enumerate(paths):
+            progress.show(path)
+            # a pipeline per file: analyses and failures are keyed by nest name, which files share (main@29)
+            mine = manager if k == 0 else _fresh_manager(manager)
+            results.append(_analyze_file(args, path, options, mine, want_report, err=err))
+            if mine is not manager:
+                _merge_timings(manager.timings, mine.timings)
+            progress.step(path)
+        progress.clear()
+        return results
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    results: list = [None] * len(paths)
+    import multiprocessing
+    # spawned workers (not forked: this process runs threads), each with the deep stack main() gives
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(deep_call, _analyze_worker, args, path, want_report): k for k, path in enumerate(paths)}
+        for fut in as_completed(futures):
+            k = futures[fut]
+            results[k] = fut.result()
+            progress.step(paths[k])
+    progress.clear()
+    for r in results:
+        for m in r.messages:
+            print(m, file=sys.stderr)
+    return results
+
+
+def _fresh_manager(manager: PassManager) -> PassManager:
+    """A pipeline configured like `manager`, without its cached analyses and failures."""
+    m = PassManager(list(manager.available.values()), [p.name for p in manager.steps], manager.options)
+    m.print_after, m.dump = manager.print_after, manager.dump
+    return m
+
+
+def _merge_timings(into: dict, more: dict) -> None:
+    for name, t in more.items():
+        mine = into.setdefault(name, type(t)(name))
+        mine.seconds += t.seconds
+        mine.runs += t.runs
+
+
+def _add_check_command(sub) -> None:
+    c = sub.add_parser("check", help="CI gate: fail when a nest's predicted speedup is below --min-speedup",
+                       description="Analyse the nests marked `#pragma c2gpu port` (every nest when none is marked) "
+                                   "and print one line per nest. Exit status: 0 every nest reaches --min-speedup, "
+                                   "3 a nest falls below it (or cannot be ported), 1 an input could not be "
+                                   "analysed, 2 bad command line.")
+    c.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
+    _add_frontend_args(c)
+    c.add_argument("--min-speedup", type=float, default=1.0, metavar="X",
+                   help="smallest acceptable end-to-end speedup over the CPU (default 1: the GPU must be faster)")
+    c.add_argument("--kernel-only", action="store_true",
+                   help="compare the kernels-only speedup (data already on the GPU) with --min-speedup")
+    c.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="analyse N files at a time (0: one per CPU)")
+    _add_performance_args(c)
+    c.add_argument("--no-run", action="store_true",
+                   help="do not build and time the original program: use the static CPU estimate (faster)")
+    c.add_argument("--cc", default="cc", help="C compiler for the CPU baseline (default: cc)")
+    c.add_argument("--cflags", default="-O2", help="flags for the CPU baseline build (default: -O2)")
+    c.add_argument("--runs", type=int, default=3, help="program runs for the CPU baseline median (default: 3)")
+    c.set_defaults(passes=None, print_after=[], timings=False, details=False, brief=True, format="text", output=None,
+                   html=None, break_even=None, no_break_even=True, target=[])
+
+
+def cmd_check(args) -> int:
+    if not args.gpu:
+        raise UsageError("check needs --gpu NAME (see `c2gpu gpus`)")
+    if args.min_speedup <= 0:
+        raise UsageError("--min-speedup must be positive")
+    options = _preprocess_options(args)
+    manager = make_manager(*_performance_pipeline(args, list(PORT_PIPELINE)))
+    paths, expand_errors = _expand_inputs(args.files)
+    results = _analyze_all(args, paths, options, manager)
+    lines, checked, failed = [], 0, 0
+    what = "kernel speedup" if args.kernel_only else "speedup"
+    for r in results:
+        if r.file_dict is None:
+            continue
+        if not r.file_dict["nests"]:
+            lines.append(f"{r.path}: note: no loop nests to check")
+        for nd in r.file_dict["nests"]:
+            checked += 1
+            ok, message = _check_nest(nd, args.min_speedup, args.kernel_only, what)
+            failed += not ok
+            loc = nd["location"]
+            lines.append(f"{loc['file']}:{loc['line']}:{loc['col']}: {'note' if ok else 'error'}: nest {nd['name']}: "
+                         f"{message}")
+    for line in lines:
+        print(line)
+    passed = checked - failed
+    print(f"c2gpu check: {passed} of {checked} nest{'s' if checked != 1 else ''} reach{'es' if checked == 1 else ''} "
+          f"{args.min_speedup:g}x on {args.gpu}" + (" (kernels only)" if args.kernel_only else ""))
+    if expand_errors or any(r.status for r in results):
+        return EXIT_INPUT
+    return EXIT_BELOW_MIN if failed else EXIT_OK
+
+
+def _check_nest(nd: dict, minimum: float, kernel_only: bool, what: str) -> tuple[bool, str]:
+    v = nd.get("verdict")
+    if v is None:
+        perf = nd.get("performance") or {}
+        return False, f"no prediction ({perf.get('error', 'not analysed')}) (min {minimum:g}x)"
+    if not v.get("ported"):
+        return False, f"{v['reason']} (min {minimum:g}x)"
+    s = v.get("kernel_speedup") if kernel_only else v.get("speedup")
+    if s is None:
+        return False, f"{v['verdict']}: no {what} ({v['reason']}) (min {minimum:g}x)"
+    ok = s >= minimum
+    return ok, f"{v['verdict']}, {what} {s:.3g}x ({'>=' if ok else '<'} min {minimum:g}x)"
+
+
+COMMANDS = {"gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify,
+            "check": cmd_check}
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,564 @@
+"""The HTML report (`c2gpu analyze FILE --gpu NAME --html report.html`): one self-contained file.
+
+No network: the CSS is inline, the charts are inline SVG drawn here, the code is highlighted here (a small
+regex highlighter for C and CUDA), and there are no scripts or external fonts.  Per nest:
+
+- the verdict, colour-coded, with the end-to-end and kernel-only speedups, the reason and the break-even size;
+- the time breakdown: CPU time against the GPU's transfers + launches + kernels, to scale, and the GPU time's
+  composition;
+- GPUPerf's benefit chart (seed 000, Figure 4): memory cost on x, computation cost on y, the kernel's point A
+  (T_mem, T_comp) and A' shifted by T_overlap, the diagonal between the compute- and memory-bound zones, the
+  ideal costs T_fp and T_mem_min, and what each benefit metric would move (B_serial, B_itilp, B_fp lower the
+  computation cost, B_memlp the memory cost);
+- the roofline (log-log): the GPU's DRAM bandwidth slope and peak compute, and the kernel at its arithmetic
+  intensity (flops per DRAM byte) and the performance its predicted time gives;
+- the recommendations, the loops with the dependence verdicts, the block-size table, the shared-memory
+  decisions, and the original nest and the emitted CUDA, highlighted.
+"""
+from __future__ import annotations
+
+import html
+import math
+import re
+from typing import Iterable
+
+import jinja2
+from markupsafe import Markup
+
+from .. import __version__
+from ..api import NestReport, Report
+
+# --------------------------------------------------------------------------- units
+
+VERDICT_STYLE = {   # class -> (label, colour, pale background)
+    "port": ("PORT", "#1a7f37", "#dafbe1"),
+    "port-if-resident": ("PORT IF THE DATA STAYS ON THE GPU", "#9a6700", "#fff8c5"),
+    "keep-on-cpu": ("KEEP ON THE CPU", "#cf222e", "#ffebe9"),
+    "not-portable": ("NOT PORTABLE", "#6e7781", "#eaeef2"),
+    "unknown": ("NO VERDICT", "#6e7781", "#eaeef2"),
+}
+SEGMENT_COLOURS = {"transfers": "#d4a72c", "launches": "#8250df", "kernels": "#0969da", "context": "#6e7781",
+                   "cpu": "#57606a"}
+
+
+def fmt_s(s: float | None) -> str:
+    """Seconds with a unit: 1.74 s, 2.3 ms, 671 µs, 22.5 ns."""
+    if s is None or (isinstance(s, float) and (math.isnan(s) or math.isinf(s))):
+        return "–"
+    a = abs(s)
+    if a == 0:
+        return "0 s"
+    if a < 1e-12:           # rounding noise of the models, below anything a GPU resolves
+        return "~0 s"
+    for unit, f in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if a >= f or unit == "ns":
+            return f"{s / f:.3g} {unit}"
+    return f"{s:.3g} s"
+
+
+def fmt_bytes(b: float | None) -> str:
+    if b is None:
+        return "–"
+    for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(b) >= f:
+            return f"{b / f:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+def fmt_x(x: float | None) -> str:
+    """A speedup: 0.271×, 12.3×, 257×, 1,107×."""
+    if x is None:
+        return "–"
+    return f"{x:,.0f}×" if x >= 100 else f"{x:.3g}×"
+
+
+def fmt_flops(gflops: float) -> str:
+    if gflops >= 1000:
+        return f"{gflops / 1000:.3g} TFLOP/s"
+    if gflops >= 1:
+        return f"{gflops:.3g} GFLOP/s"
+    return f"{gflops * 1000:.3g} MFLOP/s"
+
+
+def _e(s) -> str:
+    return html.escape(str(s), quote=True)
+
+
+# --------------------------------------------------------------------------- syntax highlighting
+
+_C_KEYWORDS = ("if else for while do return break continue switch case default goto sizeof typedef struct union "
+               "enum static extern inline restrict __restrict__ volatile register const template typename "
+               "namespace using new delete nullptr true false").split()
+_C_TYPES = ("void char short int long float double signed unsigned bool size_t ptrdiff_t int8_t int16_t int32_t "
+            "int64_t uint8_t uint16_t uint32_t uint64_t dim3 cudaError_t cudaStream_t cudaEvent_t").split()
+_CUDA = ("__global__ __device__ __host__ __shared__ __constant__ __managed__ __launch_bounds__ __forceinline__ "
+         "__syncthreads __syncwarp __shfl_down_sync __shfl_sync __shfl_xor_sync __ldg threadIdx blockIdx blockDim "
+         "gridDim warpSize atomicAdd atomicMax atomicMin atomicCAS atomicExch cudaMalloc cudaFree cudaMemcpy "
+         "cudaMemset cudaDeviceSynchronize cudaGetLastError cudaGetErrorString cudaMemcpyHostToDevice "
+         "cudaMemcpyDeviceToHost cudaSuccess").split()
+
+_TOKEN = re.compile(r"""
+    (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<pre>^[ \t]*\#[^\n]*)
+  | (?P<string>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
+  | (?P<number>\b(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)[uUlLfF]*\b)
+  | (?P<launch><<<|>>>)
+  | (?P<word>\b[A-Za-z_]\w*\b)
+""", re.S | re.M | re.X)
+
+
+def highlight_c(code: str, first_line: int = 1) -> Markup:
+    """C/CUDA source as HTML: one `<span class="line">` per line, tokens in `<span class="t-...">`
+    (keywords, types, CUDA built-ins, numbers, strings, comments, preprocessor lines, launches)."""
+    pieces: list[tuple[str, str]] = []       # (css class or "", text)
+    pos = 0
+    for m in _TOKEN.finditer(code):
+        if m.start() > pos:
+            pieces.append(("", code[pos:m.start()]))
+        kind = m.lastgroup
+        tok = m.group()
+        if kind == "word":
+            cls = "t-kw" if tok in _C_KEYWORDS else "t-ty" if tok in _C_TYPES else "t-cu" if tok in _CUDA else \
+                ("t-cu" if tok.startswith(("__", "cuda")) else "")
+        else:
+            cls = {"comment": "t-cm", "pre": "t-pp", "string": "t-st", "number": "t-nu", "launch": "t-cu"}[kind]
+        pieces.append((cls, tok))
+        pos = m.end()
+    if pos < len(code):
+        pieces.append(("", code[pos:]))
+    lines: list[list[str]] = [[]]
+    for cls, text in pieces:
+        for k, part in enumerate(text.split("\n")):
+            if k:
+                lines.append([])
+            if part:
+                lines[-1].append(f'<span class="{cls}">{_e(part)}</span>' if cls else _e(part))
+    if lines and not lines[-1]:
+        lines.pop()
+    width = len(str(len(lines) + first_line - 1))
+    return Markup("".join(f'<span class="line"><span class="ln">{k + first_line:>{width}}</span>{"".join(parts)}'
+                          f'</span>\n' for k, parts in enumerate(lines)))
+
+
+# --------------------------------------------------------------------------- SVG helpers
+
+def _svg_open(w: int, h: int, label: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '
+            f'role="img" aria-label="{_e(label)}">')
+
+
+def _text(x, y, s, cls="", anchor="start", extra="") -> str:
+    c = f' class="{cls}"' if cls else ""
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{c}{extra}>{_e(s)}</text>'
+
+
+def _arrow_defs(colours: Iterable[str]) -> str:
+    out = ["<defs>"]
+    for c in colours:
+        out.append(f'<marker id="ah-{c.strip("#")}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+                   f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{c}"/></marker>')
+    out.append("</defs>")
+    return "".join(out)
+
+
+def _arrow(x1, y1, x2, y2, colour, width=2.2, dash="") -> str:
+    d = f' stroke-dasharray="{dash}"' if dash else ""
+    return (f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{colour}" stroke-width="{width}"'
+            f'{d} marker-end="url(#ah-{colour.strip("#")})"/>')
+
+
+def _si(v: float) -> str:
+    """1e12 -> "1 T", 1e8 -> "100 M": tick labels of a log axis."""
+    for unit, f in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if v >= f:
+            return f"{v / f:g} {unit}"
+    return f"{v:g}"
+
+
+def _place(candidates, width: float, busy, height: float = 14) -> tuple[float, float]:
+    """The first candidate (x, baseline y) whose text box overlaps no busy rectangle; else the least covered."""
+    def overlap(x, y):
+        box = (x, y - height + 3, x + width, y + 3)
+        return sum(max(0.0, min(box[2], b[2]) - max(box[0], b[0])) * max(0.0, min(box[3], b[3]) - max(box[1], b[1]))
+                   for b in busy)
+    scored = [(overlap(x, y), k) for k, (x, y) in enumerate(candidates)]
+    return candidates[min(scored)[1]]
+
+
+def _nice_ticks(vmax: float, n: int = 4) -> list[float]:
+    if vmax <= 0:
+        return [0.0]
+    raw = vmax / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=10 * mag)
+    return [k * step for k in range(0, int(vmax / step) + 1)]
+
+
+# --------------------------------------------------------------------------- GPUPerf benefit chart
+
+BENEFIT_COLOURS = {"B_serial": "#bf3989", "B_itilp": "#8250df", "B_fp": "#0969da", "B_memlp": "#1a7f37",
+                   "T_overlap": "#57606a"}
+BENEFIT_MEANING = {
+    "B_serial": "remove serialization (barriers, divergence, bank conflicts, SFU contention)",
+    "B_itilp": "more inter-thread instruction-level parallelism (more warps, independent work)",
+    "B_fp": "fewer non-floating-point instructions (address arithmetic, conversions)",
+    "B_memlp": "more memory-level parallelism (coalescing, independent loads per thread)",
+}
+
+
+def benefit_chart(b: dict, kernel: str) -> Markup:
+    """Seed 000, Figure 4, for one kernel: x = memory cost, y = computation cost (seconds per launch)."""
+    t_comp, t_mem = b.get("T_comp") or 0.0, b.get("T_mem") or 0.0
+    t_ov = b.get("T_overlap") or 0.0
+    t_fp, t_mm = b.get("T_fp") or 0.0, b.get("T_mem_min") or 0.0
+    W, L, R, T, B = 470, 70, 24, 22, 52
+    H = T + B + (W - L - R)             # a square plot: both costs on one scale, the diagonal at 45 degrees
+    pw, ph = W - L - R, H - T - B
+    vmax = max(t_comp, t_mem, t_fp, t_mm, 1e-15) * 1.18
+    ticks = _nice_ticks(vmax)
+    vmax = max(vmax, ticks[-1])
+
+    def X(v):
+        return L + pw * v / vmax
+
+    def Y(v):
+        return T + ph * (1 - v / vmax)
+
+    out = [_svg_open(W, H, f"GPUPerf benefit chart of {kernel}"), _arrow_defs(BENEFIT_COLOURS.values())]
+    # zones: above the diagonal y = x computation dominates
+    out.append(f'<polygon points="{X(0):.1f},{Y(0):.1f} {X(0):.1f},{Y(vmax):.1f} {X(vmax):.1f},{Y(vmax):.1f}" '
+               f'fill="#fff1e5"/>')
+    out.append(f'<polygon points="{X(0):.1f},{Y(0):.1f} {X(vmax):.1f},{Y(0):.1f} {X(vmax):.1f},{Y(vmax):.1f}" '
+               f'fill="#eaf5ff"/>')
+    for t in ticks:
+        out.append(f'<line x1="{X(t):.1f}" y1="{Y(0):.1f}" x2="{X(t):.1f}" y2="{Y(vmax):.1f}" class="grid"/>')
+        out.append(f'<line x1="{X(0):.1f}" y1="{Y(t):.1f}" x2="{X(vmax):.1f}" y2="{Y(t):.1f}" class="grid"/>')
+        out.append(_text(X(t), Y(0) + 16, fmt_s(t), "tick", "middle"))
+        out.append(_text(X(0) - 6, Y(t) + 4, fmt_s(t), "tick", "end"))
+    out.append(f'<line x1="{X(0):.1f}" y1="{Y(0):.1f}" x2="{X(vmax):.1f}" y2="{Y(vmax):.1f}" class="diag"/>')
+    out.append(f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" class="frame"/>')
+    if t_fp > 0:     # the ideal costs
+        out.append(f'<line x1="{X(0):.1f}" y1="{Y(t_fp):.1f}" x2="{X(vmax):.1f}" y2="{Y(t_fp):.1f}" class="ideal"/>')
+    if t_mm > 0:
+        out.append(f'<line x1="{X(t_mm):.1f}" y1="{Y(0):.1f}" x2="{X(t_mm):.1f}" y2="{Y(vmax):.1f}" class="ideal"/>')
+    ax, ay = X(t_mem), Y(t_comp)
+    a2x = X(max(t_mem - t_ov, 0.0))
+    # what is drawn, as rectangles the labels placed last must not cover
+    busy = [(ax - 8, ay - 24, ax + 22, ay + 8), (a2x - 24, ay - 24, a2x + 8, ay + 8)]
+    busy += [(0, 0, W, T), (0, T + ph, W, H), (0, 0, L, H), (L + pw, 0, W, H)]     # outside the plot
+    if t_fp > 0:
+        busy.append((L, Y(t_fp) - 3, L + pw, Y(t_fp) + 3))
+    if t_mm > 0:
+        busy.append((X(t_mm) - 3, T, X(t_mm) + 3, T + ph))
+
+    def label(x, y, s, cls, colour=None, anchor="start"):
+        w = len(s) * (6.6 if cls == "blab" else 6.0)
+        x0 = x - w if anchor == "end" else x - w / 2 if anchor == "middle" else x
+        busy.append((x0, y - 12, x0 + w, y + 3))
+        out.append(_text(x, y, s, cls, anchor, f' fill="{colour}"' if colour else ""))
+
+    # B_memlp lowers the memory cost: from T_mem towards T_mem_min
+    bm = b.get("B_memlp") or 0.0
+    if bm > 0:
+        y = ay + 16
+        xe = X(max(t_mem - bm, 0.0))
+        out.append(_arrow(ax, y, xe, y, BENEFIT_COLOURS["B_memlp"]))
+        busy.append((xe, y - 4, ax, y + 4))
+        label(xe + 4, y + 15, f"B_memlp {fmt_s(bm)}", "blab", BENEFIT_COLOURS["B_memlp"])
+    # T_overlap shifts A to A'
+    if t_ov > 0 and ax - a2x > 3:
+        out.append(_arrow(ax, ay, a2x + 5, ay, BENEFIT_COLOURS["T_overlap"], 1.6, "4 3"))
+        label((ax + a2x) / 2, ay - 8, f"T_overlap {fmt_s(t_ov)}", "small", anchor="middle")
+    # B_serial, B_itilp, B_fp lower the computation cost, from A' down towards T_fp
+    y0 = t_comp
+    for k, name in enumerate(("B_serial", "B_itilp", "B_fp")):
+        v = max(b.get(name) or 0.0, 0.0)
+        if v <= 0:
+            continue
+        x = a2x + 12 + 14 * k
+        y1 = max(y0 - v, 0.0)
+        if Y(y1) - Y(y0) >= 2:
+            out.append(_arrow(x, Y(y0), x, Y(y1), BENEFIT_COLOURS[name]))
+            busy.append((x - 6, Y(y0), x + 6, Y(y1)))
+            label(x + 6, max((Y(y0) + Y(y1)) / 2 + 4, Y(y0) + 30), f"{name} {fmt_s(v)}", "blab",
+                  BENEFIT_COLOURS[name])
+        y0 = y1
+    out.append(f'<circle cx="{ax:.1f}" cy="{ay:.1f}" r="5.5" fill="#fff" stroke="#24292f" stroke-width="2"/>')
+    out.append(_text(ax + 8, ay - 8, "A", "pt"))
+    out.append(f'<circle cx="{a2x:.1f}" cy="{ay:.1f}" r="5.5" fill="#24292f"/>')
+    out.append(_text(a2x - 8, ay - 8, "A′", "pt", "end"))
+
+    # the labels of the lines and zones, where they hide nothing
+    def put(cands, s, cls, width):
+        x, y = _place(cands, width, busy)
+        label(x, y, s, cls)
+
+    if t_fp > 0:
+        s_fp = f"T_fp {fmt_s(t_fp)}: ideal computation"
+        w = len(s_fp) * 6.0
+        put([(X(0) + 6, Y(t_fp) - 7), (X(vmax) - w - 6, Y(t_fp) - 7), (X(0) + 6, Y(t_fp) + 16),
+             (X(vmax) - w - 6, Y(t_fp) + 16)], s_fp, "small", w)
+    if t_mm > 0:
+        s_mm = f"T_mem_min {fmt_s(t_mm)}: ideal memory"
+        w = len(s_mm) * 6.0
+        put([(X(t_mm) + 5, Y(vmax) + 14), (X(t_mm) + 5, Y(vmax * 0.5)), (X(t_mm) + 5, Y(vmax * 0.25))], s_mm,
+            "small", w)
+    put([(X(0) + 8, Y(vmax) + 32), (X(0) + 8, Y(vmax * 0.80)), (X(0) + 8, Y(vmax * 0.62)),
+         (X(vmax * 0.25), Y(vmax * 0.95)), (X(vmax * 0.05), Y(vmax * 0.45))], "compute-bound zone", "zone", 118)
+    put([(X(vmax) - 118, Y(0) - 9), (X(vmax) - 118, Y(vmax * 0.12)), (X(vmax) - 118, Y(vmax * 0.3)),
+         (X(vmax) - 118, Y(vmax * 0.55)), (X(vmax * 0.45), Y(vmax * 0.08))], "memory-bound zone", "zone", 112)
+    put([(X(vmax * 0.9) + 8, Y(vmax * 0.9) + 12), (X(vmax * 0.7) + 8, Y(vmax * 0.7) + 12)], "y = x", "small", 30)
+    out.append(_text(L + pw / 2, H - 12, "memory cost T_mem (per launch)", "axis", "middle"))
+    out.append(f'<text transform="translate(16,{T + ph / 2:.1f}) rotate(-90)" text-anchor="middle" class="axis">'
+               f'computation cost T_comp (per launch)</text>')
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+# --------------------------------------------------------------------------- roofline
+
+def roofline_chart(peaks: dict, kernel: dict, model: str) -> Markup:
+    """Log-log roofline: GFLOP/s against flops per DRAM byte; the GPU's roofs and the kernel's point."""
+    W, H, L, R, T, B = 470, 450, 74, 22, 22, 52
+    pw, ph = W - L - R, H - T - B
+    bw = peaks.get("dram_gbs") or 1.0
+    p32 = peaks.get("fp32_gflops") or 1.0
+    p64 = peaks.get("fp64_gflops") or 0.0
+    rf = kernel.get("roofline") or {}
+    ai = rf.get("flops_per_dram_byte")
+    flops = rf.get("flops") or 0.0
+    t = ((kernel.get("predictions") or {}).get(model) or {}).get("time_s") or 0.0
+    perf = flops / t / 1e9 if t > 0 and flops > 0 else None
+    roof_own = flops / rf["compute_s"] / 1e9 if rf.get("compute_s") else None
+    xs = [0.01, 1000.0] + ([ai] if ai else [])
+    ys = [p32 * 2] + ([perf] if perf else []) + [bw * 0.01]
+    x0 = 10 ** math.floor(math.log10(max(min(xs), 1e-4)))
+    x1 = 10 ** math.ceil(math.log10(max(xs)))
+    y1 = 10 ** math.ceil(math.log10(max(ys)))
+    y0 = 10 ** math.floor(math.log10(max(min(y for y in ys if y > 0), 1e-6)))
+    y0 = max(y0, y1 / 1e7)
+
+    def X(v):
+        return L + pw * (math.log10(v) - math.log10(x0)) / (math.log10(x1) - math.log10(x0))
+
+    def Y(v):
+        v = min(max(v, y0), y1)
+        return T + ph * (1 - (math.log10(v) - math.log10(y0)) / (math.log10(y1) - math.log10(y0)))
+
+    out = [_svg_open(W, H, "roofline chart"), _arrow_defs(["#0969da"])]
+    for d in range(int(round(math.log10(x0))), int(round(math.log10(x1))) + 1):
+        v = 10.0 ** d
+        out.append(f'<line x1="{X(v):.1f}" y1="{T}" x2="{X(v):.1f}" y2="{T + ph}" class="grid"/>')
+        out.append(_text(X(v), T + ph + 16, f"{v:g}", "tick", "middle"))
+    for d in range(int(round(math.log10(y0))), int(round(math.log10(y1))) + 1):
+        v = 10.0 ** d
+        out.append(f'<line x1="{L}" y1="{Y(v):.1f}" x2="{L + pw}" y2="{Y(v):.1f}" class="grid"/>')
+        out.append(_text(L - 6, Y(v) + 4, _si(v * 1e9), "tick", "end"))
+    out.append(f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" class="frame"/>')
+
+    point_right = bool(ai) and X(ai) > L + pw * 0.62
+
+    def roof(peak, cls, label, dy):
+        ridge = peak / bw
+        pts = [(x0, bw * x0), (ridge, peak), (x1, peak)] if ridge > x0 else [(x0, peak), (x1, peak)]
+        path = " ".join(f"{X(a):.1f},{Y(b):.1f}" for a, b in pts)
+        s = f'<polyline points="{path}" class="{cls}"/>'
+        if point_right:     # the kernel's marks are on the right: label the roof next to its ridge
+            s += _text(X(max(ridge, x0)) - 8, Y(peak) + 4, f"{label} {fmt_flops(peak)}", "small", "end")
+        else:
+            s += _text(X(x1) - 6, Y(peak) + dy, f"{label} {fmt_flops(peak)}", "small", "end")
+        return s
+
+    out.append(roof(p32, "roof", "fp32 peak", -6))
+    if p64 and p64 < p32 * 0.95:
+        out.append(roof(p64, "roof2", "fp64 peak", 14))
+    # the bandwidth slope's label, along it
+    xa = 10 ** (math.log10(x0) + 0.3 * (math.log10(max(p32 / bw, x0 * 10)) - math.log10(x0)))
+    ang = -math.degrees(math.atan2(Y(bw * xa * 10) - Y(bw * xa), X(xa * 10) - X(xa))) if X(xa * 10) != X(xa) else 0
+    out.append(f'<text x="{X(xa) + 4:.1f}" y="{Y(bw * xa) - 8:.1f}" class="small" '
+               f'transform="rotate({-ang:.1f} {X(xa) + 4:.1f} {Y(bw * xa) - 8:.1f})">DRAM {bw:,.0f} GB/s</text>')
+    if ai and perf:
+        attainable = min(bw * ai, roof_own or p32)
+        px, py = X(ai), Y(perf)
+        out.append(f'<line x1="{px:.1f}" y1="{Y(attainable):.1f}" x2="{px:.1f}" y2="{py:.1f}" stroke="#0969da" '
+                   f'stroke-width="1.2" stroke-dasharray="3 3"/>')
+        out.append(f'<circle cx="{px:.1f}" cy="{Y(attainable):.1f}" r="4" fill="#fff" stroke="#0969da" '
+                   f'stroke-width="1.5"/>')
+        out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="6" fill="#0969da"/>')
+        share = perf / attainable if attainable else 0
+        anchor = "start" if px < L + pw * 0.6 else "end"
+        dx = 10 if anchor == "start" else -10
+        out.append(_text(px + dx, py + 4, f"{fmt_flops(perf)} at {ai:.3g} flop/B", "pt2", anchor))
+        out.append(_text(px + dx, py + 18, f"{share:.0%} of the roof ({rf.get('limiter', '?')} bound)", "small",
+                         anchor))
+    else:
+        out.append(_text(L + pw / 2, T + ph / 2, "no floating-point work or no DRAM traffic: no point", "small",
+                         "middle"))
+    out.append(_text(L + pw / 2, H - 12, "arithmetic intensity (flops per DRAM byte)", "axis", "middle"))
+    out.append(f'<text transform="translate(14,{T + ph / 2:.1f}) rotate(-90)" text-anchor="middle" class="axis">'
+               f'performance (FLOP/s)</text>')
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+# --------------------------------------------------------------------------- time breakdown
+
+def breakdown_chart(n: NestReport) -> Markup:
+    """CPU time against the GPU's transfers + launches + kernels, to scale; then the GPU time's composition."""
+    g = n.gpu_s
+    segs = [(k, g.get(k) or 0.0) for k in ("transfers", "launches", "kernels")]
+    if n.data.get("performance", {}).get("context_included"):
+        segs.append(("context", g.get("context") or 0.0))
+    gpu_total = sum(v for _, v in segs)
+    cpu = n.cpu_s or 0.0
+    W, L, R = 960, 130, 150
+    bw = W - L - R
+    scale = max(cpu, gpu_total, 1e-15)
+    H = 150
+    out = [_svg_open(W, H, "time breakdown")]
+    rows = [("CPU" + (" (measured)" if n.cpu_source == "measured" else " (estimate)"), [("cpu", cpu)], 14),
+            (f"GPU ({n.gpu})", segs, 50)]
+    for label, parts, y in rows:
+        out.append(_text(L - 10, y + 17, label, "blabel", "end"))
+        x = L
+        total = sum(v for _, v in parts)
+        for name, v in parts:
+            w = bw * v / scale
+            if v > 0:
+                w = max(w, 1.5)
+            out.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="26" fill="{SEGMENT_COLOURS[name]}" '
+                       f'rx="2"><title>{_e(name)} {_e(fmt_s(v))}</title></rect>')
+            x += w
+        out.append(_text(x + 8, y + 18, fmt_s(total), "bval"))
+    # composition of the GPU time (100 %)
+    y = 104
+    out.append(_text(L - 10, y + 15, "GPU time split", "blabel", "end"))
+    x = L
+    for name, v in segs:
+        w = bw * v / gpu_total if gpu_total else 0
+        if w <= 0:
+            continue
+        out.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="22" fill="{SEGMENT_COLOURS[name]}" '
+                   f'opacity="0.85"/>')
+        pct = v / gpu_total
+        lab = f"{name} {pct:.0%}" if w > 110 else (f"{pct:.0%}" if w > 34 else "")
+        if lab:
+            out.append(_text(x + w / 2, y + 15, lab, "inbar", "middle"))
+        x += w
+    out.append(_text(L + bw + 8, y + 15, "= 100%", "bval"))
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+# --------------------------------------------------------------------------- the page
+
+def _dominant_kernel(perf: dict, model: str) -> dict | None:
+    ks = perf.get("kernels") or []
+    if not ks:
+        return None
+    return max(ks, key=lambda k: ((k.get("predictions") or {}).get(model) or {}).get("time_s", 0) * k.get("launches", 1))
+
+
+def _nest_view(n: NestReport, report: Report, index: int) -> dict:
+    label, colour, pale = VERDICT_STYLE.get(n.verdict_class, VERDICT_STYLE["unknown"])
+    perf = n.data.get("performance") or {}
+    model = n.model or perf.get("default_model") or "gpuperf"
+    view: dict = {"n": n, "anchor": f"nest-{index}", "label": label, "colour": colour, "pale": pale,
+                  "model": model, "kernel_tables": [], "notes": [], "benefit": None, "roofline": None,
+                  "kernel_name": "", "kernel_share": "", "kernel_count": 0, "benefits": [], "gpuperf_terms": [],
+                  "gpuperf_case": "", "roofline_facts": {}}
+    view["speedup"] = fmt_x(n.speedup)
+    view["kernel_speedup"] = fmt_x(n.kernel_speedup)
+    view["gpu_total"] = fmt_s(n.gpu_s.get("total")) if n.gpu_s else "–"
+    view["cpu"] = fmt_s(n.cpu_s)
+    view["cpu_how"] = ("measured" if n.cpu_source == "measured" else "static estimate") if n.cpu_source else ""
+    view["breakdown"] = breakdown_chart(n) if n.gpu_s and n.cpu_s else None
+    view["parts"] = [(k, fmt_s(n.gpu_s.get(k)), SEGMENT_COLOURS[k]) for k in ("transfers", "launches", "kernels")
+                     if n.gpu_s]
+    k = _dominant_kernel(perf, model) if perf and "kernels" in perf else None
+    if k is not None:
+        b = k.get("gpuperf_benefits_s") or {}
+        total_k = sum(((kk.get("predictions") or {}).get(model) or {}).get("time_s", 0) * kk.get("launches", 1)
+                      for kk in perf["kernels"])
+        mine = ((k.get("predictions") or {}).get(model) or {}).get("time_s", 0) * k.get("launches", 1)
+        view["kernel_name"] = k["name"]
+        view["kernel_share"] = f"{mine / total_k:.0%}" if total_k else ""
+        view["kernel_count"] = len(perf["kernels"])
+        if b.get("T_comp") is not None and b.get("T_mem") is not None:
+            view["benefit"] = benefit_chart(b, k["name"])
+            view["benefits"] = [(name, fmt_s(b.get(name)), BENEFIT_COLOURS[name], BENEFIT_MEANING[name],
+                                 f"{100 * (b.get(name) or 0) / mine * k.get('launches', 1):.0f}%" if mine else "")
+                                for name in ("B_serial", "B_itilp", "B_fp", "B_memlp")]
+            view["gpuperf_terms"] = [(name, fmt_s(b.get(name))) for name in
+                                     ("T_comp", "T_mem", "T_overlap", "T_fp", "T_mem_min")]
+            view["gpuperf_case"] = (k.get("gpuperf_case") or "").replace("_", " ")
+        if report.gpu_peaks:
+            view["roofline"] = roofline_chart(report.gpu_peaks, k, model)
+            rf = k.get("roofline") or {}
+            view["roofline_facts"] = {"flops": rf.get("flops"), "bytes": fmt_bytes(rf.get("dram_lower_bound_bytes")),
+                                      "ai": rf.get("flops_per_dram_byte"), "limiter": rf.get("limiter"),
+                                      "bound": fmt_s(rf.get("bound_s"))}
+    for kk in (perf.get("kernels") or []):
+        models = perf.get("models") or [model]
+        rows = []
+        # fastest first (the default model's time per launch), blocks that cannot launch last
+        cands = sorted(kk.get("block_candidates") or [],
+                       key=lambda c: ((c.get("time_s") or {}).get(model) is None, (c.get("time_s") or {}).get(model) or 0))
+        for c in cands:
+            chosen = list(c["block"]) == list(kk["block"])
+            rows.append({"block": "×".join(str(x) for x in c["block"]),
+                         "threads": c["block"][0] * c["block"][1] * c["block"][2],
+                         "warps": c.get("active_warps_per_sm"),
+                         "occ": f"{c['occupancy']:.0%}" if c.get("occupancy") is not None else "–",
+                         "times": [fmt_s((c.get("time_s") or {}).get(m)) for m in models],
+                         "labels": ", ".join(c.get("labels") or []) or (c.get("error") or ""),
+                         "chosen": chosen})
+        occ = kk.get("occupancy") or {}
+        view["kernel_tables"].append({
+            "name": kk["name"], "models": models, "rows": rows,
+            "block": "×".join(str(x) for x in kk["block"]), "grid": "×".join(str(x) for x in kk["grid"]),
+            "launches": kk.get("launches"), "choice": kk.get("block_choice"),
+            "regs": (kk.get("registers") or {}).get("per_thread"), "regs_src": (kk.get("registers") or {}).get("source"),
+            "occ": f"{occ['occupancy']:.0%}" if occ.get("occupancy") is not None else "–",
+            "limit": occ.get("limiting_factor", "–"),
+            "times": [(m, fmt_s(((kk.get("predictions") or {}).get(m) or {}).get("time_s"))) for m in models]})
+    smd = perf.get("shared_memory_decision")
+    view["shared_trials"] = [{"budget": "none" if t["budget_bytes"] is None else fmt_bytes(t["budget_bytes"]),
+                              "why": t["why"], "total": fmt_s(t["total_s"]), "kernel": fmt_s(t["kernel_s"]),
+                              "chosen": t["budget_bytes"] == smd.get("budget_bytes")}
+                             for t in (smd or {}).get("trials", [])]
+    view["shared"] = [{"kernel": d.kernel, "array": d.array, "kind": d.kind,
+                       "shape": "[" + "][".join(str(x) for x in d.shape) + "]", "size": fmt_bytes(d.size_bytes),
+                       "value": (f"{d.value:,.0f}" if d.value >= 1000 else f"{d.value:.3g}") + " loads/B", "saved": f"{d.loads_saved_per_block:,.0f}",
+                       "conflicts": f"{d.bank_conflicts}-way" + (" (padded)" if d.padded else ""),
+                       "taken": d.taken, "reason": d.reason} for d in n.shared_memory]
+    view["cuda"] = highlight_c(n.cuda) if n.cuda else None
+    view["source"] = highlight_c(n.source, n.location.line) if n.source else None
+    view["transfers"] = [(t["array"], t["direction"], fmt_bytes(t["bytes"]), fmt_s(t["time_s"]))
+                         for t in perf.get("transfers") or []]
+    view["break_even"] = [b.sentence(n.gpu or report.gpu or "the GPU") for b in n.break_even]
+    if perf.get("error"):
+        view["notes"].append(perf["error"])
+    return view
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("c2gpu.templates", "."), autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+    env.filters["s"] = fmt_s
+    env.filters["x"] = fmt_x
+    return env
+
+
+def render_html(reports: list[Report], errors: list[dict] | None = None, title: str | None = None) -> str:
+    """The whole report: a summary of every nest, then one section per nest."""
+    nests = []
+    for rep in reports:
+        for n in rep.nests:
+            nests.append(_nest_view(n, rep, len(nests)))
+    gpus = sorted({(r.gpu, r.gpu_name) for r in reports if r.gpu})
+    files = [r.path for r in reports]
+    title = title or ("c2gpu report: " + ", ".join(files[:3]) + (" …" if len(files) > 3 else ""))
+    return _environment().get_template("report.html.j2").render(
+        title=title, nests=nests, gpus=gpus, files=files, errors=errors or [], version=__version__,
+        styles=VERDICT_STYLE)

@@ -1,0 +1,190 @@
+"""SARIF 2.1.0 output (`c2gpu analyze --gpu NAME --format sarif`), for editors and code-scanning tools.
+
+One result per loop nest, at the nest's `for`: the rule is the verdict class (`c2gpu/port`,
+`c2gpu/port-if-resident`, `c2gpu/keep-on-cpu`, `c2gpu/not-portable`, `c2gpu/unknown`), the message gives the
+verdict with the speedup and the time breakdown, the related locations point at the memory hotspots of the
+kernels (or, for a nest c2gpu cannot port, at the loops and accesses that block it), and the result's
+properties carry the numbers.  Input errors become tool execution notifications.
+
+Levels: `note` for every verdict, except `warning` for a nest marked `#pragma c2gpu port` whose verdict is not
+"port" (the user asked for this nest on the GPU and c2gpu advises against it, or cannot do it).
+Validated against the OASIS SARIF 2.1.0 schema in tests/test_reports.py.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+from .. import __version__
+from ..api import VERDICT_CLASSES, NestReport, Report
+from ..perf.report import fmt_time
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+_RULE_NAMES = {"port": "PortToGpu", "port-if-resident": "PortIfDataStaysOnGpu", "keep-on-cpu": "KeepOnCpu",
+               "not-portable": "NotPortable", "unknown": "NoVerdict"}
+_RULE_HELP = {
+    "port": "The predicted GPU time (kernels, launches and host-device transfers) is below the CPU time. "
+            "`c2gpu port FILE` writes the ported file; `c2gpu verify FILE` checks it computes the same.",
+    "port-if-resident": "Porting pays only if the arrays stay on the GPU across calls: port the code around "
+                        "the nest as well, so the data is copied once.",
+    "keep-on-cpu": "The GPU would be slower: too little work per launch, or the kernels themselves are slower "
+                   "than the CPU. The break-even size, when given, says from which size porting pays.",
+    "not-portable": "c2gpu did not prove the loops safe to run in parallel (a carried dependence, an unknown call, "
+                    "possible pointer aliasing, ...); the related locations show what blocks it.",
+    "unknown": "There was no CPU time or no GPU prediction to compare (see the message).",
+}
+RULE_IDS = tuple(f"c2gpu/{c}" for c in VERDICT_CLASSES)
+
+
+def _rules() -> list[dict]:
+    return [{"id": f"c2gpu/{c}", "name": _RULE_NAMES[c],
+             "shortDescription": {"text": desc[0].upper() + desc[1:] + "."},
+             "fullDescription": {"text": desc[0].upper() + desc[1:] + ". " + _RULE_HELP[c]},
+             "help": {"text": _RULE_HELP[c]},
+             "defaultConfiguration": {"level": "note"},
+             "properties": {"tags": ["performance", "gpu", "cuda"]}} for c, desc in VERDICT_CLASSES.items()]
+
+
+def artifact_uri(path: str, base: str | None = None) -> tuple[str, bool]:
+    """(URI, relative?): relative to `base` (the working directory) when the file is under it, else a file URI."""
+    base = os.path.abspath(base or os.getcwd())
+    full = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(full, base)
+    except ValueError:          # another drive (Windows)
+        rel = None
+    if rel is not None and not rel.startswith(os.pardir + os.sep) and rel != os.pardir:
+        return quote(Path(rel).as_posix()), True
+    return Path(full).as_uri(), False
+
+
+def _location(path: str, line: int, col: int = 0, message: str | None = None, base: str | None = None,
+              ident: int | None = None) -> dict:
+    uri, relative = artifact_uri(path, base)
+    art = {"uri": uri}
+    if relative:
+        art["uriBaseId"] = "SRCROOT"
+    region = {"startLine": max(1, int(line))}
+    if col and col > 0:
+        region["startColumn"] = int(col)
+    out: dict = {}
+    if ident is not None:
+        out["id"] = ident
+    out["physicalLocation"] = {"artifactLocation": art, "region": region}
+    if message:
+        out["message"] = {"text": message}
+    return out
+
+
+def _x(v: float) -> str:
+    """A ratio: 2.29x, 10.9x, 257x, 36,600x."""
+    return f"{v:,.0f}x" if v >= 100 else f"{v:.3g}x"
+
+
+def message_text(n: NestReport, gpu: str | None) -> str:
+    """"port: 257x faster end to end on h100-sxm (kernels 167 us + launches 10.5 us + transfers 83.9 us vs
+    67.2 ms on the CPU)", and the break-even sentences."""
+    on = f" on {n.gpu or gpu}" if (n.gpu or gpu) else ""
+    g = n.gpu_s
+    cpu = f"{fmt_time(n.cpu_s)} on the CPU" + ("" if n.cpu_source == "measured" else ", static estimate")
+    parts = f"kernels {fmt_time(g.get('kernels'))} + launches {fmt_time(g.get('launches'))} + transfers " \
+            f"{fmt_time(g.get('transfers'))}" if g else ""
+    if g and n.data.get("performance", {}).get("context_included"):
+        parts += f" + context {fmt_time(g.get('context'))}"
+    c = n.verdict_class
+    if c == "not-portable":
+        text = f"not portable: {n.refusal}"
+    elif c == "port":
+        text = f"port: {_x(n.speedup)} faster end to end{on} ({parts} vs {cpu})"
+    elif c == "port-if-resident":
+        text = (f"port only if the data stays on the GPU: the kernels are {_x(n.kernel_speedup)} faster{on}, but "
+                f"with the transfers the speedup is {_x(n.speedup)} ({parts} vs {cpu})")
+    elif c == "keep-on-cpu":
+        slower = f"{_x(1 / n.speedup)} slower" if n.speedup else "slower"
+        text = f"keep on the CPU: the GPU is {slower} end to end{on} ({parts} vs {cpu})"
+    else:
+        text = f"no verdict{on}: {n.reason or 'nothing to compare'}"
+    for be in n.break_even:
+        text += f"; {be.sentence(n.gpu or gpu or 'the GPU')}"
+    if n.recommendations and c in ("port", "port-if-resident", "keep-on-cpu"):
+        text += f". Advice: {n.recommendations[0]}"
+    return text
+
+
+def _properties(n: NestReport) -> dict:
+    return {
+        "nest": n.name, "function": n.function, "verdict": n.verdict, "verdictClass": n.verdict_class,
+        "gpu": n.gpu, "model": n.model, "speedup": n.speedup, "kernelSpeedup": n.kernel_speedup,
+        "cpuSeconds": n.cpu_s, "cpuSource": n.cpu_source, "gpuSeconds": dict(n.gpu_s),
+        "predictedSeconds": dict(n.predicted_s), "bottleneck": n.bottleneck,
+        "breakEven": [{"param": b.param, "targetSpeedup": b.target, "value": b.value} for b in n.break_even],
+        "recommendations": list(n.recommendations), "parallelLoops": n.parallel_loops,
+        "marked": n.data.get("region") == "pragma",
+    }
+
+
+def _result(n: NestReport, report: Report, rule_index: dict[str, int], base: str | None) -> dict:
+    rule = f"c2gpu/{n.verdict_class}"
+    marked = n.data.get("region") == "pragma"
+    level = "warning" if marked and n.verdict_class != "port" else "note"
+    related = []
+    if n.verdict_class == "not-portable":
+        for r in n.blocking:
+            related.append(_location(r.location.file, r.location.line, r.location.col, r.message, base,
+                                     len(related) + 1))
+    else:
+        for h in sorted(n.hotspots, key=lambda h: -h.share):
+            if not h.line:
+                continue
+            related.append(_location(n.location.file, h.line, 0,
+                                     f"memory hotspot {h.text} in {h.kernel}: {h.share:.0%} of the kernel time "
+                                     f"({fmt_time(h.idle_s)} per launch with the compute units idle)", base,
+                                     len(related) + 1))
+            if len(related) >= 5:
+                break
+    out = {"ruleId": rule, "ruleIndex": rule_index[rule], "level": level,
+           "message": {"text": message_text(n, report.gpu)},
+           "locations": [_location(n.location.file, n.location.line, n.location.col, None, base)]}
+    if related:
+        out["relatedLocations"] = related
+    out["properties"] = _properties(n)
+    return out
+
+
+def sarif_document(reports: list[Report], errors: list[dict] | None = None, base: str | None = None) -> dict:
+    """The SARIF log of `analyze`: one run, one result per nest of every report, in file and source order.
+    `base` is the directory relative URIs start from (default: the working directory, as SRCROOT)."""
+    rules = _rules()
+    index = {r["id"]: k for k, r in enumerate(rules)}
+    results = [_result(n, rep, index, base) for rep in reports for n in rep.nests]
+    notifications = []
+    for e in errors or []:
+        note: dict = {"level": "error", "message": {"text": e["message"]}}
+        loc = e.get("location")
+        if loc and loc.get("line"):
+            note["locations"] = [_location(loc.get("file") or e["path"], loc["line"], loc.get("col") or 0, None, base)]
+        elif e.get("path"):
+            uri, relative = artifact_uri(e["path"], base)
+            art = {"uri": uri, **({"uriBaseId": "SRCROOT"} if relative else {})}
+            note["locations"] = [{"physicalLocation": {"artifactLocation": art}}]
+        notifications.append(note)
+    invocation: dict = {"executionSuccessful": not errors}
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    root = os.path.abspath(base or os.getcwd())
+    run = {
+        "tool": {"driver": {"name": "c2gpu", "version": __version__, "semanticVersion": __version__,
+                            "fullName": f"c2gpu {__version__}: is this C loop nest worth porting to a GPU?",
+                            "rules": rules}},
+        "originalUriBaseIds": {"SRCROOT": {"uri": Path(root).as_uri().rstrip("/") + "/"}},
+        "invocations": [invocation],
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }
+    gpus = sorted({r.gpu for r in reports if r.gpu})
+    if gpus:
+        run["properties"] = {"gpus": gpus}
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
