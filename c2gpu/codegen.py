@@ -146,9 +146,10 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: 
     """
     params = ", ".join(nest.params)
     image = None
+    wanted = ph._lookup(accesses)   # a set: `in` on a list is quadratic for generated code with 1000s of accesses
     for stmt in nest.statements():
         for a in stmt.accesses:
-            if a not in accesses:
+            if a not in wanted:
                 continue
             if any(g.constraints is None for g in stmt.guards):
                 return False  # a data-dependent or non-affine guard: some elements may not be written
@@ -442,6 +443,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         ext = _max_trip(nest, _path_to(nest, m.lid), by_id[m.lid])
         extents[k] = ext
         grid[k] = simplify_div(ext, block[k])
+    _check_index_range(kernel, extents, grid, {a: arrays[a] for a in used_arrays}, by_id)
     dynamic = [e for e in extents if not ((p := c_to_poly(e)) is not None and p.is_const() and p.const_value() > 0)]
     launch_if = " && ".join(f"({e}) > 0" for e in dynamic)
     body = "\n".join(line.rstrip() for line in body.strip().splitlines() if line.strip())
@@ -449,6 +451,45 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     tree_bytes = sum(block[0] * block[1] * block[2] * SIZES.get(r["type"], 8) for r in reductions)
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
                       tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes)
+
+
+INT_MAX = 2 ** 31 - 1
+GRID_LIMITS = {"x": 2 ** 31 - 1, "y": 65535, "z": 65535}   # blocks per grid dimension (compute capability >= 3.0)
+
+
+def _const_of(text: str) -> int | None:
+    p = c_to_poly(text)
+    return int(p.const_value()) if p is not None and p.is_const() else None
+
+
+def _check_index_range(kernel, extents, grid, arrays: dict[str, ArrayPlan], by_id) -> None:
+    """Refuse when the sizes (known constants, e.g. from -D) overflow the kernel's 32-bit indices or the grid.
+
+    Thread indices, flattened subscripts (`A[(i) * (M) + (j)]`) and the C loop variables recomputed from
+    them are `int` in the emitted code: past 2147483647 they would silently wrap.
+    """
+    for m in kernel.loops:
+        k = "xyz".index(m.dim)
+        ext = _const_of(extents[k])
+        if ext is not None and ext > INT_MAX:
+            raise CodegenError(f"loop '{m.c_var}' runs {ext} iterations: more than a 32-bit thread index counts "
+                               f"(at most {INT_MAX}); c2gpu emits int indices, so it does not port this nest")
+        blocks = _const_of(grid[k])
+        if blocks is not None and blocks > GRID_LIMITS[m.dim]:
+            raise CodegenError(f"loop '{m.c_var}' needs {blocks} thread blocks in grid dimension {m.dim}: "
+                               f"CUDA allows at most {GRID_LIMITS[m.dim]}")
+        o = m.origin
+        if o is not None:
+            lp = by_id.get(m.lid)
+            for bound in (o.lower, o.upper, lp.lower if lp is not None else None):
+                if bound is not None and bound.is_const() and abs(int(bound.const_value())) > INT_MAX:
+                    raise CodegenError(f"loop '{m.c_var}' reaches {int(bound.const_value())}: beyond the 32-bit "
+                                       f"(int) index arithmetic of the emitted kernel")
+    for name, plan in sorted(arrays.items()):
+        n = _const_of(plan.alloc)
+        if n is not None and n - 1 > INT_MAX:
+            raise CodegenError(f"array '{name}' spans {n} elements: its indices overflow the kernel's 32-bit "
+                               f"(int) index arithmetic (at most {INT_MAX}); c2gpu does not port this nest")
 
 
 def simplify_div(ext: str, b: int) -> str:

@@ -76,10 +76,34 @@ def compile_cuda(path: str, defines=(), include_dirs=(), arch: str = ARCH, timeo
     if exe is None:
         return None
     with tempfile.TemporaryDirectory(prefix="c2gpu_nvcc_") as tmp:
-        cmd = [exe, f"-arch={arch}", "-c", str(path), "-o", str(Path(tmp) / "out.o"), "-Xptxas", "-v",
-               *[f"-D{n}={v}" for n, v in defines], *[f"-I{d}" for d in include_dirs], *extra]
+        # nvcc hands file names to its host compiler through a shell: a name with spaces, quotes or `$`
+        # breaks there.  Compile a copy under a plain name, with the original directory (and any such
+        # include directory) reached through plain-named links.
+        source, dirs = str(path), list(include_dirs)
+        if not _SAFE_NAME.fullmatch(source):
+            source = str(Path(tmp) / "input.cu")
+            shutil.copyfile(path, source)
+            dirs.insert(0, str(Path(path).resolve().parent))
+        dirs = [_plain_dir(d, tmp, k) for k, d in enumerate(dirs)]
+        cmd = [exe, f"-arch={arch}", "-c", source, "-o", str(Path(tmp) / "out.o"), "-Xptxas", "-v",
+               *[f"-D{n}={v}" for n, v in defines], *[f"-I{d}" for d in dirs], *extra]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout)
         except subprocess.TimeoutExpired:
             return NvccResult(False, cmd, f"nvcc did not finish within {timeout:g} s")
-    return NvccResult(proc.returncode == 0, cmd, proc.stderr, parse_ptxas(proc.stderr))
+    stderr = proc.stderr.replace(source, str(path)) if source != str(path) else proc.stderr
+    return NvccResult(proc.returncode == 0, cmd, stderr, parse_ptxas(stderr))
+
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_./+,=:@%-]+")
+
+
+def _plain_dir(d: str, tmp: str, k: int) -> str:
+    if _SAFE_NAME.fullmatch(d):
+        return d
+    link = Path(tmp) / f"include{k}"
+    try:
+        link.symlink_to(Path(d).resolve(), target_is_directory=True)
+    except OSError:
+        return d
+    return str(link)

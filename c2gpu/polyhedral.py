@@ -115,13 +115,18 @@ def subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool = False) -> li
     """
     out: list[list] = [[None, None] for _ in range(ndims)]
     params = ", ".join(nest.params)
+    wanted = _lookup(accesses)
+    done: set = set()      # (statement, subscripts) already bounded: generated code repeats a[i] thousands of times
     for stmt in nest.statements():
         for a in stmt.accesses:
-            if a not in accesses:
+            if a not in wanted:
                 continue
             subs = a.subscripts if flat else access_shape(nest, a)[0]
             if len(subs) != ndims or any(x is None or not x.is_affine() for x in subs):
                 return None
+            if (stmt.sid, tuple(subs)) in done:
+                continue
+            done.add((stmt.sid, tuple(subs)))
             dom, names = statement_domain(nest, stmt)
             if dom.is_empty():
                 continue  # a statement that never runs touches nothing
@@ -137,10 +142,57 @@ def subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool = False) -> li
     return [(lo, hi) for lo, hi in out]
 
 
+def _lookup(items):
+    """A container for fast `in` tests (a set when the items hash, else the list itself)."""
+    try:
+        return set(items)
+    except TypeError:
+        return items
+
+
 def to_c(pw: isl.PwAff | isl.Set, params: list[str]) -> str:
     """A piecewise affine function (or a parameter condition) as a C expression."""
     ctx = isl.Set(f"[{', '.join(params)}] -> {{ : }}")
     build = isl.AstBuild.from_context(ctx)
     if isinstance(pw, isl.Set):
-        return build.expr_from_set(pw).to_C_str()
-    return build.expr_from_pw_aff(pw).to_C_str()
+        return _expr_c(build.expr_from_set(pw))
+    return _expr_c(build.expr_from_pw_aff(pw))
+
+
+_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pdiv_q": "/", "pdiv_r": "%", "zdiv_r": "%", "eq": "==",
+        "le": "<=", "lt": "<", "ge": ">=", "gt": ">", "and_": "&&", "and_then": "&&", "or_": "||", "or_else": "||"}
+
+
+def _expr_c(e) -> str:
+    """isl's C text, except that `floord(a, d)` (which no C or CUDA header defines) becomes plain C.
+
+    isl prints floor division (non-unit steps: `for (i = 0; i < n; i += 3)` runs floord(n - 1, 3) + 1
+    times) as a call to `floord`; the emitted code would not compile.  Only expressions that contain one
+    are printed here, fully parenthesised; everything else stays exactly as isl prints it.
+    """
+    text = e.to_C_str()
+    if "floord(" not in text or e.get_type() != isl.ast_expr_type.op:
+        return text
+    op = e.get_op_type()
+    args = [_expr_c(e.get_op_arg(k)) for k in range(e.get_op_n_arg())]
+    name = op.name
+    if name == "fdiv_q":   # isl's divisor is a positive constant: round towards minus infinity
+        a, d = args
+        return f"(({a}) >= 0 ? ({a}) / ({d}) : -((-({a}) + ({d}) - 1) / ({d})))"
+    if name in _OPS:
+        return "(" + f" {_OPS[name]} ".join(f"({a})" for a in args) + ")"
+    if name == "minus":
+        return f"(-({args[0]}))"
+    if name in ("min", "max"):
+        return f"{name}(" + ", ".join(args) + ")" if len(args) == 2 else \
+            _nest_minmax(name, args)
+    if name in ("cond", "select"):
+        return f"(({args[0]}) ? ({args[1]}) : ({args[2]}))"
+    return text
+
+
+def _nest_minmax(name: str, args: list[str]) -> str:
+    out = args[0]
+    for a in args[1:]:
+        out = f"{name}({out}, {a})"
+    return out

@@ -163,7 +163,7 @@ def build_nest_code(nest: Nest, mapping, shared=None) -> NestCode:
     for r in reductions:
         params.append(f"{r['type']} *{r['target']}")
         args.append(f"&{r['target']}")
-    wname = f"c2gpu_{nest.function}_{nest.loc.line}"
+    wname = "c2gpu_" + "".join(c if c.isalnum() or c == "_" else "_" for c in nest.name)  # function@line: unique
     signature = f"static void {wname}({', '.join(params)})"
     nonempty = _nonempty(nest)
     wrapper = templates().get_template("wrapper.cu.j2").render(w={

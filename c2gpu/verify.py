@@ -92,10 +92,21 @@ def instrument_original(path: str, source: str, outcomes: list[NestOutcome]) -> 
 
 
 def _run(cmd: list[str], env: dict, timeout: float, what: str, cwd: str) -> subprocess.CompletedProcess:
+    # a session of its own: on a timeout the kill reaches what the command started too (cc -> cc1, as, ld;
+    # the user's program -> its children), so nothing keeps running after verify returns
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+                            start_new_session=True)
     try:
-        return subprocess.run(cmd, capture_output=True, env=env, timeout=timeout, cwd=cwd)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        import signal
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            proc.kill()
+        proc.communicate()
         raise C2GPUError(f"{what} did not finish within {timeout:g} s (use --timeout to allow more)") from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def read_dump(path: Path) -> list[tuple[str, str, np.ndarray]]:

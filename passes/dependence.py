@@ -78,10 +78,11 @@ class DepReason:
     """Why a loop has its status, with the locations that block it.
 
     kind: "flow", "anti", "output" (a carried dependence), "reduction",
-    "non-affine", "alias", "call", "bound" or "flag" (then `code` is the
-    Flag's code).  For dependences `exact` says whether the dependence is
-    proven (False: it exists only because something was over-approximated,
-    e.g. a non-affine guard was dropped).
+    "non-affine", "alias", "call", "bound", "budget" (too many reference
+    pairs to compare, see MAX_PAIRS) or "flag" (then `code` is the Flag's
+    code).  For dependences `exact` says whether the dependence is proven
+    (False: it exists only because something was over-approximated, e.g. a
+    non-affine guard was dropped).
     """
     kind: str
     message: str
@@ -160,8 +161,29 @@ class DependenceAnalysis(Pass):
 
     def run(self, nest: Nest, ctx) -> DependenceInfo:
         options = getattr(ctx, "options", None) or {}
+        depth = _depth(nest.root)
+        if depth > MAX_DEPTH:
+            from c2gpu.pipeline import PassFailed
+            raise PassFailed(f"the nest is {depth} loops deep: exact dependence analysis is limited to "
+                             f"{MAX_DEPTH} nested loops (its cost grows with the depth)")
         return analyze(nest, assume_no_alias=bool(options.get("assume_no_alias")),
                        program=getattr(ctx, "program", None))
+
+
+# Bounds that keep the analysis of pathological input (generated or fuzzed code) finite and deterministic:
+# a nest deeper than MAX_DEPTH is refused; after MAX_PAIRS reference pairs of one nest, the loops around the
+# remaining pairs are reported as not proven parallel (sound: nothing is ported on a guess).
+MAX_DEPTH = 48
+MAX_PAIRS = 20000
+
+
+def _depth(lp: Loop) -> int:
+    best, stack = 0, [(lp, 1)]
+    while stack:
+        node, d = stack.pop()
+        best = max(best, d)
+        stack.extend((c, d + 1) for c in node.body if isinstance(c, Loop))
+    return best
 
 
 # --------------------------------------------------------------------------- internal model
@@ -594,8 +616,15 @@ def _collect(ctx: _Ctx, scalar_names: set[str], index: dict[Loc, set[int]]) -> t
     for stmt in statements:
         chain = tuple(ctx.loops[lid] for lid in stmt.loop_ids)
         site = _Site(float(stmt.sid), stmt, chain, stmt.guards, stmt.text, stmt.loc, stmt.ast)
+        same_cell: set[tuple] = set()
         for a in stmt.accesses:
             cell, why = _cell(a, modes.get(a.array, "raw"))
+            if cell is not None:
+                # the statement touching the same cell again (a[i] + a[i] + ..., thousands of times in generated
+                # code) adds no dependence: one reference per cell keeps the pairs linear in distinct cells
+                if (a.array, a.kind, cell) in same_cell:
+                    continue
+                same_cell.add((a.array, a.kind, cell))
             refs.append(_Ref(a.array, a.kind, site, cell, why, a, a.text, a.loc))
         for kind, names in (("read", stmt.scalar_reads), ("write", stmt.scalar_writes)):
             for s in names:
@@ -1160,6 +1189,7 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
 
     # dependences on one array or scalar
     found: list[tuple[Dependence, _Ref, _Ref]] = []
+    checked = 0
     for name, group in by_name.items():
         if not any(r.kind == "write" for r in group):
             continue
@@ -1168,6 +1198,12 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                 if x.kind == "read" and y.kind == "read":
                     continue
                 pairs = [(x, y)] if x is y else [(x, y), (y, x)]
+                checked += 1
+                if checked > MAX_PAIRS:
+                    ctx.block(common_lids(x, y), DepReason(
+                        "budget", f"the nest has more than {MAX_PAIRS} pairs of references to compare: "
+                                  f"{name} was not analysed", source=x.loc, sink=y.loc, array=name))
+                    continue
                 for src, snk in pairs:
                     try:
                         for dep in check_pair(src, snk, ctx):

@@ -228,7 +228,7 @@ class Mapper:
             raise PassFailed(f"block {block} has a thread count that is not a power of two, which the reduction tree needs")
         mapped = tuple(MappedLoop(lp.lid, lp.var, dims[lp.lid], lp.trip_count, lp.origin, self.c_var(lp), lp.loc)
                        for lp in chain)
-        name = _c_name(f"c2gpu_{self.nest.function}_{self.nest.loc.line}_k{self.kernel_count}")
+        name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
         self.kernel_count += 1
         x_loop = next(m for m in mapped if m.dim == "x")
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped)} (proven parallel"

@@ -162,8 +162,8 @@ class NestContext:
             if node.op == "<<":
                 a, ra = self.poly(node.left)
                 b, _ = self.poly(node.right)
-                if a is not None and b is not None and b.is_const():
-                    return a * (2 ** int(b.const_value())), ""
+                if a is not None and b is not None and b.is_const() and 0 <= b.const_value() < 63:
+                    return a * (2 ** int(b.const_value())), ""   # (a negative or too wide shift is undefined)
                 return None, f"shift '{text_of(node)}'"
             if node.op in ("/", "%"):
                 a, ra = self.poly(node.left)
@@ -392,6 +392,10 @@ class StatementBuilder:
                 ctx.flag("unknown-identifier", f"'{name}' is not declared", node)
             return
         if not t.is_scalar:
+            if mode != "read" and t.pointers and not t.dims:
+                # p++, p = q: what the pointer reaches changes between iterations, and no access through it
+                # can be analysed (the write is not a scalar write the dependence pass would see)
+                ctx.flag("pointer-modified", f"pointer '{name}' is assigned inside the nest", node)
             return
         ctx.scalars_used.setdefault(name, ctx.loc(node))
         if mode in ("read", "update"):
@@ -901,6 +905,14 @@ class NestLowerer:
             if isinstance(node, c_ast.Decl):
                 t = decl_type(node, ctx.typedefs)
                 scope.vars[node.name] = (t, "local", ctx.loc(node))
+                if node.name in ctx.loop_vars:
+                    # `{ int i = 3; a[i] = ...; }` in a loop over i: the subscripts below name the new i
+                    ctx.flag("shadows-loop-variable", f"'{node.name}' declared inside the nest hides the loop "
+                                                      "variable of the same name", node)
+                if {"static", "extern"} & set(node.storage or ()):
+                    # not a per-iteration temporary: one variable that every iteration shares
+                    ctx.flag("static-local", f"'{node.name}' is declared {' '.join(node.storage)} inside the nest: "
+                                             "one variable shared by every iteration", node)
                 if not t.is_scalar:
                     ctx.flag("local-array", f"array '{node.name}' is declared inside the nest", node)
                 if node.init is None:
@@ -982,7 +994,7 @@ class FileLowerer:
             elif isinstance(ext, c_ast.FuncDef):
                 self.functions[ext.decl.name] = decl_type(ext.decl.type.type, self.typedefs)
                 nests.extend(self.lower_function(ext))
-        return nests
+        return _unique_names(nests)
 
     def scan_pragmas(self, node: c_ast.Node) -> None:
         stack = [node]
@@ -1008,7 +1020,15 @@ class FileLowerer:
         self.find(fn.body, scope, cands, state={"scop": False, "marker": None}, outer="")
         nests = []
         for index, cand in enumerate(cands, 1):
-            nests.append(self.lower_nest(fn.decl.name, cand))
+            try:
+                nests.append(self.lower_nest(fn.decl.name, cand))
+            except RecursionError:
+                loc = loc_of(cand.node, Loc(self.path, 0))
+                self.notes.append(Flag("not-analysed", f"nest at line {loc.line} is nested too deeply to describe", loc))
+            except Exception as e:  # a bug in lowering one nest must cost that nest, not the file
+                loc = loc_of(cand.node, Loc(self.path, 0))
+                self.notes.append(Flag("not-analysed", f"internal error while describing the nest at line {loc.line}: "
+                                                       f"{type(e).__name__}: {e}", loc))
         return nests
 
     def find(self, node, scope: Scope, out: list[Candidate], state: dict, outer: str) -> None:
@@ -1119,6 +1139,21 @@ def _local_type(root: Loop, name: str) -> str:
         if s.decl == name and isinstance(s.ast, c_ast.Decl):
             return decl_type(s.ast, {}).base
     return "?"
+
+
+def _unique_names(nests: list[Nest]) -> list[Nest]:
+    """Nest names key every analysis and name the generated kernels: two nests on one line
+    (`for (...) a[i] = 1; for (...) b[i] = a[i];`) must not share one.  The first keeps
+    `function@line`, the others get `function@line_column`."""
+    from dataclasses import replace
+    seen: set[str] = set()
+    out = []
+    for n in nests:
+        if n.name in seen:
+            n = replace(n, name=f"{n.function}@{n.loc.line}_{n.loc.col}")
+        seen.add(n.name)
+        out.append(n)
+    return out
 
 
 def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: str | None = None) -> Program:

@@ -35,6 +35,17 @@ class _Parser(c_parser.CParser):
                 pass
         super()._parse_error(msg, coord)
 
+    def _lex_on_rbrace_func(self):
+        # pycparser asserts (AssertionError, a crash) on a '}' that closes nothing: make it a syntax error
+        if len(getattr(self, "_scope_stack", [None, None])) <= 1:
+            lex = self.clex
+            try:
+                coord = self._coord(lex._lineno, lex._pos - lex._line_start)
+            except Exception:  # private API of pycparser's lexer
+                coord = self._coord(getattr(lex, "lineno", 1))
+            self._parse_error("'}' without a matching '{'", coord)
+        super()._lex_on_rbrace_func()
+
 
 def _end_loc(text: str, path: str) -> Loc:
     """Where the text ends, in the user's coordinates (for 'At end of input')."""
@@ -56,6 +67,8 @@ def to_error(e: Exception, text: str, path: str) -> C2GPUError:
     """A pycparser exception (or RecursionError) as a compiler-style error."""
     if isinstance(e, RecursionError):
         return C2GPUError("construct nested too deeply to parse", Loc(path, 1, 1))
+    if not isinstance(e, c_parser.ParseError):   # an assertion inside pycparser: still the input's fault
+        return C2GPUError(f"syntax error (the C parser gave up: {type(e).__name__} {e})".rstrip(), Loc(path, 1, 1))
     m = _PARSE_ERR.match(str(e))
     if m:
         msg = m["msg"]
@@ -66,6 +79,10 @@ def to_error(e: Exception, text: str, path: str) -> C2GPUError:
     msg = str(e)
     if msg.endswith("At end of input"):
         return C2GPUError("unexpected end of input (missing '}' or ';'?)", _end_loc(text, path))
+    # pycparser names only the file when the error is at the end of the input ("f.c: Invalid expression")
+    _, sep, tail = msg.rpartition(": ")
+    if sep and tail and ":" not in tail:
+        return C2GPUError(f"{tail[0].lower()}{tail[1:]} at the end of the input", _end_loc(text, path))
     return C2GPUError(f"syntax error: {msg}", Loc(path, 1, 1))
 
 
@@ -79,7 +96,7 @@ def parse_c(text: str, path: str) -> c_ast.FileAST:
     parser = _Parser()
     try:
         return parser.parse(text, filename=path)
-    except (c_parser.ParseError, RecursionError) as e:
+    except (c_parser.ParseError, RecursionError, AssertionError) as e:
         raise to_error(e, text, path) from None
 
 
@@ -94,7 +111,7 @@ def parse_c_recovering(text: str, path: str) -> tuple[c_ast.FileAST, list[C2GPUE
     parser = _Parser()
     try:
         return parser.parse(text, filename=path), []
-    except (c_parser.ParseError, RecursionError) as e:
+    except (c_parser.ParseError, RecursionError, AssertionError) as e:
         first = to_error(e, text, path)
     ast, errors = parse_recovering(text, path, lambda t: parser.parse(t, filename=path),
                                    lambda e, t: to_error(e, t, path))

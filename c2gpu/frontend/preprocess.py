@@ -81,6 +81,7 @@ def preprocess_recovering(path: str, options: PreprocessOptions,
     return _preprocess(path, options, source, recover=True)
 
 
+MAX_SOURCE_BYTES = 64 << 20   # a C file larger than this is generated data, not code to analyse
 _MISSING = re.compile(r"^(?P<name>[^:]+): No such file or directory$")
 MAX_STUB_HEADERS = 32
 
@@ -95,6 +96,11 @@ def _preprocess(path: str, options: PreprocessOptions, source: str | None,
             raise C2GPUError(f"no such file: '{path}'")
         if not os.access(p, os.R_OK):
             raise C2GPUError(f"cannot read '{path}': permission denied")
+        if not p.is_file():   # /dev/zero, a FIFO: reading would never end
+            raise C2GPUError(f"'{path}' is not a regular file")
+        if p.stat().st_size > MAX_SOURCE_BYTES:
+            raise C2GPUError(f"'{path}' is {p.stat().st_size} bytes: larger than the {MAX_SOURCE_BYTES >> 20} MiB "
+                             "c2gpu reads")
     cmd = find_preprocessor(options.cpp)
     cmd += ["-nostdinc", "-undef", "-D__C2GPU__=1", "-I", str(INCLUDE_DIR)]
     for d in GNU_COMPAT:
@@ -119,10 +125,7 @@ def _preprocess(path: str, options: PreprocessOptions, source: str | None,
     try:
         while True:
             run = cmd + (["-idirafter", stub_dir] if stub_dir else []) + ["-x", "c", "-"]
-            try:
-                proc = subprocess.run(run, input=data, capture_output=True, timeout=60)
-            except subprocess.TimeoutExpired:
-                raise C2GPUError(f"the preprocessor took longer than 60 s on '{path}'") from None
+            proc = _run_cpp(run, data, path)
             stderr = proc.stderr.decode("utf-8", "replace")
             if proc.returncode == 0:
                 break
@@ -149,6 +152,68 @@ def _preprocess(path: str, options: PreprocessOptions, source: str | None,
     text = proc.stdout.decode("utf-8", "replace")
     # cpp names stdin "<stdin>": give the user's file name back to the line markers
     return text.replace('"<stdin>"', _quote(path)), errors
+
+
+MAX_OUTPUT_BYTES = 512 << 20   # preprocessed text: past this a macro expands without bound (a "macro bomb")
+CPP_TIMEOUT = 60.0
+
+
+def _run_cpp(cmd: list[str], data: bytes, path: str) -> subprocess.CompletedProcess:
+    """Run the preprocessor with a time limit and a bound on its output (files, not pipes, so a runaway
+    expansion is stopped at MAX_OUTPUT_BYTES instead of filling our memory)."""
+    import tempfile
+    import time
+    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, tempfile.TemporaryFile() as ferr:
+        fin.write(data)
+        fin.seek(0)
+        # its own process group: the driver (cpp, cc -E) runs cc1, and a kill must reach both
+        proc = subprocess.Popen(cmd, stdin=fin, stdout=fout, stderr=ferr, start_new_session=True,
+                                preexec_fn=_limit_memory())
+        deadline = time.monotonic() + CPP_TIMEOUT
+        try:
+            while True:
+                try:
+                    proc.wait(timeout=0.05)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if os.fstat(fout.fileno()).st_size > MAX_OUTPUT_BYTES:
+                    raise C2GPUError(f"the preprocessed text of '{path}' exceeds {MAX_OUTPUT_BYTES >> 20} MiB "
+                                     "(a macro that expands without bound?)")
+                if time.monotonic() > deadline:
+                    raise C2GPUError(f"the preprocessor took longer than {CPP_TIMEOUT:g} s on '{path}'")
+        finally:
+            _kill_group(proc)
+        if os.fstat(fout.fileno()).st_size > MAX_OUTPUT_BYTES:
+            raise C2GPUError(f"the preprocessed text of '{path}' exceeds {MAX_OUTPUT_BYTES >> 20} MiB")
+        fout.seek(0)
+        ferr.seek(0)
+        return subprocess.CompletedProcess(cmd, proc.returncode, fout.read(), ferr.read())
+
+
+CPP_MEMORY_BYTES = 2 << 30     # address space for the preprocessor: a macro bomb fails instead of eating RAM
+
+
+def _limit_memory():
+    """A preexec_fn bounding the preprocessor's memory (inherited by cc1), or None where unsupported."""
+    try:
+        import functools
+        import resource
+        return functools.partial(resource.setrlimit, resource.RLIMIT_AS, (CPP_MEMORY_BYTES, CPP_MEMORY_BYTES))
+    except (ImportError, AttributeError):
+        return None
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Stop the preprocessor and whatever it started (its session), if still running."""
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, AttributeError, OSError):
+        pass
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
 
 
 def _make_stub(stub_dir: str, name: str) -> bool:

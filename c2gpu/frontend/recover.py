@@ -15,8 +15,9 @@ Splitting works on the preprocessor's output (no comments; line markers and
 pragmas on their own lines): a function body ends at the `}` matching the `{`
 that follows a `)`; any other declaration ends at a `;` outside braces.  When
 the braces never balance (a `}` is missing), a second pass also closes a
-definition at every `}` in the first column, so the functions after the
-broken one are still found.
+definition at every `}` in the first column and starts a new one at every
+line that begins with an identifier in the first column (not a label), so the
+functions after the broken one are still found.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from ..diagnostics import C2GPUError
 
 _MARKER = re.compile(r'[ \t]*#[ \t]*(?:line[ \t]+)?(\d+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?')
 _DIRECTIVE = re.compile(r"[ \t]*#")
+_DECL_START = re.compile(r"[A-Za-z_](?![A-Za-z_0-9]*[ \t]*:(?!:))")   # an identifier in column 1, not a label
 MAX_REPORTED = 50   # syntax errors reported per file (like gcc's -fmax-errors)
 
 
@@ -77,6 +79,10 @@ def split_external(text: str, path: str, first_column_closes: bool = False) -> t
                 close(eol)
             pos, cur_line = eol + 1, cur_line + 1
             continue
+        if first_column_closes and depth > 0 and start is not None and _DECL_START.match(text, pos, eol):
+            # an unclosed brace swallowed the text so far: a declaration in the first column starts afresh
+            close(pos)
+            depth = 0
         i = pos
         while i < eol:
             c = text[i]
