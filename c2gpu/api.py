@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .diagnostics import C2GPUError
+from .ir import Loc
 from .verdict import KEEP, PORT, RESIDENT, BreakEven
 
 __all__ = ["analyze", "Report", "NestReport", "LoopReport", "KernelReport", "SharedMemoryDecision", "Location",
@@ -48,15 +49,8 @@ SOURCE_NAME = "<source>"
 
 # --------------------------------------------------------------------------- the report objects
 
-@dataclass(frozen=True)
-class Location:
-    """A place in a C file: 1-based line, 1-based column (0 when unknown)."""
-    file: str
-    line: int
-    col: int = 0
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}" if self.col else f"{self.file}:{self.line}"
+# A place in a C file: 1-based line, 1-based column (0 when unknown); the IR's own type.
+Location = Loc
 
 
 @dataclass(frozen=True)
