@@ -75,28 +75,37 @@ def _crash_lines(stderr: str) -> list[str]:
     return [ln for ln in stderr.splitlines() if "Traceback" in ln or "internal error" in ln]
 
 
-def analyze_batch(files: list[Path], inc: Path) -> tuple[dict, list[str]]:
-    """One analyze process for the batch; on a crash, each file alone to name the culprit."""
+BATCH = 25   # programs per analyze process: its JSON (megabytes per program) is summarised, then dropped
+
+
+def analyze_batch(files: list[Path], inc: Path) -> tuple[int, Counter, list[str]]:
+    """One analyze process for the batch: (nests, flag codes counted once per nest, problems).
+
+    On a crash, each file runs alone to name the culprit."""
     r = cli("analyze", "--format", "json", "-I", inc, *files)
-    problems = []
+    problems: list[str] = []
     if r.returncode not in (0, 1) or _crash_lines(r.stderr):
         for f in files:
             one = cli("analyze", "--format", "json", "-I", inc, f)
             if one.returncode not in (0, 1) or _crash_lines(one.stderr):
                 problems.append(f"{f.name}: analyze exit {one.returncode}: {(_crash_lines(one.stderr) or [one.stderr[-300:]])[0]}")
-        return {"files": [], "errors": []}, problems or [f"batch crashed: exit {r.returncode}: {r.stderr[-500:]}"]
+        return 0, Counter(), problems or [f"batch crashed: exit {r.returncode}: {r.stderr[-500:]}"]
     doc = json.loads(r.stdout)
+    del r
+    nests, codes = 0, Counter()
     for e in doc["errors"]:
         problems.append(f"{Path(e['path']).name}: rejected a valid csmith program: {e['message']} at {e['location']}")
     for fd in doc["files"]:
         for n in fd["nests"]:
+            nests += 1
+            codes.update({fl["code"] for fl in n["flags"]} or {"(none)"})
             for fl in n["flags"]:
                 if "internal error" in fl["message"]:
                     problems.append(f"{Path(fd['path']).name}: {n['name']}: {fl['message']}")
         for fl in fd["notes"]:
             if "internal error" in fl["message"]:
                 problems.append(f"{Path(fd['path']).name}: {fl['message']}")
-    return doc, problems
+    return nests, codes, problems
 
 
 _NOTE = re.compile(r"^.*?: note: (?:(?P<ported>ported nest) |not ported: (?P<reason>.*) \[(?P<nest>[^\]]+)\]$)")
@@ -136,13 +145,13 @@ def run_campaign(tmp: Path, n_analyze: int, n_port: int) -> None:
     assert inc is not None, "csmith is installed but csmith.h was not found (Debian: apt-get install libcsmith-dev)"
     programs = generate(tmp / "programs", n_analyze)
     files = [p for _, p in programs]
-    batches = [files[k::JOBS] for k in range(JOBS)]
+    batches = [files[k:k + BATCH] for k in range(0, len(files), BATCH)]
     with ThreadPoolExecutor(max_workers=JOBS) as pool:
         analysed = list(pool.map(lambda b: analyze_batch(b, inc), batches))
-    problems = [p for _, probs in analysed for p in probs]
-    nests = [n for doc, _ in analysed for fd in doc["files"] for n in fd["nests"]]
-    flag_codes = Counter(fl["code"] for n in nests for fl in {(f["code"]): f for f in n["flags"]}.values())
-    flagged = sum(1 for n in nests if n["flags"])
+    problems = [p for _, _, probs in analysed for p in probs]
+    n_nests = sum(n for n, _, _ in analysed)
+    flag_codes = sum((c for _, c, _ in analysed), Counter())
+    flagged = n_nests - flag_codes.pop("(none)", 0)
 
     out_dir = tmp / "ported"
     out_dir.mkdir()
@@ -154,7 +163,7 @@ def run_campaign(tmp: Path, n_analyze: int, n_port: int) -> None:
     reasons = Counter(reason_key(x) for _, _, rs, _ in ported for x in rs)
 
     print(f"\ncsmith campaign (seeds {SEED0}..{SEED0 + n_analyze - 1}, csmith.h from {inc}):")
-    print(f"  analyze: {len(files)} programs, {len(nests)} loop nests, {flagged} flagged "
+    print(f"  analyze: {len(files)} programs, {n_nests} loop nests, {flagged} flagged "
           f"(what limits the analysis), {len(problems)} crashes")
     for code, k in flag_codes.most_common(8):
         print(f"    {k:6d} nests  {code}")
@@ -162,7 +171,7 @@ def run_campaign(tmp: Path, n_analyze: int, n_port: int) -> None:
     for reason, k in reasons.most_common(10):
         print(f"    {k:6d}  {reason}")
     assert not problems, "c2gpu crashed or rejected valid C:\n" + "\n".join(problems[:30])
-    assert len(nests) > n_analyze   # the batch did reach the loop nests
+    assert n_nests > n_analyze   # the batch did reach the loop nests
 
 
 @requires_tool("csmith")
