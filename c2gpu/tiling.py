@@ -50,6 +50,17 @@ def _element_indices(extents: list[int]) -> tuple[list[str], list[str]]:
     return names, decls
 
 
+def _tile_geometry(nest: Nest, o):
+    """(array's inner extents as C, tile elements, tile coordinate names, their declarations, global coordinates)."""
+    extents = ph.access_shape(nest, o.accesses[0])[1]
+    n_elems = 1
+    for d in o.dims:
+        n_elems *= d.extent
+    idx, decls = _element_indices([d.extent for d in o.dims])
+    g = [f"(c2gpu_{o.tile_name}_b{d} + {idx[d]})" for d in range(len(o.dims))]
+    return tuple(e.to_c() for e in extents), n_elems, idx, decls, g
+
+
 def _mapped_lo(kernel, var: str) -> str | None:
     for m in kernel.loops:
         if m.var == var:
@@ -122,14 +133,8 @@ def _store_tile(nest: Nest, kernel, o, arrays: dict[str, ArrayPlan], block: dict
     ndims = len(o.dims)
     bases = [f"const int c2gpu_{o.tile_name}_b{d} = {_base_expr(t, kernel, None, {}, block, 1)};"
              for d, t in enumerate(o.dims)]
-    extents = ph.access_shape(nest, o.accesses[0])[1]
-    ext_c = tuple(e.to_c() for e in extents)
-    n_elems = 1
-    for d in o.dims:
-        n_elems *= d.extent
-    idx, decomp = _element_indices([d.extent for d in o.dims])
+    ext_c, n_elems, idx, decomp, g = _tile_geometry(nest, o)
     sh = "".join(f"[{i}]" for i in idx)
-    g = [f"(c2gpu_{o.tile_name}_b{d} + {idx[d]})" for d in range(ndims)]
     clear = [f"for (int c2gpu_e = c2gpu_tid; c2gpu_e < {n_elems}; c2gpu_e += c2gpu_nthreads) {{",
              *["  " + line for line in decomp], f"  c2gpu_mask_{o.tile_name}{sh} = 0;", "}"]
     store = [f"for (int c2gpu_e = c2gpu_tid; c2gpu_e < {n_elems}; c2gpu_e += c2gpu_nthreads) {{",
@@ -188,13 +193,7 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
         bounds = _declared_bounds(nest.array(o.array), ndims, False)
         lows = [_clamp(_c(lo, params), low=b[0]) for (lo, _), b in zip(ranges, bounds)]
         highs = [_clamp(_c(hi, params), high=b[1]) for (_, hi), b in zip(ranges, bounds)]
-        extents = ph.access_shape(nest, o.accesses[0])[1]
-        ext_c = tuple(e.to_c() for e in extents)
-        n_elems = 1
-        for d in o.dims:
-            n_elems *= d.extent
-        idx_names, decomp = _element_indices([d.extent for d in o.dims])
-        g = [f"(c2gpu_{o.tile_name}_b{d} + {idx_names[d]})" for d in range(ndims)]
+        ext_c, n_elems, idx_names, decomp, g = _tile_geometry(nest, o)
         cond = " && ".join(f"{g[d]} >= ({lows[d]}) && {g[d]} <= ({highs[d]})" for d in range(ndims))
         flat = _flat(nest, g, ext_c)
         sh_index = "".join(f"[{idx_names[d]}]" for d in range(ndims))
