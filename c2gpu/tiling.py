@@ -130,7 +130,6 @@ def _store_tile(nest: Nest, kernel, o, arrays: dict[str, ArrayPlan], block: dict
                 stores: dict) -> TileCode:
     """A store tile: threads write their results into it, the block stores it to global memory row by row."""
     plan_a = arrays[o.array]
-    ndims = len(o.dims)
     bases = [f"const int c2gpu_{o.tile_name}_b{d} = {_base_expr(t, kernel, None, {}, block, 1)};"
              for d, t in enumerate(o.dims)]
     ext_c, n_elems, idx, decomp, g = _tile_geometry(nest, o)
