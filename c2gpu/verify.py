@@ -1,11 +1,23 @@
 """CPU verification: run the original program and the port (through the CPU execution layer) and compare.
 
-Both programs are instrumented identically: right after each ported nest (in
-the original) and right after its wrapper call (in the port), every array
-region the nest writes and every reduction result is appended to a dump
-file.  Comparing the two dump streams record by record checks exactly what
-the port changed, on the same inputs, with no knowledge of the program's
-own output format.
+Both programs are instrumented identically.  When a ported nest is entered
+(in the original) or its wrapper called (in the port), the regions to
+compare are evaluated and kept in locals; right after it, the following are
+appended to a dump file: whether the nest ran, every element of every array
+it writes (the hull of all the elements the nest touches in that array,
+from the state at entry, so a nest that changes a scalar of its own bounds
+does not shift the region), and every scalar it writes that is still in
+scope after it (loop variables declared outside their `for` included: their
+final values).  Comparing the two dump streams record by record checks
+exactly what the port changed, on the same inputs, with no knowledge of the
+program's own output format: integers bit for bit, floating point within a
+tolerance.
+
+The port runs three times, with the blocks and the threads of each block in
+forward, reverse and shuffled order (a loop wrongly run in parallel rarely
+gives the sequential answer in all three), and with different poison bytes
+in fresh device memory each time (a missing copy-in reads poison).  A ported
+nest that never ran with the inputs fails verification: nothing was checked.
 
 User code is compiled and run only here, in a private temporary directory
 removed afterwards, with argument lists (never a shell) and a time limit.
@@ -16,16 +28,19 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from .diagnostics import C2GPUError
 from .emulate.build import CompilerNotFoundError, compile_for_cpu
 from .frontend import PreprocessOptions
-from .port import NestOutcome, _esc, _read_source, analyse_for_port, c_only_constructs, render_port, render_split
-from .source import SpanError, for_span, insert_at
+from .ir import Nest
+from .port import NestOutcome, _esc, _nonempty, _read_source, analyse_for_port, c_only_constructs, render_port, \
+    render_split
+from .source import for_span, insert_at
 
 DUMP_RUNTIME = r"""/* c2gpu verify: dump of the values each ported nest writes */
 #include <stdio.h>
@@ -40,18 +55,26 @@ static void c2gpu_dump(const char *label, const char *type, const void *p, long 
   }
   if (count < 0)
     count = 0;
-  fprintf(f, "%s %s %lld\n", label, type, count);
+  fprintf(f, "%s %s %lld %zu\n", label, type, count, elem);
   fwrite(p, elem, (size_t)count, f);
   fflush(f);
 }
+static long long c2gpu_min(long long a, long long b) { return a < b ? a : b; }
+static long long c2gpu_max(long long a, long long b) { return a < b ? b : a; }
 """
 
-DTYPES = {"float": np.float32, "double": np.float64, "int": np.int32, "unsigned int": np.uint32,
+DTYPES = {"float": np.float32, "double": np.float64, "long double": np.longdouble,
+          "int": np.int32, "unsigned int": np.uint32,
           "long": np.int64, "unsigned long": np.uint64, "long long": np.int64, "unsigned long long": np.uint64,
           "short": np.int16, "unsigned short": np.uint16, "char": np.int8, "signed char": np.int8,
           "unsigned char": np.uint8, "_Bool": np.uint8}
 
-
+# The port's runs: (C2GPU_EMU_ORDER, poison byte of fresh device memory, how a message names it).
+# Each run has its own poison, so a read of memory never copied in cannot agree by chance in all three.
+ORDERS = {"forward": ("0xFF", "with blocks and threads in order"),
+          "reverse": ("0x7F", "with blocks and threads in reverse order"),
+          "shuffle": ("0xA5", "with blocks and threads in a shuffled order (C2GPU_EMU_SEED=1)")}
+RAN = "(ran)"    # the label of the record that says whether a nest executed a statement
 @dataclass
 class Difference:
     label: str
@@ -73,22 +96,98 @@ class VerifyResult:
     commands: list[list[str]] = field(default_factory=list)
 
 
-def dump_calls(o: NestOutcome) -> str:
-    calls = []
-    for label, ptr, count, ctype in o.code.dumps:
-        calls.append(f'c2gpu_dump("{label}", "{ctype}", (const void *)({ptr}), (long long)({count}), sizeof({ctype}));')
-    return " ".join(calls)
+@dataclass
+class Probe:
+    """What verify adds around one ported nest: C run when it is entered, and C run right after it."""
+    entry: str
+    exit: str
 
 
-def instrument_original(path: str, source: str, outcomes: list[NestOutcome]) -> str:
+def probe(o: NestOutcome, k: int) -> Probe:
+    """The instrumentation of ported nest `o` (k-th of the file: its locals are c2gpu_v<k>_*)."""
+    nest, v = o.nest, f"c2gpu_v{k}_"
+    entry = [f"const int {v}ran = ({_nonempty(nest)}) != 0;"]
+    exit = [f'c2gpu_dump("{nest.name}|{RAN}", "int", &{v}ran, 1, sizeof(int));']
+    for n, a in enumerate(a for a in o.code.arrays if a.written):
+        first, end = touched_region(a)
+        entry.append(f"const {a.ctype} *{v}p{n} = ((const {a.ctype} *)({a.name})) + ({v}ran ? ({first}) : 0); "
+                     f"const long long {v}n{n} = {v}ran ? ({end}) - ({first}) : 0;")
+        exit.append(f'c2gpu_dump("{nest.name}|{a.name}", "{a.ctype}", {v}p{n}, {v}n{n}, sizeof({a.ctype}));')
+    for name, ctype in live_out_scalars(nest):
+        # a copy, so that register variables dump too; pointers are addresses, which differ between the programs
+        exit.append(f"{{ __typeof__({name}) {v}s = ({name}); c2gpu_dump(\"{nest.name}|{name}\", \"{ctype}\", "
+                    f"&{v}s, __builtin_classify_type({v}s) != 5 /* pointer */, sizeof {v}s); }}")
+    return Probe(" ".join(entry), " ".join(exit))
+
+
+def touched_region(a) -> tuple[str, str]:
+    """[first, end) of the elements of array plan `a` that the nest reads or writes, as C on the parameters.
+
+    The plan's copy-in region is that hull when the array is copied in at all, its copy-out region the hull
+    of the writes; their union covers every element the port may write back, including holes between
+    the writes that must come back unchanged.
+    """
+    regions = [r for r in (a.copy_in, a.copy_out) if r]
+    if len(regions) == 1:
+        (first, count), = regions
+        return first, f"({first}) + ({count})"
+    (f1, c1), (f2, c2) = regions
+    return f"c2gpu_min({f1}, {f2})", f"c2gpu_max(({f1}) + ({c1}), ({f2}) + ({c2}))"
+
+
+def live_out_scalars(nest: Nest) -> list[tuple[str, str]]:
+    """(C name, C type) of every scalar the nest writes that is still in scope after it.
+
+    Loop variables declared outside their `for` header (their final values), and the scalars written or
+    reduced in the nest and declared outside it.  Whether the code after the nest reads them does not
+    matter: the port must leave the same state behind.
+    """
+    inside = _declared_inside(nest)
+    out: dict[str, str] = {}
+    for lp in nest.loops():
+        if not lp.declared_in_header:
+            out.setdefault(lp.origin.var if lp.origin else lp.var, lp.c_type)
+    for s in nest.scalars:
+        if s.role in ("written", "reduction"):
+            out.setdefault(getattr(s, "source_name", s.name), s.ctype)
+    return [(name, ctype) for name, ctype in sorted(out.items()) if name not in inside]
+
+
+def _declared_inside(nest: Nest) -> set[str]:
+    """Names declared anywhere in the nest (gone after it).
+
+    The IR has no statement for a declaration without initializer (`int j;` in the outer loop's body,
+    the variable of an inner loop), so they are read from the nest's syntax tree.
+    """
+    if nest.root.ast is None:
+        return set()
+    from pycparser import c_ast
+
+    names: set[str] = set()
+
+    class Declarations(c_ast.NodeVisitor):
+        def visit_Decl(self, node):
+            names.add(node.name)
+            self.generic_visit(node)
+
+    Declarations().visit(nest.root.ast)
+    return names
+
+
+def instrument_original(path: str, source: str, probes: dict[str, Probe], outcomes: list[NestOutcome]) -> str:
     edits = []
     for o in outcomes:
-        if not o.ported or o.nest.loc.file != path:
-            continue
-        start, end = for_span(source, o.nest.loc.line, o.nest.loc.col)
-        edits.append((start, "{ "))
-        edits.append((end, " " + dump_calls(o) + " }"))
+        if o.nest.name in probes:
+            start, end = for_span(source, o.nest.loc.line, o.nest.loc.col)
+            edits.append((start, "{ " + probes[o.nest.name].entry + " "))
+            edits.append((end, " " + probes[o.nest.name].exit + " }"))
     return DUMP_RUNTIME + f'#line 1 "{_esc(path)}"\n' + insert_at(source, edits)
+
+
+def _probed(outcomes: list[NestOutcome], probes: dict[str, Probe]) -> list[NestOutcome]:
+    """Copies of the outcomes whose wrapper calls are preceded by their probe's entry code."""
+    return [replace(o, code=replace(o.code, call=probes[o.nest.name].entry + " " + o.code.call))
+            if o.nest.name in probes else o for o in outcomes]
 
 
 def _run(cmd: list[str], env: dict, timeout: float, what: str, cwd: str) -> subprocess.CompletedProcess:
@@ -110,31 +209,40 @@ def _run(cmd: list[str], env: dict, timeout: float, what: str, cwd: str) -> subp
 
 
 def read_dump(path: Path) -> list[tuple[str, str, np.ndarray]]:
+    """(label, C type, values) of every record; a type read as anything but its own size is compared as bytes."""
     data = path.read_bytes() if path.exists() else b""
     out, pos = [], 0
     while pos < len(data):
         nl = data.index(b"\n", pos)
-        label, ctype_and_count = data[pos:nl].decode().split(" ", 1)
-        ctype, count = ctype_and_count.rsplit(" ", 1)
+        label, rest = data[pos:nl].decode().split(" ", 1)
+        ctype, count, elem = rest.rsplit(" ", 2)
+        n, size = int(count), int(elem)
         dt = np.dtype(DTYPES.get(ctype, np.uint8))
-        n = int(count)
+        if dt.itemsize != size:
+            dt, n = np.dtype(np.uint8), n * size
         start = nl + 1
-        arr = np.frombuffer(data[start:start + n * dt.itemsize], dtype=dt)
-        out.append((label, ctype, arr))
+        out.append((label, ctype, np.frombuffer(data[start:start + n * dt.itemsize], dtype=dt)))
         pos = start + n * dt.itemsize
     return out
 
 
+def _what(label: str, occurrence: int) -> str:
+    nest, name = label.split("|", 1)
+    what = "whether the nest ran" if name == RAN else name
+    return f"{what} (nest {nest}, occurrence {occurrence + 1})"
+
+
 def compare(expected, actual, rtol: float, atol: float) -> VerifyResult:
-    if len(expected) != len(actual):
-        return VerifyResult(False, f"the original wrote {len(expected)} outputs, the port {len(actual)}")
+    """Record by record: integers (and types without a known layout) bit for bit, floating point within
+    rtol of the record's largest magnitude plus atol (NaN equals NaN, infinities must match)."""
     worst, max_abs, max_rel = None, 0.0, 0.0
     seen: dict[str, int] = {}
     for (la, ta, a), (lb, tb, b) in zip(expected, actual):
         occ = seen.get(la, 0)
         seen[la] = occ + 1
         if la != lb or a.shape != b.shape:
-            return VerifyResult(False, f"output mismatch: expected {la} ({a.size} elements), got {lb} ({b.size})")
+            return VerifyResult(False, f"the port left different records: expected {_what(la, occ)} with {a.size} "
+                                       f"elements, got {lb.split('|', 1)[-1]} with {b.size}", len(expected))
         if a.size == 0:
             continue
         if a.dtype.kind == "f":
@@ -145,7 +253,7 @@ def compare(expected, actual, rtol: float, atol: float) -> VerifyResult:
             diff = np.where(np.isnan(diff), np.inf, diff)
             finite = np.abs(a64[np.isfinite(a64)])
             scale = max(float(finite.max()) if finite.size else 0.0, 1e-30)
-            # relative to the array's magnitude, so values near zero are not judged by their own tiny size
+            # relative to the record's magnitude, so values near zero are not judged by their own tiny size
             tol = atol + rtol * scale
             k = int(np.argmax(diff))
             rel = float(diff[k]) / scale
@@ -153,39 +261,53 @@ def compare(expected, actual, rtol: float, atol: float) -> VerifyResult:
                 max_abs, max_rel = float(diff[k]), rel
                 worst = Difference(la, occ, k, float(a64[k]), float(b64[k]))
             if diff[k] > tol:
-                return VerifyResult(False, f"{la.split('|')[1]} differs (occurrence {occ + 1} of nest "
-                                           f"{la.split('|')[0]}): element {k} is {b64[k]!r}, expected {a64[k]!r} "
-                                           f"(relative difference {rel:.3g} > {rtol:g})",
+                return VerifyResult(False, f"{_what(la, occ)} differs: element {k} is {b64[k]!r}, expected "
+                                           f"{a64[k]!r} (relative difference {rel:.3g} > {rtol:g})",
                                     len(expected), max_abs, max_rel, Difference(la, occ, k, float(a64[k]), float(b64[k])))
         else:
             bad = np.nonzero(a != b)[0]
             if bad.size:
                 k = int(bad[0])
-                return VerifyResult(False, f"{la.split('|')[1]} differs (occurrence {occ + 1}): element {k} is "
-                                           f"{b[k]}, expected {a[k]} ({bad.size} elements differ)",
+                unit = "byte" if ta not in DTYPES else "element"
+                return VerifyResult(False, f"{_what(la, occ)} differs: {unit} {k} is {b[k]}, expected {a[k]} "
+                                           f"({bad.size} of {a.size} {unit}s differ)",
                                     len(expected), float(abs(int(a[k]) - int(b[k]))), 0.0,
                                     Difference(la, occ, k, float(a[k]), float(b[k])))
-    return VerifyResult(True, f"{len(expected)} outputs identical within tolerance", len(expected), max_abs, max_rel, worst)
+    if len(expected) != len(actual):
+        longer, which = (expected, "the port stopped") if len(expected) > len(actual) else (actual, "the port added")
+        la = longer[min(len(expected), len(actual))][0]
+        return VerifyResult(False, f"the original left {len(expected)} records, the port {len(actual)}: {which} at "
+                                   f"{_what(la, seen.get(la, 0))}", len(expected))
+    return VerifyResult(True, f"{len(expected)} records identical", len(expected), max_abs, max_rel, worst)
 
 
-def _compile_cu(cu: Path, out: Path, flags: list[str], cxx: str, timeout: float, result) -> None:
+def _compile_cu(cu: Path, out: Path, flags: list[str], cxx: str, timeout: float, commands: list) -> None:
     try:
         cr = compile_for_cpu(cu, out, extra_flags=flags, cxx=cxx, timeout=timeout)
     except CompilerNotFoundError as e:
         raise C2GPUError(str(e)) from None
-    result.commands.append(cr.command)
+    commands.append(cr.command)
     if not cr.ok:
         raise C2GPUError(f"the ported program does not compile for the CPU execution layer:\n{cr.stderr.strip()}")
 
 
 def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, atol: float = 0.0,
            timeout: float = 120.0, cc: str = "cc", cxx: str = "g++", keep: str | None = None,
-           cflags: tuple[str, ...] = ("-O1",)) -> VerifyResult:
+           cflags: tuple[str, ...] = ("-O1",), orders: tuple[str, ...] = tuple(ORDERS),
+           edit_port: Callable[[str, str], str] | None = None) -> VerifyResult:
+    """Run the original and the port on the same inputs and compare what each ported nest leaves behind.
+
+    orders: the runs of the port (keys of ORDERS).  edit_port(file name, text) -> text changes the
+    rendered port before it is compiled (tests use it to break a port on purpose).
+    """
     if shutil.which(cc) is None:
         raise C2GPUError(f"C compiler '{cc}' not found: verify needs it to build the original program")
+    unknown = [o for o in orders if o not in ORDERS]
+    if unknown or not orders:
+        raise C2GPUError(f"verify: unknown thread order {unknown[0] if unknown else '(none)'}: "
+                         f"expected some of {', '.join(ORDERS)}")
     program, outcomes = analyse_for_port(path, options, manager)
-    ported = [o for o in outcomes if o.ported]
-    if not ported:
+    if not any(o.ported for o in outcomes):
         return VerifyResult(False, "no nest of this file could be ported, so there is nothing to verify", outcomes=outcomes)
     source = _read_source(path)
     src_dir = str(Path(path).resolve().parent)
@@ -194,62 +316,89 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
         + ["-iquote", src_dir]
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="c2gpu_verify_"))
     tmp.mkdir(parents=True, exist_ok=True)
-    result = VerifyResult(False, "", outcomes=outcomes)
+    commands: list[list[str]] = []   # every compiler command, for --keep and error reports
+    edit = edit_port or (lambda name, text: text)
     try:
-        orig_c = tmp / "original.c"
-        orig_c.write_text(instrument_original(path, source, outcomes), errors="surrogateescape")
+        probes = {o.nest.name: probe(o, k) for k, o in enumerate(o for o in outcomes if o.ported and o.nest.loc.file == path)}
+        probed = _probed(outcomes, probes)
         port_cu = tmp / "ported.cu"
         orig_exe, port_exe = tmp / "original", tmp / "ported"
-        cmd = [shutil.which(cc), *cflags, "-w", *flags, str(orig_c), "-o", str(orig_exe), "-lm"]
-        result.commands.append(cmd)
-        r = _run(cmd, dict(os.environ), timeout, "compiling the original program", str(tmp))
-        if r.returncode != 0:
-            raise C2GPUError(f"the original program does not compile:\n{r.stderr.decode(errors='replace').strip()}")
         split = bool(c_only_constructs(program))
         if split:
             # C host code (e.g. VLA parameters) + CUDA wrappers: compile apart and link, as a user would
-            cu_text, host_text = render_split(path, source, outcomes, str(port_cu), "ported.host.c",
-                                              after_nest=dump_calls, prefix=DUMP_RUNTIME)
-            port_cu.write_text(cu_text, errors="surrogateescape")
+            cu_text, host_text = render_split(path, source, probed, str(port_cu), "ported.host.c",
+                                              after_nest=lambda o: probes[o.nest.name].exit, prefix=DUMP_RUNTIME)
+        else:
+            cu_text = render_port(path, source, probed, str(port_cu), after_nest=lambda o: probes[o.nest.name].exit,
+                                  prefix=DUMP_RUNTIME)
+        for o, p in zip(outcomes, probed):   # the nests the port could not locate in the text stay as they are
+            o.ported, o.reason = p.ported, p.reason
+        probes = {name: pr for name, pr in probes.items() if any(o.ported and o.nest.name == name for o in outcomes)}
+        if not probes:
+            return VerifyResult(False, "no nest of this file could be ported, so there is nothing to verify",
+                                outcomes=outcomes)
+
+        orig_c = tmp / "original.c"
+        orig_c.write_text(instrument_original(path, source, probes, outcomes), errors="surrogateescape")
+        cmd = [shutil.which(cc), *cflags, "-w", *flags, str(orig_c), "-o", str(orig_exe), "-lm"]
+        commands.append(cmd)
+        r = _run(cmd, dict(os.environ), timeout, "compiling the original program", str(tmp))
+        if r.returncode != 0:
+            raise C2GPUError(f"the original program does not compile:\n{r.stderr.decode(errors='replace').strip()}")
+        port_cu.write_text(edit(port_cu.name, cu_text), errors="surrogateescape")
+        if split:
             host_c = tmp / "ported.host.c"
-            host_c.write_text(host_text, errors="surrogateescape")
+            host_c.write_text(edit(host_c.name, host_text), errors="surrogateescape")
             cmd = [shutil.which(cc), *cflags, "-w", *flags, "-c", str(host_c), "-o", str(tmp / "host.o")]
-            result.commands.append(cmd)
+            commands.append(cmd)
             r = _run(cmd, dict(os.environ), timeout, "compiling the ported host code", str(tmp))
             if r.returncode != 0:
                 raise C2GPUError(f"the ported host code does not compile:\n{r.stderr.decode(errors='replace').strip()}")
-            cr = _compile_cu(port_cu, tmp / "kernels.o", ["-c", "-w", *flags], cxx, timeout, result)
+            _compile_cu(port_cu, tmp / "kernels.o", ["-c", "-w", *flags], cxx, timeout, commands)
             link = [shutil.which(cxx) or cxx, str(tmp / "host.o"), str(tmp / "kernels.o"), "-o", str(port_exe),
                     "-pthread", "-lm"]
-            result.commands.append(link)
+            commands.append(link)
             r = _run(link, dict(os.environ), timeout, "linking the ported program", str(tmp))
             if r.returncode != 0:
                 raise C2GPUError(f"the ported program does not link:\n{r.stderr.decode(errors='replace').strip()}")
         else:
-            port_cu.write_text(render_port(path, source, outcomes, str(port_cu), after_nest=dump_calls,
-                                           prefix=DUMP_RUNTIME), errors="surrogateescape")
-            _compile_cu(port_cu, port_exe, ["-w", *flags, "-lm"], cxx, timeout, result)
-        # The port runs twice: with each block's threads in order and in reverse order. A loop wrongly
-        # claimed parallel usually gives the sequential answer in one order but not in the other.
-        runs = {}
-        for exe, name, order in ((orig_exe, "original", None), (port_exe, "ported", "forward"),
-                                 (port_exe, "ported-reverse", "reverse")):
-            env = dict(os.environ, C2GPU_DUMP=str(tmp / f"{name}.dump"))
-            if order:
-                env["C2GPU_EMU_ORDER"] = order
+            _compile_cu(port_cu, port_exe, ["-w", *flags, "-lm"], cxx, timeout, commands)
+
+        def run(exe: Path, name: str, emu: dict[str, str]):
+            env = dict(os.environ, C2GPU_DUMP=str(tmp / f"{name}.dump"), **emu)
             r = _run([str(exe)], env, timeout, f"the {name} program", str(tmp))
-            if r.returncode != 0:
-                raise C2GPUError(f"the {name} program exited with status {r.returncode}:\n"
-                                 f"{r.stderr.decode(errors='replace').strip()[-2000:]}")
-            runs[name] = read_dump(tmp / f"{name}.dump")
-        result = compare(runs["original"], runs["ported"], rtol, atol)
-        if result.ok:
-            reverse = compare(runs["original"], runs["ported-reverse"], rtol, atol)
-            if not reverse.ok:
-                reverse.message += " (with the threads of each block run in reverse order)"
-                result = reverse
-        result.outcomes = outcomes
-        return result
+            exited = "" if r.returncode == 0 else \
+                f"exited with status {r.returncode}:\n{r.stderr.decode(errors='replace').strip()[-2000:]}"
+            return read_dump(tmp / f"{name}.dump"), exited
+
+        expected, exited = run(orig_exe, "original", {})
+        if exited:
+            raise C2GPUError(f"the original program {exited}")
+        best = None
+        for order in orders:
+            poison, words = ORDERS[order]
+            # one worker: the blocks run one after the other in exactly the chosen order, reproducibly
+            actual, exited = run(port_exe, f"ported-{order}", {"C2GPU_EMU_ORDER": order, "C2GPU_EMU_POISON": poison,
+                                                               "C2GPU_EMU_SEED": "1", "C2GPU_EMU_THREADS": "1"})
+            found = compare(expected, actual, rtol, atol)
+            if exited:   # what differs first (a record, or the records the crash cut off), then the crash
+                found = replace(found, ok=False, message=(found.message + "; the ported program then " if not found.ok
+                                                          else "the ported program ") + exited)
+            if not found.ok:
+                found.message += f" ({words}; fresh device memory filled with {poison} bytes)"
+                return replace(found, outcomes=outcomes, commands=commands)
+            if best is None or found.max_abs_diff > best.max_abs_diff:
+                best = found
+        ran = {label.split("|", 1)[0] for label, _, values in expected if label.endswith("|" + RAN) and values.any()}
+        idle = [o for o in outcomes if o.nest.name in probes and o.nest.name not in ran]
+        if idle:
+            which = ", ".join(f"{o.nest.name} ({o.nest.loc.file}:{o.nest.loc.line})" for o in idle)
+            return VerifyResult(False, f"nothing was checked: nest{'s' if len(idle) > 1 else ''} {which} never ran "
+                                       "with these inputs", best.records, outcomes=outcomes, commands=commands)
+        plural = "s" if len(orders) > 1 else ""
+        message = (f"{len(probes)} nest{'s' if len(probes) > 1 else ''} checked: {best.records} records identical to "
+                   f"the original's in {len(orders)} run{plural} of the port ({', '.join(orders)} order{plural})")
+        return replace(best, message=message, outcomes=outcomes, commands=commands)
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -11,10 +11,14 @@ resulting executable runs the kernels on the CPU with CUDA semantics:
   ``static thread_local``) is shared by exactly the threads of one block;
 * threads that return early drop out of all later barriers;
 * barriers that can never be released abort the program with a message;
-* ``C2GPU_EMU_ORDER=reverse`` runs a block's threads in reverse order, which
-  changes the outcome of most intra-block races (run both orders to detect
-  missing ``__syncthreads()``);
-* fresh device memory is filled with 0xFF bytes (NaN / -1), cudaMemcpy checks
+* ``C2GPU_EMU_ORDER=forward|reverse|shuffle`` chooses the order in which the
+  blocks are taken and a block's threads run (``shuffle``: a permutation per
+  launch and block drawn from ``C2GPU_EMU_SEED``, the same on every run);
+  reverse and shuffle change the outcome of most races (missing
+  ``__syncthreads()``, loops wrongly run in parallel); with
+  ``C2GPU_EMU_THREADS=1`` the block order is exactly the chosen one;
+* fresh device memory is filled with a poison byte (``C2GPU_EMU_POISON``,
+  default 0xFF: NaN / -1), so a missing copy-in shows up; cudaMemcpy checks
   device ranges against the allocations, and with
   ``extra_flags=["-fsanitize=address"]`` overruns of device buffers and of the
   launch's dynamic shared memory are reported at the kernel's source line.

@@ -29,12 +29,18 @@
 //     never be released (divergent __syncthreads vs. __syncwarp) abort the
 //     process with a diagnostic instead of hanging.
 //
-// Knobs: C2GPU_EMU_THREADS=n (workers), C2GPU_EMU_ORDER=reverse (run a
-// block's threads in reverse order: exposes most missing __syncthreads()),
+// Knobs: C2GPU_EMU_THREADS=n (workers), C2GPU_EMU_ORDER=forward|reverse|
+// shuffle (the order in which blocks are taken and a block's threads run;
+// shuffle is a permutation drawn from C2GPU_EMU_SEED, default 1, different
+// for every launch and block but the same on every run: reverse and shuffle
+// expose most missing __syncthreads() and loops wrongly run in parallel; with
+// C2GPU_EMU_THREADS=1 the block order is exactly the one chosen),
+// C2GPU_EMU_POISON=byte (content of fresh device memory, default 0xFF),
 // -DC2GPU_EMU_STACK_SIZE=bytes (per GPU thread, default 256 KiB),
 // -DC2GPU_EMU_FAST_SWITCH=0 (use glibc ucontext instead of the x86-64 switch).
-// Checking aids: fresh cudaMalloc memory is filled with 0xFF bytes (NaN / -1)
-// so reads of never-written device memory show up in results; cudaMemcpy and
+// Checking aids: fresh cudaMalloc/cudaMallocManaged/cudaMallocAsync memory is
+// filled with the poison byte (0xFF: NaN / -1) so reads of device memory that
+// was never copied in or written show up in results; cudaMemcpy and
 // cudaMemset check device ranges against the allocations; a launch whose
 // pointer arguments are host memory does not run and sets
 // cudaErrorIllegalAddress (-DC2GPU_EMU_CHECK_POINTER_ARGS=0 disables); with
@@ -231,7 +237,7 @@ struct cudaDeviceProp {
 #define C2GPU_EMU_STACK_SIZE (256 * 1024)  // per GPU thread (fiber), virtual
 #endif
 #ifndef C2GPU_EMU_FILL_BYTE
-#define C2GPU_EMU_FILL_BYTE 0xFF  // content of fresh cudaMalloc memory
+#define C2GPU_EMU_FILL_BYTE 0xFF  // content of fresh cudaMalloc memory, unless C2GPU_EMU_POISON says
 #endif
 
 namespace c2gpu {
@@ -280,13 +286,31 @@ inline bool is_device_range(const void* p, size_t n) {
   const Region* r = find_region(p, n);
   return r && r->kind != Kind::Pinned;
 }
+[[noreturn]] inline void bad_knob(const char* name, const char* value, const char* expected) {
+  std::fprintf(stderr, "c2gpu emu: %s=%s: expected %s\n", name, value, expected);
+  std::exit(2);
+}
+// The byte fresh device memory is filled with (C2GPU_EMU_POISON): a port that
+// forgets a copy-in reads it, and two runs with different bytes tell such a
+// read from a value that happens to be right.
+inline unsigned char poison_byte() {
+  static const unsigned char b = [] {
+    const char* s = std::getenv("C2GPU_EMU_POISON");
+    if (!s || !*s) return static_cast<unsigned char>(C2GPU_EMU_FILL_BYTE);
+    char* end = nullptr;
+    unsigned long v = std::strtoul(s, &end, 0);
+    if (*end || v > 255) bad_knob("C2GPU_EMU_POISON", s, "a byte value such as 0xFF");
+    return static_cast<unsigned char>(v);
+  }();
+  return b;
+}
 inline cudaError_t host_alloc(void** p, size_t n, Kind kind) {
   if (!p) return record(cudaErrorInvalidValue);
   // 256-byte aligned like CUDA, but exactly n bytes long so that
   // -fsanitize=address catches kernels that index past the end.
   void* mem = nullptr;
   if (posix_memalign(&mem, 256, n ? n : 1) != 0) return record(cudaErrorMemoryAllocation);
-  if (kind == Kind::Device) std::memset(mem, C2GPU_EMU_FILL_BYTE, n);
+  if (kind == Kind::Device) std::memset(mem, poison_byte(), n);
   {
     Registry& r = registry();
     std::lock_guard<std::mutex> lk(r.m);
@@ -412,12 +436,14 @@ struct Job {
   size_t shmem;                 // dynamic shared memory bytes
   unsigned long long nblocks;
   std::atomic<unsigned long long> next{0};
+  unsigned long long launch = 0;  // how many launches came before: keys the shuffled orders
 };
 
 // One per OS thread that executes blocks.
 struct Worker {
   Context sched;                             // the scheduler's own context
   std::vector<Fiber*> fibers;                // grown on demand, reused
+  std::vector<unsigned> order;               // fibers[order[k]] runs k-th in each pass
   const Job* job = nullptr;
   Fiber* cur = nullptr;
   unsigned nthreads = 0;                     // threads in the current block
@@ -485,12 +511,61 @@ inline bool in_kernel() { return tl_worker && tl_worker->cur; }
   std::abort();
 }
 
-inline bool reverse_order() {
-  static const bool rev = [] {
+// ---- execution order (C2GPU_EMU_ORDER, C2GPU_EMU_SEED) ----
+enum class Order : unsigned char { Forward, Reverse, Shuffle };
+struct OrderConfig {
+  Order order = Order::Forward;
+  unsigned long long seed = 1;
+};
+inline const OrderConfig& order_config() {
+  static const OrderConfig c = [] {
+    OrderConfig o;
     const char* s = std::getenv("C2GPU_EMU_ORDER");
-    return s && std::strcmp(s, "reverse") == 0;
+    if (!s || !*s || std::strcmp(s, "forward") == 0) o.order = Order::Forward;
+    else if (std::strcmp(s, "reverse") == 0) o.order = Order::Reverse;
+    else if (std::strcmp(s, "shuffle") == 0) o.order = Order::Shuffle;
+    else bad_knob("C2GPU_EMU_ORDER", s, "forward, reverse or shuffle");
+    if (const char* t = std::getenv("C2GPU_EMU_SEED"); t && *t) {
+      char* end = nullptr;
+      o.seed = std::strtoull(t, &end, 0);
+      if (*end) bad_knob("C2GPU_EMU_SEED", t, "an integer");
+    }
+    return o;
   }();
-  return rev;
+  return c;
+}
+inline unsigned long long splitmix64(unsigned long long x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+// Position k of a pseudo-random permutation of [0, n) chosen by `key`, in O(1)
+// memory (grids may have billions of blocks): a few rounds of odd multiply,
+// add and xorshift are a bijection on [0, 2^bits); cycle-walking until the
+// value falls below n keeps it a bijection on [0, n).
+inline unsigned long long permuted(unsigned long long k, unsigned long long n, unsigned long long key) {
+  unsigned bits = 1;
+  while (bits < 64 && (1ull << bits) < n) ++bits;
+  const unsigned long long mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+  unsigned long long x = k;
+  do {
+    unsigned long long r = key;
+    for (int round = 0; round < 4; ++round) {
+      r = splitmix64(r);
+      x = (x * (r | 1) + (r >> 32)) & mask;
+      x ^= x >> (bits / 2 + 1);
+    }
+  } while (x >= n);
+  return x;
+}
+// The k-th of n items (blocks of a launch, threads of a block) to run.
+inline unsigned long long nth_in_order(unsigned long long k, unsigned long long n, unsigned long long key) {
+  switch (order_config().order) {
+    case Order::Forward: return k;
+    case Order::Reverse: return n - 1 - k;
+    default: return permuted(k, n, splitmix64(order_config().seed ^ key));
+  }
 }
 
 // Run all threads of block `lin` of job `j` on this worker.
@@ -512,11 +587,14 @@ inline void run_block(Worker& w, const Job& j, unsigned long long lin) {
     f->linear = t;
     f->tid = {t % b.x, (t / b.x) % b.y, t / (b.x * b.y)};
   }
-  const bool rev = reverse_order();
+  // The order of the threads in every pass of this block (one permutation per launch and block).
+  w.order.resize(n);
+  for (unsigned k = 0; k < n; ++k)
+    w.order[k] = static_cast<unsigned>(nth_in_order(k, n, splitmix64(j.launch) ^ (lin + 1)));
   for (;;) {
     // One pass: every runnable fiber runs until it finishes or waits.
     for (unsigned k = 0; k < n; ++k) {
-      Fiber* f = w.fibers[rev ? n - 1 - k : k];
+      Fiber* f = w.fibers[w.order[k]];
       if (f->state != FState::Ready) continue;
       w.cur = f;
       threadIdx = f->tid;
@@ -584,7 +662,7 @@ inline void work_on(Job& j) {
   for (;;) {
     unsigned long long b = j.next.fetch_add(1, std::memory_order_relaxed);
     if (b >= j.nblocks) break;
-    run_block(w, j, b);
+    run_block(w, j, nth_in_order(b, j.nblocks, splitmix64(~j.launch)));
   }
   w.job = nullptr;
 }
@@ -644,6 +722,8 @@ inline void run_grid(dim3 grid, dim3 block, size_t shmem, void (*run)(void*), vo
   j.nblocks = 1ull * grid.x * grid.y * grid.z;
   Pool& p = pool();
   std::lock_guard<std::mutex> launch_lock(p.launch_m);
+  static unsigned long long launches = 0;  // guarded by launch_m
+  j.launch = launches++;
   if (p.helpers == 0 || j.nblocks == 1) {
     work_on(j);
     return;
