@@ -46,10 +46,12 @@ class ArrayPlan:
     extents: tuple[str, ...]      # C expressions of the inner extents (row-major strides), len ndims-1
     read: bool
     written: bool
-    alloc: str                    # elements to allocate on the device (from index 0)
+    alloc: str                    # elements to allocate on the device (from index `low`)
     copy_in: tuple[str, str] | None    # (first element, count)
     copy_out: tuple[str, str] | None
     why: str = ""
+    low: str = "0"                # first element the device copy holds: negative for a pointer into an object
+    #                               (`p = buf + 1; ... p[i - 1]`); d_<name> then points `-low` elements into it
 
 
 def _c(pw, params) -> str:
@@ -114,8 +116,16 @@ def simplify(text: str) -> str:
     return p.to_c() if p is not None else text
 
 
-def _flat(nest: Nest, per_dim: list[str], extents: tuple[str, ...]) -> str:
-    """Row-major flat index from per-dimension indices (C text), simplified when it is a polynomial."""
+def _flat(nest: Nest, per_dim: list[str], extents: tuple[str, ...], wide: bool = False) -> str:
+    """Row-major flat index from per-dimension indices (C text), simplified when it is a polynomial.
+
+    wide: compute it in 64 bits.  C indexes `A[i][j]` by pointer arithmetic, which does not overflow
+    where `i * M + j` in int would (an array of more than 2^31 elements with int subscripts).
+    """
+    if wide and extents:
+        return "(" + " + ".join([f"(long long)({per_dim[0]})" + "".join(f" * ({e})" for e in extents)] +
+                                [f"(long long)({d})" + "".join(f" * ({e})" for e in extents[k + 1:])
+                                 for k, d in enumerate(per_dim[1:])]) + ")"
     expr = f"({per_dim[0]})"
     for k, e in enumerate(extents):
         expr = f"({expr} * ({e}) + ({per_dim[k + 1]}))"
@@ -175,10 +185,13 @@ def _declared_bounds(info, ndims: int, flat: bool) -> list[tuple[str | None, str
     """Per dimension, the index range the declaration allows: ranges computed with a non-affine guard left
     out may overshoot it (fdtd's `if (i == 0) ... else hz[i-1]`), and a C program cannot touch outside it."""
     dims = info.dims
+    # an array's first element is its element 0; a pointer may point into an object (`p = buf + 1` makes
+    # p[-1] legal C), so nothing bounds its subscripts from below
+    first = "0" if dims and dims[0] is not None else None
     if flat or len(dims) != ndims:
-        # a pointer (or a view that does not match the declaration): only the start is known
-        return [("0", None)] + [(None, None)] * (ndims - 1)
-    return [("0", None if d is None else (d - 1).to_c()) for d in dims]
+        # a pointer (or a view that does not match the declaration): at most the start is known
+        return [(first, None)] + [(None, None)] * (ndims - 1)
+    return [(first, None if d is None else (d - 1).to_c()) for d in dims]
 
 
 def _clamp(expr: str, low: str | None = None, high: str | None = None) -> str:
@@ -233,8 +246,10 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
                     copy_in, why = None, "written in full, not read: no copy-in"
                 else:
                     why = "copied in because the nest writes only part of the region (the rest must survive the copy-out)"
+        # the device copy starts at element 0, or lower when a pointer is indexed below it
+        low = "0" if bounds[0][0] == "0" else _clamp(lo, high="0")
         plans.append(ArrayPlan(name, info.elem_type, ndims, ext_c, bool(reads), bool(writes),
-                               simplify(f"({hi}) + 1"), copy_in, copy_out, why))
+                               simplify(f"({hi}) + 1 - ({low})"), copy_in, copy_out, why, low))
     return plans
 
 
@@ -252,7 +267,7 @@ class KernelPrinter(c_generator.CGenerator):
         base, subs = _array_chain(n)
         if isinstance(base, c_ast.ID) and base.name in self.arrays and len(subs) > 1:
             plan = self.arrays[base.name]
-            idx = _flat(None, [self.visit(s) for s in subs], plan.extents)
+            idx = _flat(None, [self.visit(s) for s in subs], plan.extents, wide_index(plan))
             return f"{base.name}[{idx}]"
         return super().visit_ArrayRef(n)
 
@@ -348,7 +363,13 @@ def _subtree_loops(loop: Loop) -> list[Loop]:
     return list(loop.loops())[1:]
 
 
-def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: list[tuple[str, str]]) -> KernelCode:
+def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: list[tuple[str, str]],
+                device_scalars: frozenset[str] = frozenset()) -> KernelCode:
+    """The kernel of a mapped loop chain.
+
+    device_scalars: reduction results of other kernels of the nest; their current value is on the device
+    (`d_<name>`, updated by every launch of a host time loop), so a kernel that reads one loads it from there.
+    """
     by_id = _loops_by_id(nest)
     innermost = by_id[kernel.body_lid]
     path = _path_to(nest, kernel.body_lid)
@@ -382,9 +403,16 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     # text uses the former, trip counts and guards the latter
     value_params.extend(host_vars)
     seen = set()
+    device_reads = []
     for v, t in value_params:
-        if v not in seen:
-            seen.add(v)
+        if v in seen:
+            continue
+        seen.add(v)
+        if v in device_scalars:
+            params.append(f"const {t} *c2gpu_{v}_now")
+            args.append(f"d_{v}")
+            device_reads.append(f"const {t} {v} = *c2gpu_{v}_now;")
+        else:
             params.append(f"{t} {v}")
             args.append(v)
     for r in kernel.reductions:
@@ -392,9 +420,21 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         args.append(f"d_{r.target}")
 
     # thread indices, guards, original loop variables
-    index_lines, guards, locals_ = [], [], []
+    index_lines, guards, locals_ = [], [], list(device_reads)
+    grid, extents = ["1", "1", "1"], ["1", "1", "1"]
+    block = kernel.block
     for m in kernel.loops:
-        index_lines.append(f"const int {m.var} = blockIdx.{m.dim} * blockDim.{m.dim} + threadIdx.{m.dim};")
+        k = "xyz".index(m.dim)
+        ext = _max_trip(nest, _path_to(nest, m.lid), by_id[m.lid])
+        extents[k] = ext
+        grid[k] = simplify_div(ext, block[k])
+    for m in kernel.loops:
+        ext = _const_of(extents["xyz".index(m.dim)])
+        itype = _index_type(m, by_id[m.lid], ext)
+        cast = "" if itype == "int" else f"({itype})"
+        index_lines.append(f"const {itype} {m.var} = {cast}blockIdx.{m.dim} * blockDim.{m.dim} + threadIdx.{m.dim};")
+        if itype == "int" and ext is None:
+            guards.append(f"{m.var} >= 0")   # the last block's spare threads may pass INT_MAX and wrap
     for m in kernel.loops:
         guards.append(f"{m.var} < {m.trip.to_c()}")
     for m in kernel.loops:
@@ -436,13 +476,6 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
                                                      b=f"c2gpu_red_{r.target}[c2gpu_tid + c2gpu_s]"),
                            "atomic": atomic_call(r.op, t, result, f"c2gpu_red_{r.target}[0]"),
                            "helper": r.op != "+" and t in FLOAT_TYPES, "result": result})
-    grid, extents = ["1", "1", "1"], ["1", "1", "1"]
-    block = kernel.block
-    for m in kernel.loops:
-        k = "xyz".index(m.dim)
-        ext = _max_trip(nest, _path_to(nest, m.lid), by_id[m.lid])
-        extents[k] = ext
-        grid[k] = simplify_div(ext, block[k])
     _check_index_range(kernel, extents, grid, {a: arrays[a] for a in used_arrays}, by_id)
     dynamic = [e for e in extents if not ((p := c_to_poly(e)) is not None and p.is_const() and p.const_value() > 0)]
     launch_if = " && ".join(f"({e}) > 0" for e in dynamic)
@@ -460,6 +493,34 @@ GRID_LIMITS = {"x": 2 ** 31 - 1, "y": 65535, "z": 65535}   # blocks per grid dim
 def _const_of(text: str) -> int | None:
     p = c_to_poly(text)
     return int(p.const_value()) if p is not None and p.is_const() else None
+
+
+WIDE_INTS = ("long", "long int", "long long", "long long int", "unsigned long", "unsigned long int",
+             "unsigned long long", "unsigned long long int", "size_t", "ptrdiff_t", "int64_t", "uint64_t")
+
+
+def _index_type(m, loop: Loop, trip: int | None) -> str:
+    """The C type of a mapped loop's thread index.
+
+    A known trip count below 2^31 fits an int.  A symbolic one may not: the normalized index (a variable
+    c2gpu introduced) is then 64-bit; when the index is the C loop variable itself (the loop already ran
+    from 0 by 1), it keeps the variable's own type, whose range bounds the trip count in C as well.
+    """
+    if trip is not None and trip <= INT_MAX:
+        return "int"
+    if m.origin is None:
+        return loop.c_type if loop.c_type in WIDE_INTS else "int"
+    return "long long"
+
+
+def wide_index(plan: ArrayPlan) -> bool:
+    """Does the kernel index this array in 64 bits? When its size is symbolic: it may pass 2^31 elements.
+
+    64-bit index math (rather than a run-time refusal in the wrapper) because large sizes are exactly
+    the case worth a GPU; it costs a few integer instructions per access.  Known sizes past 32 bits are
+    refused by _check_index_range.
+    """
+    return plan.ndims > 1 and _const_of(plan.alloc) is None
 
 
 def _check_index_range(kernel, extents, grid, arrays: dict[str, ArrayPlan], by_id) -> None:

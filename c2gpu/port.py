@@ -8,21 +8,26 @@ says why.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import islpy as isl
 
 from . import __version__
 from . import polyhedral as ph
 from .codegen import ArrayPlan, CodegenError, KernelCode, kernel_code, plan_arrays, templates
 from .diagnostics import C2GPUError
 from .frontend import PreprocessOptions, load_program
-from .ir import Loc, Nest, Program
+from .ir import Loc, Loop, Nest, Program
 from .pipeline import PassManager
 from .poly import Poly
 from .source import SpanError, for_span
 from .tiling import tiled_kernel
 
 PIPELINE = ["normalize", "dependence", "mapping", "shared-memory"]
+NARROW_INTS = {"int", "signed int", "unsigned int", "unsigned", "signed", "short", "unsigned short", "char",
+               "signed char", "unsigned char", "_Bool"}
 
 
 @dataclass
@@ -79,6 +84,89 @@ def with_blocks(mapping, blocks: dict[str, tuple[int, int, int]]):
     return _replace(mapping, items=tuple(fix(x) for x in mapping.items))
 
 
+@dataclass(frozen=True)
+class LoopFinal:
+    """A loop variable declared outside its `for` header: C leaves it a value after the nest; the port restores it."""
+    name: str       # as the C code names it
+    ctype: str
+    when: str       # C condition on the nest's parameters under which the loop's header runs at least once
+    value: str      # the variable's value after the nest in that case (otherwise it keeps the value it had)
+
+
+def _c_var(lp: Loop) -> str:
+    return lp.origin.var if lp.origin is not None else lp.var
+
+
+def loop_finals(nest: Nest) -> list[LoopFinal]:
+    """The value every loop variable declared outside its header has after the nest, as C on the parameters.
+
+    `for (i = lo; cond; i += step)` leaves i == lo + step * max(0, trip) after each execution of its
+    header.  The value after the nest is the one of the header execution that comes last: isl takes
+    the lexicographic maximum over the schedule (enclosing iterations interleaved with the textual
+    position of each loop in its parent's body) of every loop with that variable, within their
+    domains; the variable is unchanged when no such header runs.  Computed from the bounds at nest
+    entry, never by running the loops.  Refuses (CodegenError) what it cannot state exactly: a
+    condition around the loop that is not affine, a loop inside another loop with the same variable.
+    """
+    parent: dict[int, Loop | None] = {nest.root.lid: None}
+    position: dict[int, int] = {nest.root.lid: 0}
+    for lp in nest.loops():
+        for k, child in enumerate(lp.body):
+            if isinstance(child, Loop):
+                parent[child.lid], position[child.lid] = lp, k
+
+    def enclosing(lp: Loop) -> list[Loop]:
+        out = []
+        while parent[lp.lid] is not None:
+            lp = parent[lp.lid]
+            out.insert(0, lp)
+        return out
+
+    by_name: dict[str, list[Loop]] = {}
+    for lp in nest.loops():
+        if not lp.declared_in_header:
+            by_name.setdefault(_c_var(lp), []).append(lp)
+    params = f"[{', '.join(nest.params)}]"
+    out = []
+    for name, loops in by_name.items():
+        depth = max(len(enclosing(lp)) for lp in loops)
+        headers = None
+        for lp in loops:
+            where = f"loop variable '{name}' (line {lp.loc.line})"
+            path = enclosing(lp)
+            if any(p in loops for p in path):
+                raise CodegenError(f"{where} is also the variable of a loop around it")
+            bad = next((g for g in lp.guards if g.constraints is None), None)
+            if bad is not None:
+                raise CodegenError(f"{where} keeps a value after the nest that depends on the condition "
+                                   f"'{bad.text}' (line {bad.loc.line}), which c2gpu cannot evaluate on the host")
+            if lp.trip_count is None or not lp.normalized:
+                raise CodegenError(f"{where}: its trip count is unknown, so is its value after the nest")
+            names = {p.var: ph.dim(p.lid) for p in path}
+            # schedule: [v0, pos1, v1, pos2, ..., v(d-1), pos(d)], padded with zeros to the deepest loop
+            sched = [term for p, q in zip(path, path[1:] + [lp]) for term in (names[p.var], str(position[q.lid]))]
+            sched += ["0"] * (2 * (depth - len(path)))
+            start = ph.poly_to_isl(lp.origin.lower, names) if lp.origin is not None else "0"
+            step = lp.origin.step if lp.origin is not None else 1
+            trip = ph.sym_to_isl(lp.trip_count, names)
+            dims = [f"s{k}" for k in range(2 * depth)] + ["x"]
+            cons = ph.domain_constraints(path, names, lp.guards)
+            cons += [f"s{k} = {term}" for k, term in enumerate(sched)]
+            cons.append(f"exists (t : t = {trip} and ((t >= 1 and x = {start} + {step} * t) "
+                        f"or (t <= 0 and x = {start})))")
+            inner = ", ".join(names[p.var] for p in path)
+            exists = f"exists ({inner} : {' and '.join(cons)})" if inner else " and ".join(cons)
+            e = isl.Set(f"{params} -> {{ [{', '.join(dims)}] : {exists} }}")
+            headers = e if headers is None else headers.union(e)
+        value = headers.lexmax().dim_max(2 * depth).coalesce()
+        if value.domain().is_empty():
+            continue               # no header runs: the variable keeps its value
+        last = loops[-1]
+        out.append(LoopFinal(name, last.c_type, ph.to_c(value.domain().coalesce(), list(nest.params)),
+                             ph.to_c(value, list(nest.params))))
+    return out
+
+
 def _kernels_with_hosts(items, host_vars):
     for it in items:
         if hasattr(it, "loops"):
@@ -94,6 +182,8 @@ def build_nest_code(nest: Nest, mapping, shared=None) -> NestCode:
     scalar_types = {s.name: s.ctype for s in nest.scalars}
     kernels: list[KernelCode] = []
     launch_items = []
+    # a reduction result read by a later kernel (in a host time loop) is read where it is: on the device
+    reduced = frozenset(r.target for k in mapping.kernels() for r in k.reductions)
 
     def host_var_decls(host_loops) -> list[tuple[str, str]]:
         out = []
@@ -108,7 +198,7 @@ def build_nest_code(nest: Nest, mapping, shared=None) -> NestCode:
         result = []
         for it in items:
             if hasattr(it, "loops"):
-                kc = kernel_code(nest, it, array_map, host_var_decls(host_loops))
+                kc = kernel_code(nest, it, array_map, host_var_decls(host_loops), reduced)
                 splan = shared.kernels.get(it.name) if shared is not None else None
                 if splan is not None and splan.chosen:
                     kc, text = tiled_kernel(nest, it, splan, array_map, kc)
@@ -157,23 +247,39 @@ def build_nest_code(nest: Nest, mapping, shared=None) -> NestCode:
         const = "" if a.written else "const "
         params.append(f"{const}{a.ctype} *{a.name}")
         args.append(f"({const}{a.ctype} *)({a.name})")
+    widened = []
     for p, a in scalar_params:
+        ctype = p[:-len(a)].strip()
+        if ctype in NARROW_INTS:
+            # the wrapper's sizes, offsets and grid are computed from these: in 64 bits, since n * m
+            # elements may pass 2^31 where n and m do not
+            widened.append(f"const long long {a} = c2gpu_arg_{a};")
+            p = f"{ctype} c2gpu_arg_{a}"
         params.append(p)
         args.append(a)
     for r in reductions:
         params.append(f"{r['type']} *{r['target']}")
         args.append(f"&{r['target']}")
+    finals = loop_finals(nest)
+    for f in finals:
+        params.append(f"{f.ctype} *c2gpu_final_{f.name}")
+        args.append(f"&{f.name}")
     wname = "c2gpu_" + "".join(c if c.isalnum() or c == "_" else "_" for c in nest.name)  # function@line: unique
     signature = f"static void {wname}({', '.join(params)})"
     nonempty = _nonempty(nest)
     wrapper = templates().get_template("wrapper.cu.j2").render(w={
         "nest": nest.name, "source": f"{nest.loc.file}:{nest.loc.line}", "signature": signature,
-        "nonempty": nonempty, "decls": decls, "arrays": arrays, "reductions": reductions, "plan": launch_items})
+        "nonempty": nonempty, "decls": decls, "finals": finals, "widened": widened, "arrays": arrays, "reductions": reductions, "plan": launch_items})
+    # the kernels and wrapper are C++: a C name that is a C++ keyword (`new`) gets another spelling there
+    for k in kernels:
+        k.text = rename_cxx_keywords(k.text)
+    wrapper, signature = rename_cxx_keywords(wrapper), rename_cxx_keywords(signature)
     kernel_text = "\n".join(k.text for k in kernels)
     call = f"{wname}({', '.join(args)});"
     dumps = [(f"{nest.name}|{a.name}", f"((const {a.ctype} *)({a.name})) + {a.copy_out[0]}", a.copy_out[1], a.ctype)
              for a in arrays if a.copy_out]
     dumps += [(f"{nest.name}|{r['target']}", f"&({r['target']})", "1", r["type"]) for r in reductions]
+    dumps += [(f"{nest.name}|{f.name}", f"&({f.name})", "1", f.ctype) for f in finals]
     dump_guard = nonempty
     dumps = [(lbl, ptr, f"(({dump_guard}) ? ({cnt}) : 0)", t) for lbl, ptr, cnt, t in dumps]
     decisions = [d for k in (shared.kernels.values() if shared is not None else ()) for d in k.decisions]
@@ -294,8 +400,55 @@ def _esc(p: str) -> str:
     return p.replace("\\", "\\\\").replace('"', '\\"')
 
 
+# C++ keywords that are ordinary names in C (`bool`, `true` and `false` left out: C code that has them
+# usually means stdbool's, which C++ accepts)
+CXX_KEYWORDS = frozenset("""
+    alignas alignof and and_eq asm bitand bitor catch char8_t char16_t char32_t class compl concept consteval
+    constexpr constinit const_cast co_await co_return co_yield decltype delete dynamic_cast explicit export
+    friend mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+    reinterpret_cast requires static_assert static_cast template this thread_local throw try typeid typename
+    using virtual wchar_t xor xor_eq""".split())
+# malloc, calloc and realloc return a void * the prelude's shim converts (templates/prelude.cu.j2)
+SHIMMED_ALLOCATORS = ("malloc", "calloc", "realloc")
+
+
+def _user_nodes(program: Program):
+    """(node, its line) for every AST node of the user's code (c2gpu's own libc headers left out).
+
+    A node without coordinates (a designated initializer) gets the line of the nearest node around it.
+    """
+    include_dir = str(Path(__file__).resolve().parent / "include")
+    stack = [(n, None) for n in reversed(program.ast.ext)] if program.ast is not None else []
+    while stack:
+        n, line = stack.pop()
+        if n.coord is not None and str(n.coord.file).startswith(include_dir):
+            continue
+        line = n.coord.line if n.coord is not None else line
+        yield n, line
+        stack.extend((c, line) for _, c in reversed(n.children()))
+
+
+def _names(node) -> list[str]:
+    from pycparser import c_ast
+    if isinstance(node, c_ast.IdentifierType):
+        return list(node.names)
+    return [v for v in (getattr(node, "name", None), getattr(node, "declname", None), getattr(node, "field", None))
+            if isinstance(v, str)]
+
+
+def _is_void_ptr(t) -> bool:
+    from pycparser import c_ast
+    return (isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.TypeDecl)
+            and isinstance(t.type.type, c_ast.IdentifierType) and t.type.type.names == ["void"])
+
+
 def c_only_constructs(program: Program) -> list[str]:
-    """Why this file's host code cannot be compiled as C++ (then the port is split into .cu + .c)."""
+    """Why this file's host code cannot be compiled as C++ (then the port is split into .cu + .c).
+
+    Variable-length array parameters, C++ keywords used as names (`int new;`), a void * value
+    converted implicitly to another pointer type (`int *p = v;`; malloc's is shimmed), designated
+    initializers.  Each reason names the construct and its line.
+    """
     from pycparser import c_ast
     reasons = []
     for ext in program.ast.ext if program.ast is not None else ():
@@ -307,7 +460,57 @@ def c_only_constructs(program: Program) -> list[str]:
                         reasons.append(f"{ext.decl.name}() has a variable-length array parameter '{p.name}'")
                         break
                     t = t.type
+    located = list(_user_nodes(program))
+    nodes = [n for n, _ in located]
+    lines = {id(n): line for n, line in located}
+    where = lambda n: f"line {lines[id(n)]}"  # noqa: E731
+    keyword = next(((name, n) for n in nodes for name in _names(n) if name in CXX_KEYWORDS), None)
+    if keyword is not None:
+        reasons.append(f"'{keyword[0]}' ({where(keyword[1])}) is a C++ keyword")
+    # void * values: variables and parameters declared void *, functions returning one (not the shimmed allocators)
+    void_vars = {n.name for n in nodes if isinstance(n, c_ast.Decl) and _is_void_ptr(n.type)}
+    void_funcs = {n.name for n in nodes if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.FuncDecl)
+                  and _is_void_ptr(n.type.type) and n.name not in SHIMMED_ALLOCATORS}
+    void_vars -= void_funcs
+
+    def is_void_value(e) -> bool:
+        return ((isinstance(e, c_ast.ID) and e.name in void_vars)
+                or (isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) and e.name.name in void_funcs))
+
+    for n in nodes:
+        if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.PtrDecl) and not _is_void_ptr(n.type) \
+                and is_void_value(n.init):
+            reasons.append(f"'{n.name}' ({where(n)}) is initialized from a void * without a cast")
+            break
+        if isinstance(n, c_ast.Assignment) and n.op == "=" and is_void_value(n.rvalue) \
+                and not (isinstance(n.lvalue, c_ast.ID) and n.lvalue.name in void_vars):
+            reasons.append(f"a void * is assigned without a cast ({where(n)})")
+            break
+    named = next((n for n in nodes if isinstance(n, c_ast.NamedInitializer)), None)
+    if named is not None:
+        reasons.append(f"a designated initializer ({where(named)})")
     return reasons
+
+
+_COMMENT_OR_LITERAL = r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
+
+
+def rename_cxx_keywords(text: str) -> str:
+    """Generated CUDA with C names that are C++ keywords renamed (`new` -> `new_`, longer if that is taken).
+
+    Comments and literals are left as they are ("copies in what it reads, and ..." keeps its `and`).
+    """
+    words = set(re.findall(r"[A-Za-z_]\w*", re.sub(_COMMENT_OR_LITERAL, " ", text, flags=re.S)))
+    renames = {}
+    for kw in sorted(words & CXX_KEYWORDS):
+        new = kw + "_"
+        while new in words:
+            new += "_"
+        renames[kw] = new
+    if not renames:
+        return text
+    pattern = re.compile(f"({_COMMENT_OR_LITERAL})|\\b({'|'.join(renames)})\\b", re.S)
+    return pattern.sub(lambda m: m.group(1) or renames[m.group(2)], text)
 
 
 def render_split(path: str, source: str, outcomes: list[NestOutcome], cu_name: str, host_name: str,

@@ -21,7 +21,7 @@ from pycparser import c_ast
 
 from . import polyhedral as ph
 from .codegen import (ArrayPlan, CodegenError, KernelCode, KernelPrinter, _c, _clamp, _declared_bounds, _flat,
-                      templates)
+                      templates, wide_index)
 from .frontend.lower import _array_chain, loc_of
 from .ir import Loc, Loop, Nest
 from .poly import Poly
@@ -139,7 +139,7 @@ def _store_tile(nest: Nest, kernel, o, arrays: dict[str, ArrayPlan], block: dict
     store = [f"for (int c2gpu_e = c2gpu_tid; c2gpu_e < {n_elems}; c2gpu_e += c2gpu_nthreads) {{",
              *["  " + line for line in decomp],
              f"  if (c2gpu_mask_{o.tile_name}{sh})",
-             f"    {o.array}[{_flat(nest, g, ext_c)}] = c2gpu_sh_{o.tile_name}{sh};", "}"]
+             f"    {o.array}[{_flat(nest, g, ext_c, wide_index(arrays[o.array]))}] = c2gpu_sh_{o.tile_name}{sh};", "}"]
     subs, _ = ph.access_shape(nest, o.accesses[0])
     index = "".join(f"[({s.to_c()}) - c2gpu_{o.tile_name}_b{d}]" for d, s in enumerate(subs))
     a = o.accesses[0]
@@ -194,7 +194,7 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
         highs = [_clamp(_c(hi, params), high=b[1]) for (_, hi), b in zip(ranges, bounds)]
         ext_c, n_elems, idx_names, decomp, g = _tile_geometry(nest, o)
         cond = " && ".join(f"{g[d]} >= ({lows[d]}) && {g[d]} <= ({highs[d]})" for d in range(ndims))
-        flat = _flat(nest, g, ext_c)
+        flat = _flat(nest, g, ext_c, wide_index(plan_a))
         sh_index = "".join(f"[{idx_names[d]}]" for d in range(ndims))
         load = [f"for (int c2gpu_e = c2gpu_tid; c2gpu_e < {n_elems}; c2gpu_e += c2gpu_nthreads) {{",
                 *["  " + line for line in decomp],
