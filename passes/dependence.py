@@ -68,6 +68,8 @@ from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, State
 from c2gpu.pipeline import Pass
 from c2gpu.poly import Poly
 
+from . import subscript_bounds
+
 STATUSES = ("parallel", "reduction", "carried", "unknown")
 
 
@@ -1150,6 +1152,8 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
     _flags(ctx, index)
     _bounds(ctx)
     _hidden_effects(ctx, index)
+    for lids, flag in subscript_bounds.blocking(nest):   # undefined behaviour: equal subscripts may not be equal cells
+        ctx.block(lids, DepReason("flag", flag.message, source=flag.loc, code=flag.code))
 
     scalar_names = {sc.name for sc in nest.scalars}
     written = {s for st in nest.statements() for s in st.scalar_writes}

@@ -10,6 +10,7 @@ from typing import Any
 from ..counting import enclosing_loops, instances
 from ..ir import Access, ArrayInfo, Flag, Guard, Loc, Loop, Nest, Program, Reduction, Statement
 from ..poly import Poly, Sym
+from ..passes.subscript_bounds import findings
 
 SCHEMA_VERSION = 1
 
@@ -100,7 +101,7 @@ def nest(n: Nest, extra_flags: list[Flag] = ()) -> dict:
             "scalars": [{"name": s.name, "type": s.ctype, "role": s.role, "location": loc(s.loc)} for s in n.scalars],
             "reductions": [reduction(r) for r in n.reductions()],
             "op_totals": op_totals(n),
-            "flags": [flag(f) for f in list(n.all_flags()) + list(extra_flags)]}
+            "flags": [flag(f) for f in list(n.all_flags()) + findings(n) + list(extra_flags)]}
 
 
 def program(p: Program, errors: dict[str, list[Flag]] | None = None) -> dict:

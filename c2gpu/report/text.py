@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..counting import enclosing_loops, instances
 from ..ir import Flag, Loop, Nest, Program
 from ..poly import Poly
+from ..passes.subscript_bounds import findings
 
 
 def _loop_line(lp: Loop, depth: int) -> str:
@@ -71,7 +72,7 @@ def program(p: Program, errors: dict[str, list[Flag]] | None = None, extra=None)
         more = extra(n) if extra is not None else None
         if more:
             out.append(more)
-        flags = list(n.all_flags()) + errors.get(n.name, [])
+        flags = list(n.all_flags()) + findings(n) + errors.get(n.name, [])
         if flags:
             out.append("  flags:")
             out.extend("  " + line for line in _flags(flags))

@@ -1,0 +1,31 @@
+/* c2gpu parse-only <omp.h>: the OpenMP runtime routines, so OpenMP programs (DataRaceBench) parse.
+   c2gpu analyses the sequential C: `#pragma omp` lines are ignored and these calls are unknown calls. */
+#ifndef _C2GPU_OMP_H
+#define _C2GPU_OMP_H
+
+typedef struct { void *_c2gpu_opaque; } omp_lock_t;
+typedef struct { void *_c2gpu_opaque; } omp_nest_lock_t;
+
+int omp_get_thread_num(void);
+int omp_get_num_threads(void);
+int omp_get_max_threads(void);
+int omp_get_num_procs(void);
+int omp_in_parallel(void);
+void omp_set_num_threads(int num_threads);
+void omp_set_dynamic(int dynamic_threads);
+int omp_get_dynamic(void);
+double omp_get_wtime(void);
+double omp_get_wtick(void);
+
+void omp_init_lock(omp_lock_t *lock);
+void omp_destroy_lock(omp_lock_t *lock);
+void omp_set_lock(omp_lock_t *lock);
+void omp_unset_lock(omp_lock_t *lock);
+int omp_test_lock(omp_lock_t *lock);
+void omp_init_nest_lock(omp_nest_lock_t *lock);
+void omp_destroy_nest_lock(omp_nest_lock_t *lock);
+void omp_set_nest_lock(omp_nest_lock_t *lock);
+void omp_unset_nest_lock(omp_nest_lock_t *lock);
+int omp_test_nest_lock(omp_nest_lock_t *lock);
+
+#endif

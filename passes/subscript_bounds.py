@@ -1,0 +1,237 @@
+"""Subscripts that leave their array dimension, and OpenMP clauses that disagree with the verdict.
+
+1. Out-of-bounds subscripts.  The dependence analysis equates two cells when
+   their subscripts are equal in every dimension.  That is only true while each
+   subscript stays inside its declared extent: `b[i][j-1]` at `j = 0` reads
+   `b[i-1][m-1]`, a cell of another row (DataRaceBench DRB014, DRB037).  Leaving
+   a dimension is undefined behaviour in C, so it is reported to the user as a
+   finding (code `out-of-bounds-subscript`) and never modelled as in bounds:
+   when the array is written in the nest, the loops enclosing the access cannot
+   be proven parallel.
+
+   Which subscripts are checked: every affine subscript of a full element
+   access (one subscript per declared dimension) of a global or local array;
+   the lower bound 0 always, the upper bound when the extent is known and
+   affine.  Not checked (the extent is unknown): pointers, the outermost
+   dimension of array parameters (the caller may pass an interior pointer),
+   arrays declared inside the nest, partial accesses (`b[i]` used as a row).
+
+   When a subscript "can" leave its dimension, over the statement's iteration
+   domain (loop bounds and affine guards, with isl):
+   - for every value of the symbolic parameters with which the statement runs
+     (`b[i][j-1]` with `0 <= j < m`, `a[i+1]` with `i < n` and `int a[n]`), the
+     nest has undefined behaviour whenever it runs: reported, and blocking;
+   - for only some parameter values (PolyBench's `C[i][j]` with `j < nj` and
+     `double C[1000][1100]` leaves the array only when nj > 1100), the program is
+     defined exactly when the parameters keep it inside, which is what a C
+     compiler assumes too, and the analysis is exact for those executions: not
+     reported.  (Reporting these would refuse every PolyBench kernel.)
+   A guard c2gpu cannot model is dropped from the domain; a finding that may be
+   due to that says so in its message (and still blocks: the proof needs it).
+
+2. OpenMP clauses (`openmp_clause_notes`).  For a loop under `#pragma omp
+   parallel for`, compare the pragma's clauses with what the dependence pass
+   found: a scalar c2gpu privatizes or reduces itself, or an inner loop variable
+   declared outside the loop, without the matching clause is a data race in the
+   OpenMP program even though the loop is parallel as sequential C.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import islpy as isl
+
+from c2gpu.ir import Access, ArrayInfo, Flag, Loop, Nest, Statement
+from c2gpu.polyhedral import poly_to_isl, sym_to_isl, to_c
+from c2gpu.poly import Poly
+
+CODE = "out-of-bounds-subscript"
+
+
+@dataclass(frozen=True)
+class OutOfBounds:
+    """A subscript that leaves its dimension whenever its statement runs."""
+    access: Access
+    dim: int                        # 0-based dimension
+    loops: tuple[int, ...]          # lids of the loops enclosing the access
+    written: bool                   # the array is written in the nest: the enclosing loops cannot be proven
+    flag: Flag
+
+
+def out_of_bounds(nest: Nest) -> list[OutOfBounds]:
+    """Every checked subscript of the nest that leaves its dimension (see the module docstring)."""
+    arrays = {a.name: a for a in nest.arrays}
+    written = {a.array for a in nest.accesses() if a.kind == "write"}
+    loops = {lp.lid: lp for lp in nest.loops()}
+    found: list[OutOfBounds] = []
+    seen: set = set()
+    for stmt in nest.statements():
+        domain = None
+        for acc in stmt.accesses:
+            info = arrays.get(acc.array)
+            checks = _checked_dims(acc, info)
+            key = (stmt.sid, acc.array, acc.subscripts)
+            if not checks or key in seen:
+                continue
+            seen.add(key)
+            if domain is None:
+                domain = _Domain.build(stmt, [loops[lid] for lid in stmt.loop_ids])
+                if domain is None:
+                    break               # bounds c2gpu cannot express: those loops are unknown anyway
+            for k in checks:
+                message = domain.leaves(acc.subscripts[k], info.dims[k])
+                if message:
+                    text = f"{acc.text} (line {acc.loc.line}): subscript {k + 1} {message}"
+                    found.append(OutOfBounds(acc, k, stmt.loop_ids, acc.array in written, Flag(CODE, text, acc.loc)))
+    return found
+
+
+def blocking(nest: Nest) -> list[tuple[tuple[int, ...], Flag]]:
+    """(loops that cannot be proven, the finding) for each out-of-bounds subscript of an array the nest writes."""
+    return [(o.loops, o.flag) for o in out_of_bounds(nest) if o.written]
+
+
+def findings(nest: Nest) -> list[Flag]:
+    """The out-of-bounds subscripts of a nest as flags for the reports (undefined behaviour the user should fix)."""
+    return [o.flag for o in out_of_bounds(nest)]
+
+
+def _checked_dims(acc: Access, info: ArrayInfo | None) -> list[int]:
+    if info is None or info.storage == "param-pointer" or len(acc.subscripts) != len(info.dims):
+        return []
+    first = 1 if info.storage == "param-array" else 0
+    return [k for k in range(first, len(info.dims))
+            if acc.subscripts[k] is not None and acc.subscripts[k].is_affine()]
+
+
+class _Domain:
+    """A statement's iteration domain in isl: one dimension per enclosing loop, named after its variable."""
+
+    def __init__(self, loops: list[Loop], cons: list[str], params: set[str], inexact: str):
+        self.loops, self.cons, self.params, self.inexact = loops, cons, params, inexact
+
+    @staticmethod
+    def build(stmt: Statement, loops: list[Loop]) -> "_Domain | None":
+        """var = lower + step * t with 0 <= t < trip for each loop (normalized or not), plus affine guards."""
+        if len({lp.var for lp in loops}) != len(loops):
+            return None                 # a variable reused by nested loops: the dependence pass refuses it
+        cons, inexact, used = [], "", set()
+        for lp in loops:
+            if lp.lower is None or not lp.lower.is_affine() or lp.trip_count is None \
+                    or not lp.trip_count.num.is_affine() or not lp.step:
+                return None
+            t = _name(f"{lp.var} trips")
+            cons.append(f"{_name(lp.var)} = {_isl(lp.lower)} + {lp.step}*{t}")
+            cons.append(f"0 <= {t} < {sym_to_isl(lp.trip_count, {v: _name(v) for v in lp.trip_count.variables})}")
+            used |= lp.lower.variables | lp.trip_count.variables
+        for g in [g for lp in loops for g in lp.guards] + list(stmt.guards):
+            if g.constraints is None:   # dropped: the domain gets larger, so a finding may come from it
+                inexact = inexact or f"the condition '{g.text}' (line {g.loc.line}), which c2gpu cannot model,"
+                continue
+            for c in g.constraints:
+                cons.append(f"{_isl(c.expr)} {'>=' if c.kind == 'ge' else '='} 0")
+                used |= c.expr.variables
+        return _Domain(loops, cons, used - {lp.var for lp in loops}, inexact)
+
+    def leaves(self, sub: Poly, extent: Poly | None) -> str:
+        """'can be -1, outside [0, 100)' when `sub` leaves [0, extent) for every parameter value
+        with which the statement runs; '' otherwise."""
+        if extent is not None and not extent.is_affine():
+            extent = None
+        if sub.is_const() and 0 <= sub.const_value() and (extent is None or (
+                extent.is_const() and sub.const_value() < extent.const_value())):
+            return ""                   # a constant inside a constant extent (csmith: thousands of them)
+        loop_vars = [lp.var for lp in self.loops]
+        params = sorted(self.params | ((sub.variables | (extent.variables if extent is not None else set()))
+                                       - set(loop_vars)))
+        space = f"[{', '.join(map(_name, params))}] -> "
+        dims = ", ".join(map(_name, loop_vars))
+        trips = ", ".join(_name(f"{v} trips") for v in loop_vars)
+
+        def points(extra: str) -> isl.Set:
+            body = " and ".join(self.cons + [extra])
+            return isl.Set(f"{space}{{ [{dims}] : {f'exists ({trips} : {body})' if trips else body} }}")
+
+        s = _isl(sub)
+        low = f"{s} < 0"
+        high = f"{s} >= {_isl(extent)}" if extent is not None else None
+        try:
+            bad = points(f"({low} or {high})" if high else low)
+            if bad.is_empty():
+                return ""               # the common case: one isl set
+            if not points("0 = 0").params().is_subset(bad.params()):
+                return ""               # in bounds for some parameter values: see the module docstring
+            below = points(low)
+            side = below if not below.is_empty() else points(high)
+            values = side.apply(isl.Map(f"{space}{{ [{dims}] -> [e] : e = {s} }}"))
+            pw = values.dim_min(0) if side is below else values.dim_max(0)
+            shown = to_c(pw, [_name(p) for p in params])
+        except isl.Error as e:          # never assume in bounds what could not be checked
+            return f"could not be checked against [0, {extent.to_c() if extent is not None else '?'}) (isl: {e})"
+        names = {_name(p): p for p in params}
+        shown = re.sub(r"\bc2gpu_\w+", lambda m: names.get(m.group(0), m.group(0)), shown)
+        out = f"can be {shown}, outside [0, {extent.to_c()})" if extent is not None else f"can be {shown}, below 0"
+        if self.inexact:
+            out += f" (unless {self.inexact} excludes it)"
+        return out
+
+
+def _name(var: str) -> str:
+    """An isl identifier for a C or IR variable: C names such as `min` or `and` are isl keywords, and IR names
+    may hold characters isl does not accept ("t#2")."""
+    return "c2gpu_" + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group(0)):02x}", var)
+
+
+@lru_cache(maxsize=4096)
+def _isl(p: Poly) -> str:
+    """An affine Poly as isl text over _name'd variables."""
+    return poly_to_isl(p, {v: _name(v) for v in p.variables})
+
+
+# --------------------------------------------------------------------------- OpenMP clauses
+
+_CLAUSE = re.compile(r"\b(private|firstprivate|lastprivate|linear|reduction|shared)\s*\(([^)]*)\)")
+
+
+def openmp_clauses(pragma: str) -> dict[str, set[str]]:
+    """Clause name -> the variables it lists: 'omp parallel for private(j) reduction(+:s)'."""
+    out: dict[str, set[str]] = {}
+    for name, args in _CLAUSE.findall(pragma):
+        if name in ("reduction", "linear") and ":" in args:
+            args = args.split(":", 1)[1] if name == "reduction" else args.split(":", 1)[0]
+        out.setdefault(name, set()).update(a.strip() for a in args.split(",") if a.strip())
+    return out
+
+
+def openmp_clause_notes(pragma: str, line: int, loop: Loop, verdict, nest: Nest) -> list[str]:
+    """What the `#pragma omp parallel for` at `line` before `loop` lacks, given the loop's dependence verdict.
+
+    `verdict` is the LoopVerdict of `loop` (private, reductions, outer_writes
+    and reasons).  Only a loop c2gpu proves (parallel or reduction) can miss a
+    clause: for any other the race is in the loop itself.
+    """
+    if "omp" not in pragma or verdict.status not in ("parallel", "reduction"):
+        return []
+    clauses = openmp_clauses(pragma)
+    privatized = set().union(*(clauses.get(c, set()) for c in ("private", "firstprivate", "lastprivate", "linear")))
+    reduced = clauses.get("reduction", set())
+    where = f"the OpenMP pragma at line {line}"
+    notes = []
+    for s in verdict.private:
+        if s not in privatized | reduced:
+            notes.append(f"{where} has no private({s}) clause, but {s} is written before it is read in every "
+                         "iteration: the threads share one variable (a data race)")
+    ops = {r.target: r.op for r in nest.reductions()}
+    for s in verdict.reductions:
+        if "[" not in s and s not in reduced:
+            notes.append(f"{where} has no reduction({ops.get(s, '+')}:{s}) clause, but {s} is a reduction over "
+                         "the loop: the threads update one variable (a data race)")
+    declared = {st.decl for st in loop.statements() if st.decl}
+    for inner in list(loop.loops())[1:]:
+        var = inner.origin.var if inner.origin is not None else inner.var
+        if not inner.declared_in_header and var not in declared and var not in privatized:
+            notes.append(f"{where} has no private({var}) clause, but the inner loop at line {inner.loc.line} "
+                         f"uses {var}, declared outside the loop: the threads share one counter (a data race)")
+    return list(dict.fromkeys(notes))

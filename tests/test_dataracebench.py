@@ -1,0 +1,476 @@
+"""DataRaceBench: c2gpu never claims a racy loop parallel, and reports subscripts that leave their array.
+
+The corpus (../shared/corpora/dataracebench, LLNL, see its README) holds
+OpenMP micro-benchmarks: `*-yes.c` have a data race under `#pragma omp
+parallel for`, named in the header comment ("Data race pair:
+a[i+1]@64:10:R vs. a[i]@64:5:W", or Write_set/Read_set lists); `*-no.c` have
+none.  Nobody on this project wrote them or their answers.
+
+Selection: the C files whose only OpenMP constructs are `#pragma omp parallel
+for` lines (clauses allowed; none naming task, target, teams, critical,
+atomic, simd, sections, single, master, barrier, ordered, threadprivate, flush,
+distribute) and that use no OpenMP lock.  The loop of a pragma is the `for`
+statement right after it.  A race belongs to the last pragma before its
+accesses.
+
+Classification of a race (a pair of racing accesses):
+- a *dependence race* when one of the accesses is an array element (`a[i+1]`
+  vs `a[i]`, `xa1[idx]` vs `xa2[idx]`, `b[i][j-1]` vs `b[i][j]`): the same
+  element is touched in different iterations of the sequential loop; or when
+  a scalar is read on an earlier line than every racing write of it (`a[i] =
+  tmp; tmp = ...`: the value flows from one iteration to the next, and no
+  clause removes that);
+- otherwise a *data-sharing race*: a scalar the pragma should have listed in
+  a private, lastprivate or reduction clause (`x = i`, `sum += ...`, an inner
+  loop counter `j`).
+A loop with a dependence race must never be 'parallel' or 'reduction'.  A
+loop with only data-sharing races may be proven (c2gpu privatizes or reduces
+the scalar itself); then `openmp_clause_notes` must say which clause the pragma
+lacks, or the race is one c2gpu itself would also leave (a lastprivate-style
+value read after the loop makes the loop carried).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from c2gpu.cli import main
+from c2gpu.frontend import PreprocessOptions, load_program, load_program_recovering
+from c2gpu.passes import subscript_bounds
+from c2gpu.passes.subscript_bounds import CODE, openmp_clause_notes, openmp_clauses, out_of_bounds
+from c2gpu.pipeline import PassManager
+from c2gpu.registry import available_passes
+
+DRB = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "dataracebench"
+BENCH = DRB / "micro-benchmarks"
+PROVEN = ("parallel", "reduction")
+
+needs_corpus = pytest.mark.skipif(not BENCH.is_dir() and os.environ.get("CI") != "true",
+                                  reason="DataRaceBench corpus not found next to the repository")
+
+# Constructs that make a file more than parallel loops.
+_OTHER_CONSTRUCT = re.compile(r"\b(task\w*|target|teams|critical|atomic|simd|sections?|single|master|masked|barrier|"
+                              r"ordered|threadprivate|flush|distribute|declare|requires|scan|loop)\b")
+_LOCK = re.compile(r"\bomp_(init|set|unset|destroy|test)_(nest_)?lock\b")
+# "a[i+1]@64:10:R", "j@61:10" (in a Write_set/Read_set list)
+_ACCESS = re.compile(r"([A-Za-z_]\w*(?:\[[^\]@]*\]|\.\w+|->\w+)*)@(\d+):(\d+)(?::([RW]))?")
+
+
+@dataclass(frozen=True)
+class RaceAccess:
+    text: str
+    line: int
+    kind: str                       # "R" or "W"
+
+    @property
+    def is_array(self) -> bool:
+        return "[" in self.text
+
+    @property
+    def name(self) -> str:
+        return re.split(r"[\[.\-]", self.text, maxsplit=1)[0]
+
+
+@dataclass
+class DrbFile:
+    name: str
+    race: bool                      # a -yes file
+    pragmas: list[tuple[int, str]]  # (line, "#pragma omp parallel for ...")
+    accesses: list[RaceAccess] = field(default_factory=list)
+
+    def race_kind(self, pragma_lines: range) -> str | None:
+        """'dependence', 'data-sharing' or None (no race in these lines): see the module docstring."""
+        mine = [a for a in self.accesses if a.line in pragma_lines]
+        if not mine:
+            return None
+        if any(a.is_array for a in mine):
+            return "dependence"
+        for s in {a.name for a in mine}:
+            reads = [a.line for a in mine if a.name == s and a.kind == "R"]
+            writes = [a.line for a in mine if a.name == s and a.kind == "W"]
+            if reads and writes and min(reads) < min(writes):
+                return "dependence"
+        return "data-sharing"
+
+
+def _pragma_lines(text: str) -> list[tuple[int, str]]:
+    lines = text.split("\n")
+    out, k = [], 0
+    while k < len(lines):
+        if re.match(r"\s*#\s*pragma\s+omp\b", lines[k]):
+            start, full = k + 1, lines[k]
+            while full.rstrip().endswith("\\") and k + 1 < len(lines):
+                k += 1
+                full = full.rstrip()[:-1] + " " + lines[k]
+            out.append((start, re.sub(r"\s+", " ", re.sub(r"//.*", "", full)).strip()))
+        k += 1
+    return out
+
+
+def _race_accesses(text: str, first_pragma: int) -> list[RaceAccess]:
+    """The accesses the comments before the first pragma name (no C code contains '@')."""
+    out = []
+    for line in text.split("\n")[:first_pragma - 1]:
+        default = "W" if "Write_set" in line else "R"
+        for m in _ACCESS.finditer(line):
+            out.append(RaceAccess(m.group(1), int(m.group(2)), m.group(4) or default))
+    return out
+
+
+def select() -> list[DrbFile]:
+    """The C files whose only OpenMP construct is a parallel loop, with their racing accesses."""
+    meta = json.loads((DRB / "DRB-metainfo.json").read_text())
+    out = []
+    for path in sorted(BENCH.glob("*.c")):
+        text = path.read_text(errors="replace")
+        pragmas = _pragma_lines(text)
+        if not pragmas or _LOCK.search(text):
+            continue
+        if not all(re.match(r"#\s*pragma omp parallel for\b", t) and not _OTHER_CONSTRUCT.search(t[len("#pragma omp parallel for"):])
+                   for _, t in pragmas):
+            continue
+        race = bool(re.search(r"[-_]yes\.c$", path.name))
+        label = meta.get(path.name, {}).get("basicInfo", {}).get("Plabel")
+        if label:                   # the metainfo agrees with the file name where it lists the file
+            assert label[0].startswith("Y") == race, path.name
+        out.append(DrbFile(path.name, race, pragmas, _race_accesses(text, pragmas[0][0]) if race else []))
+    return out
+
+
+# --------------------------------------------------------------------------- running c2gpu
+
+@dataclass
+class PragmaLoop:
+    file: DrbFile
+    line: int                       # of the pragma
+    pragma: str
+    loop: object | None             # the IR Loop right after the pragma (None: c2gpu did not lower it)
+    nest: object | None
+    verdict: object | None          # its LoopVerdict
+    lines: range                    # the lines its races are on: up to the file's next pragma
+
+    @property
+    def status(self) -> str:
+        return self.verdict.status if self.verdict is not None else "not analysed"
+
+
+def _loop_after(text_lines: list[str], line: int, loops: dict[int, tuple]) -> tuple | None:
+    """The (loop, nest) whose `for` is the next statement after the pragma on `line` (blank lines and comments between)."""
+    for k in range(line, len(text_lines)):      # text_lines[k] is line k + 1
+        if k + 1 in loops:
+            return loops[k + 1]
+        if text_lines[k].strip() and not text_lines[k].strip().startswith(("//", "/*", "*")):
+            return None
+    return None
+
+
+def analyse(files: list[DrbFile]) -> list[PragmaLoop]:
+    out = []
+    for f in files:
+        path = BENCH / f.name
+        program, _ = load_program_recovering(str(path), PreprocessOptions())
+        manager = PassManager(available_passes(), ["normalize", "dependence"], {})
+        program = manager.run(program)
+        loops = {}
+        for nest in program.nests:
+            info = manager.result("dependence", nest)
+            for lp in nest.loops():
+                loops.setdefault(lp.loc.line, (lp, nest, info.verdicts[lp.lid] if info is not None else None))
+        text_lines = path.read_text(errors="replace").split("\n")
+        starts = [line for line, _ in f.pragmas] + [len(text_lines) + 1]
+        for k, (line, pragma) in enumerate(f.pragmas):
+            lp, nest, verdict = _loop_after(text_lines, line, loops) or (None, None, None)
+            out.append(PragmaLoop(f, line, pragma, lp, nest, verdict, range(line, starts[k + 1])))
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus() -> tuple[list[DrbFile], list[PragmaLoop]]:
+    files = select()
+    return files, analyse(files)
+
+
+# Checked by hand against the header comments and code of every selected -yes file (the table that
+# test_classification prints): the files whose race is a dependence race.
+DEPENDENCE_RACES = {
+    "DRB001-antidep1-orig-yes.c", "DRB002-antidep1-var-yes.c", "DRB003-antidep2-orig-yes.c",
+    "DRB004-antidep2-var-yes.c", "DRB005-indirectaccess1-orig-yes.c", "DRB006-indirectaccess2-orig-yes.c",
+    "DRB007-indirectaccess3-orig-yes.c", "DRB008-indirectaccess4-orig-yes.c", "DRB014-outofbounds-orig-yes.c",
+    "DRB015-outofbounds-var-yes.c", "DRB016-outputdep-orig-yes.c", "DRB017-outputdep-var-yes.c",
+    "DRB018-plusplus-orig-yes.c", "DRB019-plusplus-var-yes.c", "DRB029-truedep1-orig-yes.c",
+    "DRB030-truedep1-var-yes.c", "DRB031-truedepfirstdimension-orig-yes.c",
+    "DRB032-truedepfirstdimension-var-yes.c", "DRB033-truedeplinear-orig-yes.c", "DRB034-truedeplinear-var-yes.c",
+    "DRB035-truedepscalar-orig-yes.c", "DRB036-truedepscalar-var-yes.c",
+    "DRB037-truedepseconddimension-orig-yes.c", "DRB038-truedepseconddimension-var-yes.c",
+    "DRB039-truedepsingleelement-orig-yes.c", "DRB040-truedepsingleelement-var-yes.c",
+    "DRB111-linearmissing-orig-yes.c", "DRB114-if-orig-yes.c", "DRB169-missingsyncwrite-orig-yes.c",
+    "DRB178-input-dependence-var-yes.c", "DRB179-thread-sensitivity-yes.c",
+    "DRB195-diffusion1-yes.c", "DRB197-diffusion2-yes.c",   # two pointers into one buffer that overlap
+}
+
+
+def _races(loops: list[PragmaLoop]) -> list[tuple[PragmaLoop, str]]:
+    return [(p, kind) for p in loops if p.file.race and (kind := p.file.race_kind(p.lines))]
+
+
+@needs_corpus
+def test_classification(corpus):
+    files, loops = corpus
+    races = _races(loops)
+    print(f"\nDataRaceBench: {len(files)} files selected ({sum(f.race for f in files)} -yes), "
+          f"{len(loops)} parallel-for loops")
+    for p, kind in races:
+        accesses = ", ".join(sorted({f"{a.text}@{a.line}:{a.kind}" for a in p.file.accesses if a.line in p.lines}))
+        print(f"  {p.file.name:45} line {p.line:4} {kind:12} c2gpu {p.status:12} {accesses}")
+    # every -yes file has its race attached to one of its pragma loops
+    assert {p.file.name for p, _ in races} == {f.name for f in files if f.race}
+    assert {p.file.name for p, kind in races if kind == "dependence"} == DEPENDENCE_RACES
+
+
+@needs_corpus
+def test_no_dependence_race_claimed_parallel(corpus):
+    files, loops = corpus
+    races = _races(loops)
+    kinds = [kind for _, kind in races]
+    wrong = [f"{p.file.name}:{p.line + 1}: {p.status}" for p, kind in races
+             if kind == "dependence" and p.status in PROVEN]
+    nests = {id(p.nest): p.nest for p in loops if p.nest is not None}.values()
+    unique = {(o.flag.loc, o.flag.message) for nest in nests for o in out_of_bounds(nest)}
+    print(f"\nDataRaceBench: {len(files)} files, races: {kinds.count('dependence')} dependence, "
+          f"{kinds.count('data-sharing')} data-sharing; dependence races claimed parallel: {len(wrong)}; "
+          f"out-of-bounds subscripts reported: {len(unique)}")
+    for loc, message in sorted(unique):
+        print(f"  {loc}: {message}")
+    assert not wrong, wrong
+
+
+@needs_corpus
+def test_openmp_programs_parse_with_our_omp_h():
+    """c2gpu/include/omp.h: DRB169 includes <omp.h>; without it the file is an input error for port and verify."""
+    program = load_program(str(BENCH / "DRB169-missingsyncwrite-orig-yes.c"), PreprocessOptions())
+    assert [n.name for n in program.nests] == ["main@25", "main@35", "main@43"]
+
+
+@needs_corpus
+def test_row_leaving_subscripts_are_reported(corpus):
+    """DRB014/015: `b[i][j-1]` at j = 0 reads the previous row; the outer loop was claimed parallel."""
+    _, loops = corpus
+    for name in ("DRB014-outofbounds-orig-yes.c", "DRB015-outofbounds-var-yes.c"):
+        (p,) = [p for p in loops if p.file.name == name]
+        assert p.status == "unknown"
+        assert any(r.code == CODE and "b[i][j - 1]" in r.message and "can be -1, outside [0, m)" in r.message
+                   for r in p.verdict.reasons), p.verdict.reasons
+
+
+@needs_corpus
+@pytest.mark.xfail(strict=True, reason="lower.py types `double *u[2]` (an array of pointers) as an array with "
+                                       "dims (None, 2), so u[p][i + 1] in DRB196/DRB197 is checked against 2")
+def test_only_the_row_leaks_leave_their_array(corpus):
+    _, loops = corpus
+    nests = {id(p.nest): p.nest for p in loops if p.nest is not None}.values()
+    files = {Path(o.flag.loc.file).name for nest in nests for o in out_of_bounds(nest)}
+    assert files == {"DRB014-outofbounds-orig-yes.c", "DRB015-outofbounds-var-yes.c"}
+
+
+@needs_corpus
+def test_data_sharing_races_name_the_missing_clause(corpus):
+    """A loop c2gpu proves despite a data-sharing race: the notes name the racing scalar's missing clause."""
+    _, loops = corpus
+    proven = [(p, kind) for p, kind in _races(loops) if kind == "data-sharing" and p.status in PROVEN]
+    assert proven
+    for p, _ in proven:
+        notes = openmp_clause_notes(p.pragma, p.line, p.loop, p.verdict, p.nest)
+        racing = {a.name for a in p.file.accesses if a.line in p.lines}
+        print(f"  {p.file.name}: {notes}")
+        assert any(f"({s})" in n or f":{s})" in n for n in notes for s in racing), (p.file.name, notes)
+
+
+def _proven_no_loops(loops: list[PragmaLoop]) -> int:
+    return sum(p.status in PROVEN for p in loops if not p.file.race)
+
+
+@needs_corpus
+def test_no_loops_proven(corpus, monkeypatch):
+    """How many loops of the -no files c2gpu proves, with and without the out-of-bounds check."""
+    files, loops = corpus
+    after = _proven_no_loops(loops)
+    monkeypatch.setattr(subscript_bounds, "blocking", lambda nest: [])
+    before = _proven_no_loops(analyse([f for f in files if not f.race]))
+    total = sum(not p.file.race for p in loops)
+    print(f"\nDataRaceBench -no files: {after} of {total} parallel-for loops proven parallel or reduction "
+          f"({before} without the out-of-bounds check)")
+    # the check only refuses loops that leave their array; no -no file does that where it writes
+    assert after == before
+
+
+# --------------------------------------------------------------------------- small programs
+
+def _nest(tmp_path, source: str):
+    path = tmp_path / "t.c"
+    path.write_text(source)
+    manager = PassManager(available_passes(), ["normalize", "dependence"], {})
+    program = manager.run(load_program(str(path), PreprocessOptions()))
+    (nest,) = program.nests
+    return nest, manager.result("dependence", nest)
+
+
+def _table(info) -> list[tuple[str, str]]:
+    return [(v.var, v.status) for _, v in sorted(info.verdicts.items())]
+
+
+ROWS = """
+double b[100][100];
+void f(void) {
+    for (int i = 1; i < 100; i++)
+        for (int j = %s; j < 100; j++)
+            b[i][j] = b[i][j - 1];
+}
+"""
+
+
+def test_in_bounds_subscript_keeps_the_loop_parallel(tmp_path):
+    nest, info = _nest(tmp_path, ROWS % "1")
+    assert out_of_bounds(nest) == []
+    assert _table(info) == [("i", "parallel"), ("j", "carried")]
+
+
+def test_subscript_leaving_its_row_blocks_the_loop(tmp_path):
+    nest, info = _nest(tmp_path, ROWS % "0")
+    (oob,) = out_of_bounds(nest)
+    assert oob.flag.code == CODE and oob.written and oob.dim == 1
+    assert oob.flag.message == "b[i][j - 1] (line 6): subscript 2 can be -1, outside [0, 100)"
+    assert _table(info) == [("i", "unknown"), ("j", "carried")]
+    assert oob.flag.message in [r.message for r in info.loop("i").reasons]
+
+
+@pytest.mark.parametrize("n", ["n", "floor"])   # `floor` is an isl keyword
+def test_symbolic_extent(tmp_path, n):
+    """`a[i + 1]` with `int a[n]` leaves the array at i = n - 1 whatever n is; `a[i]` never does."""
+    src = """
+void f(int SIZE, int *out) {
+    int a[SIZE];
+    for (int i = 0; i < SIZE; i++) {
+        a[%s] = i;
+        out[i] = 0;
+    }
+}
+""".replace("SIZE", n)
+    nest, info = _nest(tmp_path, src % "i + 1")
+    (oob,) = out_of_bounds(nest)
+    assert oob.flag.message == f"a[i + 1] (line 5): subscript 1 can be {n}, outside [0, {n})"
+    assert info.loop("i").status == "unknown"
+    nest, info = _nest(tmp_path, src % "i")
+    assert out_of_bounds(nest) == []
+
+
+def test_bounds_only_some_sizes_violate_are_assumed(tmp_path):
+    """PolyBench's shape: constant extents, parametric bounds (`j < m`, `double C[100][100]`).  Leaving the
+    array only when m > 100 is undefined behaviour the program avoids by its sizes: not reported, as a C
+    compiler also assumes."""
+    src = """
+double C[100][100];
+void f(int n, int m) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m; j++)
+            C[i][j] = C[i][j] * 2.0;
+}
+"""
+    nest, info = _nest(tmp_path, src)
+    assert out_of_bounds(nest) == []
+    assert _table(info) == [("i", "parallel"), ("j", "parallel")]
+
+
+def test_read_only_array_is_reported_but_blocks_nothing(tmp_path):
+    src = """
+double a[100], out[100];
+void f(void) {
+    for (int i = 0; i < 100; i++)
+        out[i] = a[i - 1];
+}
+"""
+    nest, info = _nest(tmp_path, src)
+    (oob,) = out_of_bounds(nest)
+    assert not oob.written and oob.flag.message == "a[i - 1] (line 5): subscript 1 can be -1, outside [0, 100)"
+    assert info.loop("i").status == "parallel"
+
+
+def test_guard_keeps_the_subscript_in_bounds(tmp_path):
+    src = """
+double b[100][100];
+void f(void) {
+    for (int i = 1; i < 100; i++)
+        for (int j = 0; j < 100; j++)
+            if (j %s 0)
+                b[i][j] = b[i][j - 1];
+}
+"""
+    nest, _ = _nest(tmp_path, src % ">")
+    assert out_of_bounds(nest) == []
+    nest, _ = _nest(tmp_path, src % ">=")
+    assert len(out_of_bounds(nest)) == 1
+
+
+def test_unknown_extents_are_not_checked(tmp_path):
+    """Pointers and the outermost dimension of array parameters: the caller may pass an interior pointer."""
+    src = """
+void f(int n, double *p, double q[][100], double r[][100]) {
+    for (int i = 1; i < n; i++) {
+        p[i - 2] = 0.0;
+        q[i - 2][i] = 1.0;
+        r[i][i - 2] = 2.0;
+    }
+}
+"""
+    nest, _ = _nest(tmp_path, src)
+    assert [(o.access.text, o.dim) for o in out_of_bounds(nest)] == [("r[i][i - 2]", 1)]
+
+
+def test_openmp_clauses():
+    assert openmp_clauses("omp parallel for private(j, k) reduction(+:sum) firstprivate (x)") == {
+        "private": {"j", "k"}, "reduction": {"sum"}, "firstprivate": {"x"}}
+
+
+def test_clause_notes_for_missing_private_and_reduction(tmp_path):
+    src = """
+double a[100][100], s;
+void f(void) {
+    int j;
+    double t;
+    for (int i = 0; i < 100; i++) {
+        t = a[i][0];
+        for (j = 0; j < 100; j++)
+            a[i][j] = t;
+        s += t;
+    }
+}
+"""
+    nest, info = _nest(tmp_path, src)
+    loop = nest.loop(0)
+    verdict = info.verdicts[0]
+    assert verdict.status == "reduction"
+    notes = openmp_clause_notes("omp parallel for", 5, loop, verdict, nest)
+    assert notes == [
+        "the OpenMP pragma at line 5 has no private(t) clause, but t is written before it is read in every "
+        "iteration: the threads share one variable (a data race)",
+        "the OpenMP pragma at line 5 has no reduction(+:s) clause, but s is a reduction over the loop: the "
+        "threads update one variable (a data race)",
+        "the OpenMP pragma at line 5 has no private(j) clause, but the inner loop at line 8 uses j, declared "
+        "outside the loop: the threads share one counter (a data race)"]
+    assert openmp_clause_notes("omp parallel for private(t, j) reduction(+:s)", 5, loop, verdict, nest) == []
+
+
+def test_findings_are_in_the_reports(tmp_path, capsys):
+    """`analyze` lists an out-of-bounds subscript among the nest's flags, in text and in JSON."""
+    path = tmp_path / "t.c"
+    path.write_text(ROWS % "0")
+    assert main(["analyze", str(path)]) == 0
+    assert (f"{path}:6:23: note: b[i][j - 1] (line 6): subscript 2 can be -1, outside [0, 100) [{CODE}]"
+            in capsys.readouterr().out)
+    assert main(["analyze", str(path), "--format", "json"]) == 0
+    (nest,) = json.loads(capsys.readouterr().out)["files"][0]["nests"]
+    assert [f["code"] for f in nest["flags"]] == [CODE]
