@@ -308,6 +308,29 @@ def _nonempty(nest: Nest) -> str:
     return ph.to_c(params.coalesce(), list(nest.params))
 
 
+def check_private_dead_after(nest: Nest, mapping, dep) -> None:
+    """Refuse a kernel whose privatized scalar may be read after the nest (Nest.live_after).
+
+    Each thread keeps its own copy of a privatized scalar, so after the kernel the host variable holds
+    no iteration's value, while C leaves the last iteration's there.  The dependence pass privatizes
+    only scalars it finds dead after the loop; this states the port's own requirement against the
+    IR's liveness, so that the two cannot drift apart.
+    """
+    live = set(getattr(nest, "live_after", ()) or ())
+    if not live or dep is None:
+        return
+    for k in mapping.kernels():
+        verdict = dep.verdicts.get(k.loops[0].lid)
+        for name in verdict.private if verdict is not None else ():
+            info = next((sc for sc in nest.scalars if sc.name == name), None)
+            c_name = (getattr(info, "c_name", "") or name) if info is not None else name
+            if name in live or c_name in live:
+                line = next((st.loc.line for st in nest.statements() if name in st.scalar_writes), nest.loc.line)
+                raise CodegenError(f"scalar '{c_name}' (written at line {line}) is private to each thread of "
+                                   f"{k.name}, but its value after the nest may be read: the port cannot leave "
+                                   "the last iteration's value in it")
+
+
 def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager, source: str | None = None):
     program = load_program(path, options, source=source)
     program = manager.run(program)
@@ -332,6 +355,7 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
         try:
             if all(ph.statement_domain(nest, s)[0].is_empty() for s in nest.statements()):
                 raise CodegenError("the nest never executes a statement (empty iteration domain)")
+            check_private_dead_after(nest, mapping, dep)
             code = build_nest_code(nest, mapping, shared)
         except (CodegenError, ValueError) as e:
             outcomes.append(NestOutcome(nest, False, str(e), nest.loc, mapping=mapping, dependence=dep))
