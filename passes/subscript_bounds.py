@@ -205,7 +205,18 @@ def openmp_clauses(pragma: str) -> dict[str, set[str]]:
     return out
 
 
-def openmp_clause_notes(pragma: str, line: int, loop: Loop, verdict, nest: Nest) -> list[str]:
+def pragma_notes(nest: Nest, info) -> list[str]:
+    """openmp_clause_notes for every loop of the nest with a `#pragma omp parallel for` (Loop.pragmas);
+    `info` is the nest's DependenceInfo."""
+    out = []
+    for lp in nest.loops():
+        for pragma in getattr(lp, "pragmas", ()):
+            if re.match(r"\s*(#\s*pragma\s+)?omp\s+parallel\s+for\b", pragma):
+                out.extend(openmp_clause_notes(pragma, None, lp, info.verdicts[lp.lid], nest))
+    return out
+
+
+def openmp_clause_notes(pragma: str, line: int | None, loop: Loop, verdict, nest: Nest) -> list[str]:
     """What the `#pragma omp parallel for` at `line` before `loop` lacks, given the loop's dependence verdict.
 
     `verdict` is the LoopVerdict of `loop` (private, reductions, outer_writes
@@ -217,7 +228,7 @@ def openmp_clause_notes(pragma: str, line: int, loop: Loop, verdict, nest: Nest)
     clauses = openmp_clauses(pragma)
     privatized = set().union(*(clauses.get(c, set()) for c in ("private", "firstprivate", "lastprivate", "linear")))
     reduced = clauses.get("reduction", set())
-    where = f"the OpenMP pragma at line {line}"
+    where = f"the OpenMP pragma at line {line}" if line else f"the OpenMP pragma of the loop at line {loop.loc.line}"
     notes = []
     for s in verdict.private:
         if s not in privatized | reduced:

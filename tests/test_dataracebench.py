@@ -42,7 +42,8 @@ import pytest
 from c2gpu.cli import main
 from c2gpu.frontend import PreprocessOptions, load_program, load_program_recovering
 from c2gpu.passes import subscript_bounds
-from c2gpu.passes.subscript_bounds import CODE, openmp_clause_notes, openmp_clauses, out_of_bounds
+from c2gpu.ir import Loop
+from c2gpu.passes.subscript_bounds import CODE, openmp_clause_notes, openmp_clauses, out_of_bounds, pragma_notes
 from c2gpu.pipeline import PassManager
 from c2gpu.registry import available_passes
 
@@ -474,3 +475,24 @@ def test_findings_are_in_the_reports(tmp_path, capsys):
     assert main(["analyze", str(path), "--format", "json"]) == 0
     (nest,) = json.loads(capsys.readouterr().out)["files"][0]["nests"]
     assert [f["code"] for f in nest["flags"]] == [CODE]
+
+
+@pytest.mark.skipif("pragmas" not in Loop.__dataclass_fields__, reason="the IR does not keep pragmas yet")
+def test_pragma_notes_read_the_pragmas_the_ir_keeps(tmp_path):
+    src = """
+int a[100][100];
+void f(void) {
+    int i, j;
+#pragma omp parallel for
+    for (i = 0; i < 100; i++)
+        for (j = 0; j < 100; j++)
+            a[i][j] = a[i][j] + 1;
+}
+"""
+    nest, info = _nest(tmp_path, src)
+    assert nest.loop(0).pragmas == ("omp parallel for",)
+    assert pragma_notes(nest, info) == [
+        "the OpenMP pragma of the loop at line 6 has no private(j) clause, but the inner loop at line 7 uses j, "
+        "declared outside the loop: the threads share one counter (a data race)"]
+    nest, info = _nest(tmp_path, src.replace("parallel for", "parallel for private(j)"))
+    assert pragma_notes(nest, info) == []
