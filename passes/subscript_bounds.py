@@ -10,10 +10,10 @@
    be proven parallel.
 
    Which subscripts are checked: every affine subscript of a full element
-   access (one subscript per declared dimension) of a global or local array;
-   the lower bound 0 always, the upper bound when the extent is known and
-   affine.  Not checked (the extent is unknown): pointers, the outermost
-   dimension of array parameters (the caller may pass an interior pointer),
+   access (one subscript per declared dimension), against 0 always and against
+   the extent when it is known and affine.  Not checked (the extent is
+   unknown): the outermost dimension of pointers and of array parameters (they
+   may point into the middle of an array: `p = buf + 1; p[i - 1]` is fine),
    arrays declared inside the nest, partial accesses (`b[i]` used as a row).
 
    When a subscript "can" leave its dimension, over the statement's iteration
@@ -99,9 +99,10 @@ def findings(nest: Nest) -> list[Flag]:
 
 
 def _checked_dims(acc: Access, info: ArrayInfo | None) -> list[int]:
-    if info is None or info.storage == "param-pointer" or len(acc.subscripts) != len(info.dims):
+    if info is None or len(acc.subscripts) != len(info.dims):
         return []
-    first = 1 if info.storage == "param-array" else 0
+    # a pointer (a parameter, or a variable without a first extent) may point into the middle of an array
+    first = 1 if info.storage in ("param-array", "param-pointer") or info.dims[0] is None else 0
     return [k for k in range(first, len(info.dims))
             if acc.subscripts[k] is not None and acc.subscripts[k].is_affine()]
 

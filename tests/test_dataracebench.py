@@ -419,11 +419,14 @@ void f(void) {
 def test_unknown_extents_are_not_checked(tmp_path):
     """Pointers and the outermost dimension of array parameters: the caller may pass an interior pointer."""
     src = """
+double buf[100];
 void f(int n, double *p, double q[][100], double r[][100]) {
+    double *s = buf + 2;
     for (int i = 1; i < n; i++) {
         p[i - 2] = 0.0;
         q[i - 2][i] = 1.0;
         r[i][i - 2] = 2.0;
+        s[i - 2] = 3.0;
     }
 }
 """
