@@ -10,11 +10,13 @@
    be proven parallel.
 
    Which subscripts are checked: every affine subscript of a full element
-   access (one subscript per declared dimension), against 0 always and against
-   the extent when it is known and affine.  Not checked (the extent is
-   unknown): the outermost dimension of pointers and of array parameters (they
-   may point into the middle of an array: `p = buf + 1; p[i - 1]` is fine),
-   arrays declared inside the nest, partial accesses (`b[i]` used as a row).
+   access (one subscript per declared dimension) whose extent is declared,
+   against [0, extent) (a non-affine extent: against 0 only).  Not checked:
+   dimensions without an extent (pointers, the rows of an array of pointers:
+   they may point into the middle of an array, `p = buf + 1; p[i - 1]` is
+   fine), the outermost dimension of array parameters (the caller may pass an
+   interior pointer), arrays declared inside the nest, partial accesses (`b[i]`
+   used as a row).
 
    When a subscript "can" leave its dimension, over the statement's iteration
    domain (loop bounds and affine guards, with isl):
@@ -101,10 +103,11 @@ def findings(nest: Nest) -> list[Flag]:
 def _checked_dims(acc: Access, info: ArrayInfo | None) -> list[int]:
     if info is None or len(acc.subscripts) != len(info.dims):
         return []
-    # a pointer (a parameter, or a variable without a first extent) may point into the middle of an array
-    first = 1 if info.storage in ("param-array", "param-pointer") or info.dims[0] is None else 0
-    return [k for k in range(first, len(info.dims))
-            if acc.subscripts[k] is not None and acc.subscripts[k].is_affine()]
+    # a pointer (a parameter, a variable without a first extent, the rows of an array of pointers) may point
+    # into the middle of an array: only dimensions with a declared extent are checked
+    first = 1 if info.storage in ("param-array", "param-pointer") else 0
+    return [k for k in range(first, len(info.dims)) if info.dims[k] is not None
+            and acc.subscripts[k] is not None and acc.subscripts[k].is_affine()]
 
 
 class _Domain:
