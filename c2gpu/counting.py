@@ -20,6 +20,8 @@ def enclosing_loops(nest: Nest, stmt: Statement) -> list[Loop]:
         path = path + [loop]
         for node in loop.body:
             if isinstance(node, Loop):
+                if node.header_stmt is not None and node.header_stmt.sid == stmt.sid:
+                    return path
                 found = walk(node, path)
                 if found is not None:
                     return found

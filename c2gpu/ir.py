@@ -38,6 +38,7 @@ class Flag:
     code: str
     message: str
     loc: Loc
+    loop_ids: tuple[int, ...] | None = None   # lids of the loops around it (None: unknown or the whole nest)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,10 @@ class Guard:
     loc: Loc
     negated: bool = False
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
+    reads: tuple[str, ...] = ()         # scalars (and loop variables) the condition reads
+    depth: int | None = None            # how many loops of the nest enclose the `if` (None: unknown)
+    stmt_sid: int | None = None         # the statement that holds the condition's own accesses, when kept
+    why: str = ""                       # why `constraints` is None (e.g. a conversion that changes values)
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,8 @@ class ArrayInfo:
     restrict: bool
     const: bool
     loc: Loc
+    assigned: bool = False  # a pointer the function assigns (`p = q`, `p++`): it points where the code says,
+    #                         so no assumption (--assume-no-alias) may be made about it
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,7 @@ class Reduction:
     loc: Loc
     loops: tuple[str, ...]  # the loops it accumulates over (their variables do not index the target)
     array_access: Access | None = None
+    guard: Guard | None = None   # the condition of `if (e > t) t = e;` when the max/min was matched through it
 
 
 @dataclass(frozen=True)
@@ -109,10 +117,17 @@ class ScalarInfo:
     "invariant" (read, never written in the nest), "reduction" (only updated by
     candidate reductions), or "written" (assigned in the nest, declared outside).
     """
-    name: str
+    name: str               # unique in the nest: a second variable of the same C name is "t#2" (see c_name)
     ctype: str
     role: str
     loc: Loc
+    exposed: bool = False   # global, static or address-taken: a pointer (or a call) may read or write it
+    declared_in: tuple[int, ...] | None = None  # lids of the loops around its declaration; None: outside the nest
+    c_name: str = ""        # the name in the C source ("" = name)
+
+    @property
+    def source_name(self) -> str:
+        return self.c_name or self.name
 
 
 @dataclass(frozen=True)
@@ -130,6 +145,8 @@ class Statement:
     reductions: tuple[Reduction, ...] = ()
     calls: tuple[str, ...] = ()
     decl: str | None = None             # name declared by this statement (loop-local temporaries)
+    kind: str = "expr"                  # "assign" (its `assign_op`), "decl", "call", "cond", "header", "expr"
+    assign_op: str | None = None        # "=", "+=", ... for an assignment statement
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
 
     def op_count(self, cls: str) -> int:
@@ -165,6 +182,11 @@ class Loop:
     origin: Origin | None = None        # set by normalization when it rewrote the loop
     c_type: str = "int"                  # declared type of the C loop variable
     declared_in_header: bool = False     # `for (int i = ...)` rather than a variable declared earlier
+    perfect: bool = False                # the body holds nothing but `for` loops (pragmas and `;` aside)
+    pragmas: tuple[str, ...] = ()        # the `#pragma` lines right before the loop ("omp parallel for private(j)")
+    header_stmt: "Statement | None" = None   # what the header does to variables that outlive the loop: the
+    #                                          write of a variable declared outside it, reads of arrays in bounds
+    #                                          (in the enclosing loop, just before this one: see `statements`)
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
 
     @property
@@ -188,6 +210,8 @@ class Loop:
     def statements(self) -> Iterator[Statement]:
         for node in self.body:
             if isinstance(node, Loop):
+                if node.header_stmt is not None:
+                    yield node.header_stmt
                 yield from node.statements()
             else:
                 yield node
@@ -206,6 +230,9 @@ class Nest:
     params: tuple[str, ...]                   # symbolic parameters the bounds/subscripts use
     flags: tuple[Flag, ...] = ()
     region: str = "auto"                      # "auto", "scop", "pragma"
+    live_after: tuple[str, ...] = ()          # variables declared outside the nest (loop variables included) whose
+    #                                           value after the nest may be read: mentioned elsewhere in the
+    #                                           function, global, static or address-taken
 
     def loops(self) -> list[Loop]:
         return list(self.root.loops())

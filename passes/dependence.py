@@ -61,10 +61,9 @@ from math import lcm
 from typing import Any, Iterable
 
 import islpy as isl
-from pycparser import c_ast, c_generator
 
-from c2gpu.frontend.lower import MATH_FUNCTIONS, loc_of
-from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement
+from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, ScalarInfo, Statement
+from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.pipeline import Pass
 from c2gpu.poly import Poly
 
@@ -201,7 +200,6 @@ _IGNORED_FLAGS = {"non-affine-subscript", "inside-while"}
 _DATA_FLAGS = {"unknown-call", "array-escapes", "address-taken", "unsupported-access", "local-array",
                "unknown-array", "unknown-identifier", "non-affine-subscript", "inside-while"}
 
-_GEN = c_generator.CGenerator()
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -214,7 +212,6 @@ class _Site:
     guards: tuple[Guard, ...]       # guards that hold at this site (besides those of the chain loops)
     text: str
     loc: Loc
-    node: Any = None                # the AST node (statement or condition)
     guard: Guard | None = None      # for condition sites: the guard whose condition is read
 
 
@@ -527,16 +524,7 @@ def check_pair(src: _Ref, snk: _Ref, ctx: _Ctx) -> list[Dependence]:
 # --------------------------------------------------------------------------- collecting references
 
 def _guard_names(g: Guard) -> set[str]:
-    if g.ast is not None:
-        names = set()
-        stack = [g.ast]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, c_ast.ID):
-                names.add(n.name)
-            stack.extend(c for _, c in n.children())
-        return names
-    return set(_IDENT.findall(g.text))
+    return set(g.reads) if g.reads else set(_IDENT.findall(g.text))
 
 
 def _array_cells(nest: Nest) -> tuple[dict[str, str], list[str]]:
@@ -592,32 +580,26 @@ def _cell(a: Access, mode: str) -> tuple[tuple[Poly, ...] | None, str]:
     return tuple(subs), ""
 
 
-def _guard_depth(g: Guard, chain: tuple[Loop, ...], index: dict[Loc, set[int]] | None) -> int:
+def _guard_depth(g: Guard, chain: tuple[Loop, ...]) -> int:
     """How many loops of `chain` enclose the `if` of `g` (where its condition is evaluated).
 
-    From the AST when we have it; otherwise all of them (a condition placed
-    too deep only adds dependences on inner levels: imprecise, never unsound).
+    Unknown depth: all of them (a condition placed too deep only adds dependences on inner
+    levels: imprecise, never unsound).
     """
-    lids = index.get(g.loc) if index else None
-    if not lids:
-        return len(chain)
-    depth = 0
-    while depth < len(chain) and chain[depth].lid in lids:
-        depth += 1
-    return depth
+    return len(chain) if g.depth is None else min(g.depth, len(chain))
 
 
-def _collect(ctx: _Ctx, scalar_names: set[str], index: dict[Loc, set[int]]) -> tuple[list[_Ref], list[str]]:
+def _collect(ctx: _Ctx, scalar_names: set[str]) -> tuple[list[_Ref], list[str]]:
     nest = ctx.nest
     modes, notes = _array_cells(nest)
     refs: list[_Ref] = []
     statements = nest.statements()
-    kept = {id(st.ast) for st in statements if st.ast is not None}
+    kept = {st.sid for st in statements}          # conditions kept as statements have their own references
     cond_sites: dict[tuple, _Site] = {}
 
     for stmt in statements:
         chain = tuple(ctx.loops[lid] for lid in stmt.loop_ids)
-        site = _Site(float(stmt.sid), stmt, chain, stmt.guards, stmt.text, stmt.loc, stmt.ast)
+        site = _Site(float(stmt.sid), stmt, chain, stmt.guards, stmt.text, stmt.loc)
         same_cell: set[tuple] = set()
         for a in stmt.accesses:
             cell, why = _cell(a, modes.get(a.array, "raw"))
@@ -633,21 +615,21 @@ def _collect(ctx: _Ctx, scalar_names: set[str], index: dict[Loc, set[int]]) -> t
                 if s in scalar_names:
                     refs.append(_Ref(s, kind, site, (), "", None, stmt.text, stmt.loc))
         # Scalar reads in `if` conditions the IR does not keep as statements (it keeps those
-        # that read an array or a scalar with a non-affine test; this covers the rest, and
-        # IR built by other means).  A condition is read where its `if` is, under the
-        # guards around that `if` (those before it in a guard list, outermost first).
+        # that read an array, write or call, or read a scalar with a non-affine test; this covers
+        # the rest, and IR built by other means).  A condition is read where its `if` is, under
+        # the guards around that `if` (those before it in a guard list, outermost first).
         lists = [stmt.guards] + [lp.guards for lp in chain]
         for guards in lists:
             for k, g in enumerate(guards):
-                if g.ast is not None and id(g.ast) in kept:
+                if g.stmt_sid in kept:
                     continue
                 names = sorted(_guard_names(g) & scalar_names)
                 if not names:
                     continue
-                where = chain[:_guard_depth(g, chain, index)]
+                where = chain[:_guard_depth(g, chain)]
                 key = (g.loc, g.text, g.negated, tuple(lp.lid for lp in where))
                 if key not in cond_sites:
-                    cond_sites[key] = _Site(stmt.sid - 0.5, stmt, where, guards[:k], f"if ({g.text})", g.loc, g.ast, g)
+                    cond_sites[key] = _Site(stmt.sid - 0.5, stmt, where, guards[:k], f"if ({g.text})", g.loc, g)
                     for s in names:
                         refs.append(_Ref(s, "read", cond_sites[key], (), "", None, f"if ({g.text})", g.loc))
     return refs, notes
@@ -655,35 +637,12 @@ def _collect(ctx: _Ctx, scalar_names: set[str], index: dict[Loc, set[int]]) -> t
 
 # --------------------------------------------------------------------------- things that block a proof
 
-def _ast_index(ctx: _Ctx) -> tuple[dict[Loc, set[int]], dict[int, Any]]:
-    """Source location -> lids of the loops whose text contains it; and a parent map of AST nodes."""
-    by_node = {id(lp.ast): lp.lid for lp in ctx.loops.values() if lp.ast is not None}
-    index: dict[Loc, set[int]] = {}
-    parent: dict[int, Any] = {}
-    root = ctx.nest.root.ast
-    if root is None:
-        return index, parent
-    stack = [(root, frozenset(), None)]
-    fallback = Loc(ctx.nest.loc.file, 0)
-    while stack:
-        node, lids, up = stack.pop()
-        parent[id(node)] = up
-        if id(node) in by_node:
-            lids = lids | {by_node[id(node)]}
-        if getattr(node, "coord", None) is not None:
-            index.setdefault(loc_of(node, fallback), set()).update(lids)
-        stack.extend((c, lids, node) for _, c in node.children())
-    return index, parent
+def _flag_loops(ctx: _Ctx, f) -> list[int]:
+    """The loops a flag's construct sits in: every loop when lowering did not say (sound)."""
+    return sorted(f.loop_ids) if f.loop_ids else list(ctx.loops)
 
 
-def _loops_at(ctx: _Ctx, index: dict[Loc, set[int]], loc: Loc) -> list[int]:
-    lids = index.get(loc)
-    if not lids or loc == ctx.nest.root.loc:
-        return list(ctx.loops)          # cannot place it: every loop (sound)
-    return sorted(lids)
-
-
-def _flags(ctx: _Ctx, index: dict[Loc, set[int]]) -> None:
+def _flags(ctx: _Ctx) -> None:
     for lp in ctx.loops.values():
         for f in lp.flags:                           # non-affine bounds: the loop and every loop around it
             ctx.block(ctx.ancestors(lp.lid), DepReason(
@@ -691,7 +650,7 @@ def _flags(ctx: _Ctx, index: dict[Loc, set[int]]) -> None:
     for f in ctx.nest.flags:
         if f.code in _IGNORED_FLAGS:
             continue
-        lids = _loops_at(ctx, index, f.loc)
+        lids = _flag_loops(ctx, f)
         if f.code == "non-affine-bound":
             lids = sorted({a for lid in lids for a in ctx.ancestors(lid)})
         kind = "call" if f.code == "unknown-call" else "flag"
@@ -725,60 +684,18 @@ def _bounds(ctx: _Ctx) -> None:
                          f"('{lp.header}')", source=lp.loc, code="non-affine-bound"))
 
 
-def _hidden_effects(ctx: _Ctx, index: dict[Loc, set[int]]) -> None:
-    """Effects the IR does not record (worked around here, reported as flags).
-
-    - a pointer that is assigned or incremented in the nest (`p++`, `p = q`):
-      its accesses no longer mean the same cells in every iteration;
-    - an assignment or ++/-- inside an `if` condition that reads no array: the
-      IR keeps such a condition only as guard text, so its write is lost.
-    """
-    root = ctx.nest.root.ast
-    if root is None:
-        return
-    arrays = {a.name for a in ctx.nest.arrays}
-    fallback = Loc(ctx.nest.loc.file, 0)
-
-    def writes(node) -> list[tuple[str, Any]]:
-        out, stack = [], [node]
-        while stack:
-            n = stack.pop()
-            target = None
-            if isinstance(n, c_ast.Assignment):
-                target = n.lvalue
-            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--"):
-                target = n.expr
-            if isinstance(target, c_ast.ID):
-                out.append((target.name, n))
-            stack.extend(c for _, c in n.children())
-        return out
-
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, c_ast.If) and n.cond is not None:
-            for name, w in writes(n.cond):
-                loc = loc_of(w, fallback)
-                ctx.block(_loops_at(ctx, index, loc), DepReason(
-                    "flag", f"'{name}' is modified inside the condition '{_GEN.visit(n.cond)}' (line {loc.line})",
-                    source=loc, code="condition-side-effect"))
-                ctx.control_inexact = ctx.control_inexact or f"side effect in a condition (line {loc.line})"
-        target = n.lvalue if isinstance(n, c_ast.Assignment) else \
-            n.expr if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") else None
-        if isinstance(target, c_ast.ID) and target.name in arrays:
-            loc = loc_of(n, fallback)
-            ctx.block(_loops_at(ctx, index, loc), DepReason(
-                "flag", f"pointer '{target.name}' is modified in the nest (line {loc.line}), so its subscripts "
-                        "do not name the same cells in every iteration", source=loc, code="pointer-modified"))
-            ctx.control_inexact = ctx.control_inexact or f"pointer '{target.name}' modified (line {loc.line})"
-        stack.extend(c for _, c in n.children())
-
-
 def _is_pointer(info: ArrayInfo) -> bool:
     """Parameters declared as arrays are pointers in C; a local or global without a first extent is a pointer."""
     if info.storage in ("param-pointer", "param-array"):
         return True
     return not info.dims or info.dims[0] is None
+
+
+def _assumed_distinct(info: ArrayInfo, assume_no_alias: bool) -> bool:
+    """Whether `--assume-no-alias` vouches for this array: a pointer parameter the function never reassigns
+    (an assumption about what the caller passes).  A local or global pointer, or a parameter the function
+    reassigns (`u1 = u2`), points where the code says: no assumption overrides that."""
+    return assume_no_alias and info.storage in ("param-pointer", "param-array") and not info.assigned
 
 
 def _may_alias(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
@@ -790,12 +707,13 @@ def _may_alias(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
     may alias unless both are restrict: C11 6.7.3.1 would already forbid it
     with one of them restrict when the other is only read, but we keep to the
     stricter rule so that a single restrict is never a silent promise.
-    `--assume-no-alias` asserts that no two arrays of the nest overlap.
+    `--assume-no-alias` asserts that the pointer parameters the function does not
+    reassign point to distinct objects that overlap no other array or variable.
     """
-    if assume_no_alias:
-        return False
     pa, pb = _is_pointer(a), _is_pointer(b)
     if not pa and not pb:
+        return False
+    if all(_assumed_distinct(x, assume_no_alias) or not _is_pointer(x) for x in (a, b)):
         return False
     if pa and pb:
         return not (a.restrict and b.restrict)
@@ -808,140 +726,7 @@ def _kind_of(info: ArrayInfo) -> str:
         else "global pointer" if _is_pointer(info) else f"{info.storage} array")
 
 
-def _exposed_scalars(nest: Nest, program) -> set[str] | None:
-    """Scalars of the nest's function that a pointer could point to: globals and address-taken variables.
-
-    None when the function cannot be found (then every scalar declared outside the nest counts).
-    """
-    ast = getattr(program, "ast", None)
-    if ast is None:
-        return None
-    globals_, fn = set(), None
-    for ext in ast.ext:
-        if isinstance(ext, c_ast.Decl) and ext.name and not isinstance(ext.type, c_ast.FuncDecl):
-            globals_.add(ext.name)
-        elif isinstance(ext, c_ast.FuncDef) and ext.decl.name == nest.function:
-            fn = ext
-    if fn is None:
-        return None
-    params = set()
-    args = getattr(fn.decl.type, "args", None)
-    for p in (args.params if args is not None else []):
-        if isinstance(p, c_ast.Decl) and p.name:
-            params.add(p.name)
-    taken, stack = set(), [fn.body]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID):
-            taken.add(n.expr.name)
-        stack.extend(c for _, c in n.children())
-    return taken | (globals_ - params)
-
-
 # --------------------------------------------------------------------------- scalars: private, reduction, privatizable
-
-@dataclass
-class _Scope:
-    """Which variable the references to a scalar name in the nest denote.
-
-    The IR has one ScalarInfo per name and no statement for a declaration
-    without initializer, so we look at the `Decl` nodes of the nest's AST.
-    `single`: every reference in the nest denotes the same variable (the name
-    is not declared in the nest, or declared once and every reference lies in
-    that declaration's block, after it).  `declared`: that variable is
-    declared inside the nest.  `decl_loops`: lids of the loops whose body
-    holds the declaration (each of their iterations has its own variable).
-    """
-    single: bool
-    declared: bool = False
-    decl_loops: frozenset[int] = frozenset()
-
-
-def _decl_nodes(ctx: _Ctx) -> dict[str, list[Any]]:
-    """Declarations inside the nest by name (loop variables declared in a `for` header excluded)."""
-    out: dict[str, list[Any]] = {}
-    root = ctx.nest.root.ast
-    stack = [(c, root) for _, c in root.children()] if root is not None else []
-    while stack:
-        n, up = stack.pop()
-        if isinstance(n, c_ast.Decl) and n.name and not isinstance(up, (c_ast.DeclList, c_ast.For)):
-            out.setdefault(n.name, []).append(n)
-        stack.extend((c, n) for _, c in n.children())
-    return out
-
-
-def _scope(s: str, refs: list[_Ref], ctx: _Ctx, decl_nodes: dict[str, list[Any]], parent: dict[int, Any],
-           role: str) -> _Scope:
-    if ctx.nest.root.ast is None:
-        return _Scope(role != "local")
-    nodes = decl_nodes.get(s, [])
-    if not nodes:
-        return _Scope(True)
-    if len(nodes) > 1:
-        return _Scope(False)
-    decl = nodes[0]
-    block = parent.get(id(decl))
-    while block is not None and not isinstance(block, c_ast.Compound):
-        block = parent.get(id(block))
-    if block is None or decl.coord is None:
-        return _Scope(False)
-    here = (decl.coord.line, decl.coord.column or 0)
-
-    def inside(node) -> bool:
-        while node is not None:
-            if node is block:
-                return True
-            node = parent.get(id(node))
-        return False
-
-    for r in refs:
-        if r.site.node is decl:
-            continue                    # the declaration's own initialization
-        if r.site.node is None or not inside(r.site.node) or (r.loc.line, r.loc.col) <= here:
-            return _Scope(False)
-    loops, node = set(), parent.get(id(decl))
-    by_node = {id(lp.ast): lp.lid for lp in ctx.loops.values() if lp.ast is not None}
-    while node is not None:
-        if id(node) in by_node:
-            loops.add(by_node[id(node)])
-        node = parent.get(id(node))
-    return _Scope(True, True, frozenset(loops))
-
-
-def _used_outside(nest: Nest, program) -> set[str] | None:
-    """Names the nest's function mentions outside the nest (None: the function cannot be found)."""
-    ast = getattr(program, "ast", None)
-    root = nest.root.ast
-    if ast is None or root is None:
-        return None
-    fn = next((e for e in ast.ext if isinstance(e, c_ast.FuncDef) and e.decl.name == nest.function), None)
-    if fn is None:
-        return None
-    names, stack, found = set(), [fn.body], False
-    while stack:
-        n = stack.pop()
-        if n is root:
-            found = True
-            continue
-        if isinstance(n, c_ast.ID):
-            names.add(n.name)
-        stack.extend(c for _, c in n.children())
-    return names if found else None
-
-
-def _idiom_guard(w: Statement, s: str) -> Guard | None:
-    """The guard of `if (e > s) s = e;` (a max/min the frontend matched through the condition), if `w` is one."""
-    node, g = w.ast, (w.guards[-1] if w.guards else None)
-    if g is None or g.ast is None or g.negated or not isinstance(node, c_ast.Assignment) or node.op != "=":
-        return None
-    cond = g.ast
-    if not (isinstance(node.lvalue, c_ast.ID) and node.lvalue.name == s and isinstance(cond, c_ast.BinaryOp)
-            and cond.op in ("<", "<=", ">", ">=")):
-        return None
-    if {_GEN.visit(cond.left), _GEN.visit(cond.right)} == {_GEN.visit(node.rvalue), s}:
-        return g
-    return None
-
 
 def _scalar_reduction(s: str, lp: Loop, refs: list[_Ref]) -> list[tuple[Statement, str]] | None:
     """Every write of `s` in `lp` is a candidate reduction over `lp` with one operator, and nothing else reads `s`."""
@@ -954,9 +739,8 @@ def _scalar_reduction(s: str, lp: Loop, refs: list[_Ref]) -> list[tuple[Statemen
             return None
         ops.add(op)
         found.append((w, op))
-        g = _idiom_guard(w, s) if op in ("max", "min") else None
-        if g is not None:
-            guards.append(g)
+        if red.guard is not None:
+            guards.append(red.guard)
     if len(ops) != 1:
         return None
     for r in refs:
@@ -966,13 +750,13 @@ def _scalar_reduction(s: str, lp: Loop, refs: list[_Ref]) -> list[tuple[Statemen
             continue                          # the reduction statement itself
         if r.site.guard is not None and r.site.guard in guards:
             continue                          # the condition of `if (e > s) s = e;`
-        if r.site.guard is None and any(g.ast is not None and r.site.node is g.ast for g in guards):
+        if r.site.guard is None and any(g.stmt_sid == r.site.stmt.sid for g in guards):
             continue                          # the same condition, kept as a statement because it reads an array
         return None
     return found
 
 
-def _privatizable(s: str, lp: Loop, refs: list[_Ref], index: dict[Loc, set[int]]) -> Statement | None:
+def _privatizable(s: str, lp: Loop, refs: list[_Ref]) -> Statement | None:
     """A statement that writes `s` in every iteration of `lp` before any read of `s` in that iteration.
 
     It must sit directly in the body of `lp` (an inner loop may run zero
@@ -987,27 +771,26 @@ def _privatizable(s: str, lp: Loop, refs: list[_Ref], index: dict[Loc, set[int]]
         if s in w.scalar_reads:
             continue
         # guards of `if`s outside the loop are fixed for all its iterations; one inside it makes the write conditional
-        if any(_guard_depth(g, r.site.chain, index) == len(r.site.chain) for g in w.guards):
+        if any(_guard_depth(g, r.site.chain) == len(r.site.chain) for g in w.guards):
             continue
         if all(x.site.order > w.sid for x in reads):
             return w
     return None
 
 
-def _live_after(s: str, lp: Loop, refs: list[_Ref], scope: _Scope, exposed: set[str],
-                outside: set[str] | None) -> str:
+def _live_after(s: str, lp: Loop, refs: list[_Ref], info: ScalarInfo | None, nest: Nest) -> str:
     """Why the value `s` has after `lp` may be used ("" when provably dead), which privatizing would lose."""
     for r in refs:
         if r.kind == "read" and lp.lid not in (l.lid for l in r.site.chain):
             return f"{r.describe()} reads it outside the loop"
-    if scope.declared:
+    if info is not None and info.declared_in is not None:
         return ""                       # declared in the nest and not read outside the loop
-    if s in exposed:
-        return "it is a global or address-taken variable"
-    if outside is None:
-        return "the rest of the function could not be checked"
-    if s in outside:
-        return f"the function uses '{s}' outside the nest"
+    if any((l.origin.var if l.origin is not None else l.var) == s and not l.declared_in_header for l in nest.loops()):
+        return ""                       # a loop variable: the port restores its exit value from the bounds
+    if info is None or info.exposed:
+        return "it is a global, static or address-taken variable"
+    if s in nest.live_after:
+        return f"the function may read '{s}' after the nest"
     return ""
 
 
@@ -1039,9 +822,7 @@ def _dep_reason(dep: Dependence, src: _Ref, snk: _Ref, level: int) -> DepReason:
                      distance=dep.distance, direction=dep.direction, exact=dep.exact)
 
 
-def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_Ref], scopes: dict[str, _Scope],
-            exposed: set[str], outside: set[str] | None, index: dict[Loc, set[int]],
-            notes: list[str]) -> dict[int, LoopVerdict]:
+def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_Ref], notes: list[str]) -> dict[int, LoopVerdict]:
     """One verdict per loop, from its carried dependences and blockers: carried > unknown > reduction > parallel.
 
     Array dependences count unless they are the self-dependence of an array
@@ -1051,6 +832,7 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
     after the loop), or their dependences count.
     """
     stmts = {s.sid: s for s in ctx.nest.statements()}
+    infos = {sc.name: sc for sc in ctx.nest.scalars}
     verdicts = {}
     for lid, lp in sorted(ctx.loops.items()):
         carried, maybe, reductions, red_names, private = [], [], [], [], []
@@ -1074,8 +856,8 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
         outer_writes = []
         for s in sorted({r.name for r in refs if r.access is None and r.kind == "write"
                          and lid in (l.lid for l in r.site.chain)}):
-            scope = scopes[s]
-            if scope.single and lid in scope.decl_loops:
+            info = infos.get(s)
+            if info is not None and lid in (info.declared_in or ()):
                 continue                          # declared in the body of this loop: private to each iteration
             mine = [r for r in refs if r.name == s and r.access is None]
             inside = [r for r in mine if lid in (l.lid for l in r.site.chain)]
@@ -1091,9 +873,9 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
             outer_writes.append(s)
             if not deps:
                 continue
-            w = _privatizable(s, lp, inside, index) if scope.single else None
+            w = _privatizable(s, lp, inside)
             if w is not None:
-                live = _live_after(s, lp, mine, scope, exposed, outside)
+                live = _live_after(s, lp, mine, info, ctx.nest)
                 if not live:
                     private.append(s)
                     notes.append(f"{s} is written before it is read in every iteration of loop '{ctx.name(lp)}' "
@@ -1148,21 +930,15 @@ def _dedupe(reasons: list[DepReason]) -> tuple[DepReason, ...]:
 def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> DependenceInfo:
     ctx = _Ctx(nest)
     notes: list[str] = []
-    index, parent = _ast_index(ctx)
-    _flags(ctx, index)
+    _flags(ctx)
     _bounds(ctx)
-    _hidden_effects(ctx, index)
     for lids, flag in subscript_bounds.blocking(nest):   # undefined behaviour: equal subscripts may not be equal cells
         ctx.block(lids, DepReason("flag", flag.message, source=flag.loc, code=flag.code))
 
-    scalar_names = {sc.name for sc in nest.scalars}
     written = {s for st in nest.statements() for s in st.scalar_writes}
-    exposed = _exposed_scalars(nest, program)
-    local = {sc.name for sc in nest.scalars if sc.role == "local"}
-    if exposed is None:
-        exposed = scalar_names - local
-    exposed = (exposed - local) & (scalar_names | set(nest.params))
-    refs, lin_notes = _collect(ctx, written | exposed, index)
+    # scalars a pointer may reach: globals, statics and address-taken variables declared outside the nest
+    exposed = {sc.name for sc in nest.scalars if sc.exposed and sc.declared_in is None}
+    refs, lin_notes = _collect(ctx, written | exposed)
     notes.extend(lin_notes)
 
     by_name: dict[str, list[_Ref]] = {}
@@ -1176,16 +952,9 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
             a = next(r.access for r in group if r.access is not None)
             infos[name] = ArrayInfo(name, a.elem_type, a.elem_size, (None,), "local", False, False, a.loc)
 
-    # Names that stand for more than one variable: dependences on them are over-approximations.
-    decl_nodes = _decl_nodes(ctx)
-    roles = {sc.name: sc.role for sc in nest.scalars}
-    scopes = {s: _scope(s, [r for r in by_name.get(s, []) if r.access is None], ctx, decl_nodes, parent,
-                        roles.get(s, "local")) for s in written | exposed}
-    for s, sc in scopes.items():
-        if not sc.single:
-            ctx.conflated[s] = f"'{s}' may name several variables in the nest (declarations in inner blocks)"
+    # An array declared inside the nest is a new object in every iteration: dependences on it are over-approximations.
     for a in infos:
-        if a in decl_nodes:
+        if a not in {x.name for x in nest.arrays}:
             ctx.conflated[a] = f"'{a}' is declared inside the nest, so each iteration may have its own"
 
     def common_lids(x: _Ref, y: _Ref) -> list[int]:
@@ -1236,8 +1005,8 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                         ctx.block(common_lids(x, y), DepReason(
                             "alias", f"{who} may alias; declare them restrict or pass --assume-no-alias",
                             source=x.loc, sink=y.loc, array=a))
-    if not assume_no_alias:
-        loose = [p for p in pointers if not infos[p].restrict]
+    loose = [p for p in pointers if not infos[p].restrict and not _assumed_distinct(infos[p], assume_no_alias)]
+    if loose:
         for s in sorted(exposed & set(by_name)):
             for p in loose:
                 for x in by_name[s]:
@@ -1256,12 +1025,17 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                                      "used in bounds or subscripts); declare it restrict or pass --assume-no-alias",
                             source=y.loc, array=p))
     if pointers:
-        if assume_no_alias:
-            notes.append(f"--assume-no-alias given: {', '.join(pointers)} assumed not to overlap any other array")
+        assumed = [p for p in pointers if _assumed_distinct(infos[p], assume_no_alias)]
+        if assumed:
+            notes.append(f"--assume-no-alias given: {', '.join(assumed)} assumed not to overlap any other array "
+                         "or variable")
+        if assume_no_alias and len(assumed) < len(pointers):
+            notes.append(f"--assume-no-alias does not cover {', '.join(p for p in pointers if p not in assumed)}: "
+                         "local, global and reassigned pointers point where the code says")
         elif all(infos[p].restrict for p in pointers):
             notes.append(f"assumed pointer parameters {', '.join(pointers)} do not alias (restrict)" if len(pointers) > 1
                          else f"assumed pointer parameter {pointers[0]} does not alias (restrict)")
 
-    verdicts = combine(ctx, found, refs, scopes, exposed, _used_outside(nest, program), index, notes)
+    verdicts = combine(ctx, found, refs, notes)
     deps = tuple(dict.fromkeys(d for d, _, _ in found))
     return DependenceInfo(verdicts, deps, tuple(dict.fromkeys(notes)))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pycparser import c_ast
 
 from c2gpu.ir import Flag, Loc, Loop, Nest, Origin, Reduction
 from c2gpu.pipeline import Pass, PassFailed
@@ -84,19 +83,13 @@ class Mapping:
 
 def _only_loop_child(loop: Loop) -> Loop | None:
     """The single loop that is the whole body of `loop` (a perfect nest), or None."""
-    body = loop.ast.stmt if loop.ast is not None else None
-    while isinstance(body, c_ast.Compound) and body.block_items and len(body.block_items) == 1:
-        body = body.block_items[0]
-    if isinstance(body, c_ast.For):
-        kids = [n for n in loop.body if isinstance(n, Loop)]
-        return kids[0] if len(kids) == 1 and len(loop.body) == 1 else None
+    if loop.perfect and len(loop.body) == 1 and isinstance(loop.body[0], Loop) and loop.body[0].header_stmt is None:
+        return loop.body[0]
     return None
 
 
 def _body_is_only_loops(loop: Loop) -> bool:
-    body = loop.ast.stmt
-    items = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
-    return all(isinstance(i, (c_ast.For, c_ast.Pragma, c_ast.EmptyStatement)) for i in items) and items != []
+    return loop.perfect and all(n.header_stmt is None for n in loop.body)
 
 
 SMALL_TRIP = 16

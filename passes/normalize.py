@@ -42,6 +42,7 @@ def _sub(p: Poly | None, env: dict[str, Poly]) -> Poly | None:
 def _normalize(loop: Loop, env: dict[str, Poly], names: dict[str, str], used: set[str]) -> Loop:
     """env: original loop variable -> its expression in normalized variables; names: original -> new name."""
     lower, upper = _sub(loop.lower, env), _sub(loop.upper, env)
+    header_stmt = None if loop.header_stmt is None else _stmt(loop.header_stmt, env, names)   # runs in the parent
     trip = None if loop.trip_count is None else loop.trip_count.substitute(env)
     env, names = dict(env), dict(names)
     var, step, origin = loop.var, loop.step, loop.origin
@@ -53,7 +54,7 @@ def _normalize(loop: Loop, env: dict[str, Poly], names: dict[str, str], used: se
         lower, upper, step = Poly.const(0), trip.as_poly(), 1
     body = tuple(_normalize(n, env, names, used) if isinstance(n, Loop) else _stmt(n, env, names) for n in loop.body)
     return replace(loop, var=var, lower=lower, upper=upper, step=step, trip_count=trip, body=body,
-                   guards=tuple(_guard(g, env) for g in loop.guards), origin=origin)
+                   guards=tuple(_guard(g, env) for g in loop.guards), origin=origin, header_stmt=header_stmt)
 
 
 def _guard(g: Guard, env: dict[str, Poly]) -> Guard:
@@ -69,6 +70,7 @@ def _access(a: Access, env: dict[str, Poly]) -> Access:
 
 def _stmt(s: Statement, env: dict[str, Poly], names: dict[str, str]) -> Statement:
     reds = tuple(replace(r, loops=tuple(names.get(v, v) for v in r.loops),
+                         guard=None if r.guard is None else _guard(r.guard, env),
                          array_access=None if r.array_access is None else _access(r.array_access, env))
                  for r in s.reductions)
     return replace(s, loops=tuple(names.get(v, v) for v in s.loops), guards=tuple(_guard(g, env) for g in s.guards),

@@ -184,8 +184,7 @@ class Analyzer:
             if array in read or len(ws) != 1:
                 continue
             s, a = ws[0]
-            if s.loop_ids[-1] != self.kernel.body_lid or not a.affine or type(s.ast).__name__ != "Assignment" \
-                    or s.ast.op != "=":
+            if s.loop_ids[-1] != self.kernel.body_lid or not a.affine or s.assign_op != "=":
                 continue
             subs, extents = ph.access_shape(self.nest, a)
             if extents is None or len(subs) < 2:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from c2gpu.frontend import load_program
+
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.passes.dependence import DependenceAnalysis, DependenceInfo
 from c2gpu.pipeline import PassManager
@@ -352,14 +354,27 @@ def test_non_affine_guard_gives_a_may_dependence(tmp_path):
      "pointer-modified"),
     ("float a[100]; void f(void) { int i; for (i = 0; i < 100; i++) { float t[2]; t[0] = a[i]; a[i] = t[0]; } }",
      "local-array"),
-    ("float b[100]; void f(void) { int i, k = 0; for (i = 0; i < 100; i++) if ((k = i) > 5) b[i] = 1; }",
-     "condition-side-effect"),
     ("float a[100]; void f(void) { int i; float *p = a; for (i = 0; i < 100; i++) a[i] = *(&a[0] + i); }",
      "address-taken"),
 ])
 def test_blocking_flags(tmp_path, source, code):
     v = only_nest(tmp_path, source).loop(0)
     assert v.status == U and code in {r.code for r in v.reasons}
+
+
+def test_a_write_in_a_condition_is_a_write_of_the_iteration(tmp_path):
+    # k is set in every iteration before anything reads it: private while dead after the loop ...
+    dead = only_nest(tmp_path, "float b[100]; void f(void) { int i, k = 0; for (i = 0; i < 100; i++) "
+                               "if ((k = i) > 5) b[i] = 1; }")
+    assert dead.loop("i").status == P and dead.loop("i").private == ("k",)
+    # ... but the function reads its last value afterwards: the iterations must run in order
+    live = only_nest(tmp_path, "float b[100]; int f(void) { int i, k = 0; for (i = 0; i < 100; i++) "
+                               "if ((k = i) > 5) b[i] = 1; return k; }")
+    assert live.loop("i").status == C and live.loop("i").reasons[0].array == "k"
+    # and a condition that reads what it wrote in the previous iteration carries a flow dependence
+    flow = only_nest(tmp_path, "float b[100]; void f(void) { int i, k = 0; for (i = 0; i < 100; i++) "
+                               "if ((k = k + i) > 5) b[i] = 1; }")
+    assert flow.loop("i").status == C
 
 
 def test_non_affine_bound_blocks_the_loop_and_its_parents(tmp_path):
@@ -381,11 +396,21 @@ def test_pointer_versus_global_array(tmp_path):
     assert table(only_nest(tmp_path, source, assume_no_alias=True)) == [("i", P)]
 
 
-def test_shadowed_scalar_is_not_proven(tmp_path):
-    # `t` inside the block is another variable than the `t` read by d[i] = t (the previous iteration's)
+def test_shadowed_scalar_is_another_variable(tmp_path):
+    # `t` inside the block is another variable than the `t` read by d[i] = t (the previous iteration's):
+    # the outer t carries a flow dependence, the inner one is private to each iteration
     info = only_nest(tmp_path, "float a[100], b[100], c[100], d[100]; void f(void) { int i; float t = 0; "
                                "for (i = 0; i < 100; i++) { { float t; t = a[i]; b[i] = t; } d[i] = t; t = c[i]; } }")
-    assert table(info) == [("i", U)]
+    assert table(info) == [("i", C)]
+    assert {r.array for r in info.loop("i").reasons} == {"t"} and "t#1" not in info.loop("i").outer_writes
+    # two block-local variables of one name in sibling blocks are two variables, each private
+    sib = only_nest(tmp_path, "float a[100], b[100]; void f(void) { int i; for (i = 0; i < 100; i++) "
+                              "{ { float t = a[i]; b[i] = t; } { float t; t = b[i]; a[i] = t * 2; } } }")
+    assert table(sib) == [("i", P)]
+    (path := tmp_path / "sib.c").write_text("float a[100], b[100]; void f(void) { int i; for (i = 0; i < 100; i++) "
+                                            "{ { float t = a[i]; b[i] = t; } { float t; t = b[i]; a[i] = t * 2; } } }")
+    nest = load_program(str(path)).nests[0]
+    assert sorted((s.name, s.source_name) for s in nest.scalars if s.role == "local") == [("t#1", "t"), ("t#2", "t")]
 
 
 def test_scalar_declared_in_the_loop_is_private(tmp_path):

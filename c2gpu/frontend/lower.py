@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from fractions import Fraction
 
 from pycparser import c_ast, c_generator
@@ -19,28 +20,14 @@ from pycparser import c_ast, c_generator
 from ..ir import (Access, ArrayInfo, Constraint, Flag, Guard, Loc, Loop, Nest, Program,
                   Reduction, ScalarInfo, Statement)
 from ..poly import Poly, Sym
-from .ctypes import FLOAT_TYPES, CType, arith_result, decl_type
+from ..libc import MATH_FUNCTIONS
+from .preprocess import INCLUDE_DIR
+from .ctypes import FLOAT_TYPES, INT_RANGES, SIZES, CType, arith_result, decl_type, int_result, is_unsigned, promote
 
 _GEN = c_generator.CGenerator()
 
-# Math library calls the model recognizes: name -> (op kind, result type or None = "same as the f/no-f form").
-_SPECIAL = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "sin", "cos", "tan",
-            "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-            "erf", "erfc", "tgamma", "lgamma", "cbrt", "hypot")
-_CHEAP = ("fabs", "floor", "ceil", "round", "trunc", "copysign", "rint", "nearbyint")
-_MINMAX = ("fmin", "fmax")
-MATH_FUNCTIONS: dict[str, tuple[str, str]] = {}
-for _name in _SPECIAL + _CHEAP + _MINMAX + ("sqrt", "rsqrt", "fma", "fmod", "ldexp"):
-    _kind = ("sqrt" if _name in ("sqrt", "rsqrt") else "special" if _name in _SPECIAL
-             else "minmax" if _name in _MINMAX else "fma" if _name == "fma"
-             else "div" if _name == "fmod" else "add")
-    MATH_FUNCTIONS[_name] = (_kind, "double")
-    MATH_FUNCTIONS[_name + "f"] = (_kind, "float")
-for _name in ("abs", "labs", "llabs", "min", "max"):
-    MATH_FUNCTIONS[_name] = ("int", "int")
-
-_MAX_NAMES = {"fmax", "fmaxf", "max"}
-_MIN_NAMES = {"fmin", "fminf", "min"}
+_MAX_NAMES = {"fmax", "fmaxf"}
+_MIN_NAMES = {"fmin", "fminf"}
 
 
 def text_of(node: c_ast.Node | None) -> str:
@@ -71,13 +58,28 @@ def _unescape(name: str) -> str:
 
 # --------------------------------------------------------------------------- scopes
 
+class Var(NamedTuple):
+    """A declared variable: its type, storage kind, where it is declared, and its name in the IR.
+
+    `ir` differs from the C name only for a variable declared inside a nest whose
+    name another variable of the nest (or around it) also has: "t#2".  Names in
+    the IR identify variables, so two `t`s in sibling blocks are never conflated.
+    `decl_lids`: the loops of the nest around the declaration (None: outside the nest).
+    """
+    ctype: CType
+    storage: str
+    loc: Loc
+    ir: str = ""
+    decl_lids: tuple[int, ...] | None = None
+
+
 @dataclass
 class Scope:
-    """Variables visible at a point: name -> (CType, storage kind, declaring Loc)."""
-    vars: dict[str, tuple[CType, str, Loc]] = field(default_factory=dict)
+    """Variables visible at a point: C name -> Var."""
+    vars: dict[str, Var] = field(default_factory=dict)
     parent: "Scope | None" = None
 
-    def lookup(self, name: str) -> tuple[CType, str, Loc] | None:
+    def lookup(self, name: str) -> Var | None:
         s: Scope | None = self
         while s is not None:
             if name in s.vars:
@@ -94,17 +96,25 @@ class Scope:
 class NestContext:
     """What lowering one nest needs to know while it walks the loops."""
 
-    def __init__(self, scope: Scope, typedefs: dict[str, CType], functions: dict[str, CType], fallback: Loc):
+    def __init__(self, scope: Scope, typedefs: dict[str, CType], functions: dict[str, CType], fallback: Loc,
+                 user_functions: frozenset[str] = frozenset(), address_taken: frozenset[str] = frozenset()):
         self.scope = scope
         self.typedefs = typedefs
         self.functions = functions
+        self.user_functions = user_functions    # defined or declared by the user's code (not c2gpu's headers)
+        self.address_taken = address_taken      # names whose address the function takes (`&x`)
         self.fallback = fallback
         self.loop_vars: list[str] = []
         self.loop_ids: list[int] = []
+        self.loop_types: dict[str, str] = {}     # loop variable -> its C type
+        self.renamed: dict[int, str] = {}        # id(Decl) -> IR name, for declarations whose C name is not unique
+        self.locals: dict[str, tuple[Var, "c_ast.Decl"]] = {}  # IR name -> nest-local variable and its declaration
         self.next_lid = 0
         self.written: set[str] = set()          # scalars assigned anywhere in the nest
         self.local_depth: dict[str, int] = {}    # nest-local scalar -> loop depth at its declaration
-        self.local_affine: dict[str, Poly] = {}  # nest-local int defined once by an affine expression
+        self.local_affine: dict[str, Poly] = {}  # nest-local int defined once by an affine expression (by IR name)
+        self.local_why: dict[str, str] = {}
+        self.idiom_guard: Guard | None = None      # nest-local int whose initialization converts its value (by IR name)
         self.flags: list[Flag] = []
         self.arrays_used: dict[str, Loc] = {}
         self.scalars_used: dict[str, Loc] = {}
@@ -115,13 +125,104 @@ class NestContext:
         return loc_of(node, self.fallback)
 
     def flag(self, code: str, message: str, node: c_ast.Node) -> None:
-        f = Flag(code, message, self.loc(node))
+        f = Flag(code, message, self.loc(node), tuple(self.loop_ids))
         if f not in self.flags:
             self.flags.append(f)
 
     def type_of_name(self, name: str) -> CType | None:
+        if name in self.loop_types and name in self.loop_vars:
+            return CType(self.loop_types[name])
         found = self.scope.lookup(name)
-        return found[0] if found else None
+        return found.ctype if found else None
+
+    def ir_name(self, name: str) -> str:
+        """The IR name of the variable `name` denotes here (its C name unless a nest-local one was renamed)."""
+        found = self.scope.lookup(name)
+        return (found.ir or name) if found is not None else name
+
+    def is_math(self, name: str) -> bool:
+        """A math library function c2gpu knows, not a function of the user's that happens to share its name."""
+        return name in MATH_FUNCTIONS and name not in self.user_functions
+
+    # -- value ranges (for conversions) --------------------------------------
+    def int_type(self, node: c_ast.Node) -> str:
+        """The C type of an integer expression after the integer promotions ('?' when unknown or not integer)."""
+        if isinstance(node, c_ast.Constant):
+            v = node.value.lower()
+            if node.type == "char":
+                return "int"
+            if node.type not in ("int", "long", "long long", "unsigned int", "unsigned long", "unsigned long long") \
+                    and not node.type.endswith("int"):
+                return "?"
+            suffix = v.lstrip("0123456789abcdefx")
+            try:
+                value = int(v.rstrip("ul"), 0)
+            except ValueError:
+                return "?"
+            t = ("unsigned " if "u" in suffix else "") + ("long" if "l" in suffix or value > 2 ** 31 - 1 else "int")
+            if t == "int" and v.startswith("0") and value > 2 ** 31 - 1:
+                t = "unsigned int"
+            return t
+        if isinstance(node, c_ast.ID):
+            t = self.type_of_name(node.name)
+            return promote(t.base) if t is not None and t.is_integer else "?"
+        if isinstance(node, c_ast.Cast):
+            t = decl_type(node.to_type, self.typedefs)
+            return promote(t.base) if t.is_integer else "?"
+        if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+", "~"):
+            return self.int_type(node.expr)
+        if isinstance(node, c_ast.BinaryOp):
+            if node.op in ("<<", ">>"):
+                return self.int_type(node.left)
+            if node.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
+                return "int"
+            return int_result(self.int_type(node.left), self.int_type(node.right)) or "?"
+        if isinstance(node, c_ast.ArrayRef):
+            t = self.type_of(node)
+            return promote(t) if t in INT_RANGES else "?"
+        return "?"
+
+    def value_range(self, p: Poly, depth: int = 0) -> tuple[Fraction, Fraction] | None:
+        """Bounds on the values `p` takes in the nest, by interval arithmetic (sound, not tight).
+
+        A loop variable ranges over its loop's bounds (themselves bounded the same way), a
+        parameter over its C type; None when a variable is neither (or the bounds nest too deep).
+        """
+        if depth > 64:
+            return None
+        lo = hi = Fraction(0)
+        for mono, c in p.terms:
+            tlo = thi = Fraction(c)
+            for v, power in mono:
+                r = self.var_range(v, depth)
+                if r is None:
+                    return None
+                for _ in range(power):
+                    cands = (tlo * r[0], tlo * r[1], thi * r[0], thi * r[1])
+                    tlo, thi = min(cands), max(cands)
+            lo, hi = lo + tlo, hi + thi
+        return lo, hi
+
+    def var_range(self, v: str, depth: int) -> tuple[Fraction, Fraction] | None:
+        t = self.type_of_name(v)
+        if t is None or not t.is_integer or t.base not in INT_RANGES:
+            return None
+        tlo, thi = (Fraction(x) for x in INT_RANGES[t.base])
+        if v in self.loop_vars:
+            lo_p, hi_p = self.loop_ranges.get(v, (None, None))
+            lo = self.value_range(lo_p, depth + 1) if lo_p is not None else None
+            hi = self.value_range(hi_p - 1, depth + 1) if hi_p is not None else None
+            tlo = max(tlo, lo[0]) if lo is not None else tlo
+            thi = min(thi, hi[1]) if hi is not None else thi
+        return tlo, thi
+
+    def fits(self, p: Poly, ctype: str) -> bool:
+        """Whether every value `p` takes is a value of `ctype` (so converting it to `ctype` changes nothing)."""
+        if ctype not in INT_RANGES:
+            return False
+        r = self.value_range(p)
+        lo, hi = INT_RANGES[ctype]
+        return r is not None and lo <= r[0] and r[1] <= hi
 
     # -- affine conversion ---------------------------------------------------
     def poly(self, node: c_ast.Node) -> tuple[Poly | None, str]:
@@ -139,8 +240,10 @@ class NestContext:
             name = node.name
             if name in self.loop_vars:
                 return Poly.var(name), ""
-            if name in self.local_affine:
-                return self.local_affine[name], ""
+            if self.ir_name(name) in self.local_affine:
+                return self.local_affine[self.ir_name(name)], ""
+            if self.ir_name(name) in self.local_why:
+                return None, self.local_why[self.ir_name(name)]
             if name in self.written or name in self.local_depth:
                 return None, f"depends on '{name}', which is assigned inside the nest"
             t = self.type_of_name(name)
@@ -158,11 +261,20 @@ class NestContext:
                 b, rb = self.poly(node.right)
                 if b is None:
                     return None, rb
-                return (a + b if node.op == "+" else a - b if node.op == "-" else a * b), ""
+                result = a + b if node.op == "+" else a - b if node.op == "-" else a * b
+                t = self.int_type(node)
+                if is_unsigned(t) and not (self.fits(a, t) and self.fits(b, t) and self.fits(result, t)):
+                    # unsigned arithmetic is modulo 2^n: the polynomial is its value only without wrap-around
+                    return None, (f"'{text_of(node)}' (line {self.loc(node).line}) is {t} arithmetic that can "
+                                  "wrap around (or convert a negative operand)")
+                return result, ""
             if node.op == "<<":
                 a, ra = self.poly(node.left)
                 b, _ = self.poly(node.right)
                 if a is not None and b is not None and b.is_const() and 0 <= b.const_value() < 63:
+                    t = self.int_type(node)
+                    if is_unsigned(t) and not self.fits(a * (2 ** int(b.const_value())), t):
+                        return None, f"'{text_of(node)}' (line {self.loc(node).line}) can shift bits out"
                     return a * (2 ** int(b.const_value())), ""   # (a negative or too wide shift is undefined)
                 return None, f"shift '{text_of(node)}'"
             if node.op in ("/", "%"):
@@ -184,15 +296,23 @@ class NestContext:
         if isinstance(node, c_ast.UnaryOp):
             if node.op == "-":
                 a, r = self.poly(node.expr)
+                if a is not None and is_unsigned(self.int_type(node)) and not self.fits(-a, self.int_type(node)):
+                    return None, f"'{text_of(node)}' (line {self.loc(node).line}) negates an unsigned value"
                 return (-a if a is not None else None), r
             if node.op == "+":
                 return self.poly(node.expr)
             return None, f"'{text_of(node)}'"
         if isinstance(node, c_ast.Cast):
             t = decl_type(node.to_type, self.typedefs)
-            if t.is_integer:
-                return self.poly(node.expr)
-            return None, f"cast to {t.base}"
+            if not t.is_integer:
+                return None, f"cast to {t.base}"
+            a, why = self.poly(node.expr)
+            if a is None:
+                return None, why
+            if not self.fits(a, t.base):
+                return None, (f"the conversion '{text_of(node)}' (line {self.loc(node).line}) can change the value "
+                              f"(not every value of '{text_of(node.expr)}' is a value of {t.base})")
+            return a, ""
         if isinstance(node, c_ast.ArrayRef):
             return None, f"indirect subscript '{text_of(node)}' (data-dependent)"
         if isinstance(node, c_ast.FuncCall):
@@ -242,7 +362,7 @@ class NestContext:
             return self.type_of(node.lvalue)
         if isinstance(node, c_ast.FuncCall):
             name = text_of(node.name)
-            if name in MATH_FUNCTIONS:
+            if self.is_math(name):
                 return MATH_FUNCTIONS[name][1]
             t = self.functions.get(name)
             return t.base if t else "?"
@@ -267,10 +387,11 @@ def _prec(t: str) -> str:
 class StatementBuilder:
     """Accesses, scalars, op counts and reductions of one simple statement."""
 
-    def __init__(self, ctx: NestContext, stmt: c_ast.Node, guards: tuple[Guard, ...]):
+    def __init__(self, ctx: NestContext, stmt: c_ast.Node, guards: tuple[Guard, ...], idiom_guard: Guard | None = None):
         self.ctx = ctx
         self.stmt = stmt
         self.guards = guards
+        self.idiom_guard = idiom_guard     # `if (e > t) t = e;` with nothing else under the `if`: a max/min
         self.accesses: list[Access] = []
         self.scalar_reads: list[str] = []
         self.scalar_writes: list[str] = []
@@ -317,7 +438,7 @@ class StatementBuilder:
         if isinstance(node, c_ast.FuncCall):
             name = text_of(node.name)
             self.calls.append(name)
-            if name not in MATH_FUNCTIONS:
+            if not ctx.is_math(name):
                 ctx.flag("unknown-call", f"call to '{name}': c2gpu cannot see what it reads or writes", node)
             for arg in (node.args.exprs if node.args else []):
                 if isinstance(arg, c_ast.ID) and (t := ctx.type_of_name(arg.name)) and not t.is_scalar:
@@ -366,6 +487,9 @@ class StatementBuilder:
         rank = len(t.dims) + t.pointers
         if len(subs) < rank:
             reasons.append(f"'{text_of(node)}' uses {len(subs)} of {rank} subscripts")
+        if t.pointer_rows and len(subs) > 1:
+            # int *rows[N] / float **a: every row is a pointer of its own, and two rows may point to the same memory
+            reasons.append(f"the rows of '{name}' are pointers, which may point to the same memory")
         text = text_of(node)
         if reasons:
             ctx.flag("non-affine-subscript", f"'{text}': {reasons[0]}", node)
@@ -392,11 +516,13 @@ class StatementBuilder:
                 ctx.flag("unknown-identifier", f"'{name}' is not declared", node)
             return
         if not t.is_scalar:
-            if mode != "read" and t.pointers and not t.dims:
+            if mode != "read":
                 # p++, p = q: what the pointer reaches changes between iterations, and no access through it
                 # can be analysed (the write is not a scalar write the dependence pass would see)
-                ctx.flag("pointer-modified", f"pointer '{name}' is assigned inside the nest", node)
+                ctx.flag("pointer-modified", f"pointer '{name}' is assigned inside the nest, so its subscripts "
+                                             "do not name the same cells in every iteration", node)
             return
+        name = ctx.ir_name(name)
         ctx.scalars_used.setdefault(name, ctx.loc(node))
         if mode in ("read", "update"):
             self.scalar_reads.append(name)
@@ -473,7 +599,7 @@ class StatementBuilder:
         if isinstance(node, c_ast.FuncCall):
             name = text_of(node.name)
             arg_types = [self.count(a) for a in (node.args.exprs if node.args else [])]
-            if name in MATH_FUNCTIONS:
+            if ctx.is_math(name):
                 kind, t = MATH_FUNCTIONS[name]
                 if kind == "int":
                     self.ops["int"] += 1
@@ -506,25 +632,31 @@ class StatementBuilder:
     # -- reductions ----------------------------------------------------------------
     def reductions(self, loops: tuple[str, ...]) -> list[Reduction]:
         stmt = self.stmt
+        via_guard = None
         if isinstance(stmt, c_ast.UnaryOp) and stmt.op in ("++", "--", "p++", "p--") \
                 and isinstance(stmt.expr, (c_ast.ID, c_ast.ArrayRef)):
-            target, op, rhs_other = stmt.expr, "+", None   # count++ is count += 1
+            target, op, rhs_other, value_type = stmt.expr, "+", None, "int"   # count++ is count += 1
         elif isinstance(stmt, c_ast.Assignment):
-            target, op, rhs_other = _reduction_form(stmt, self.guards)
+            target, op, rhs_other, value_type, via_guard = _reduction_form(self.ctx, stmt, self.idiom_guard)
         else:
             return []
         if target is None:
             return []
         ctx = self.ctx
+        acc_type = ctx.type_of(target)
+        if not _associative(op, acc_type, value_type):
+            return []
         if isinstance(target, c_ast.ID):
             name = target.name
             if name in ctx.loop_vars or _mentions(rhs_other, name):
                 return []
-            depth = ctx.local_depth.get(name, 0)
+            ir = ctx.ir_name(name)
+            local = ctx.locals.get(ir)
+            depth = len(local[0].decl_lids or ()) if local is not None else 0
             over = loops[depth:]
             if not over:
                 return []
-            return [Reduction(name, op, ctx.loc(stmt), tuple(over))]
+            return [Reduction(ir, op, ctx.loc(stmt), tuple(over), guard=via_guard)]
         base, subs = _array_chain(target)
         if not isinstance(base, c_ast.ID) or _mentions(rhs_other, base.name):
             return []
@@ -556,58 +688,100 @@ def _same(a: c_ast.Node, b: c_ast.Node) -> bool:
     return text_of(a) == text_of(b)
 
 
-def _reduction_form(stmt: c_ast.Assignment, guards: tuple[Guard, ...]):
-    """Match `t op= e`, `t = t op e`, `t = max(t, e)`, `t = t > e ? t : e`, `if (e > t) t = e`.
+def _reduction_form(ctx: NestContext, stmt: c_ast.Assignment, idiom_guard: Guard | None):
+    """Match `t op= e`, `t = t op e`, `t = fmax(t, e)`, `t = t > e ? t : e`, `if (e > t) t = e`.
 
-    Returns (target node, op, the other operand) or (None, None, None).
+    Returns (target node, op, the other operand, the type the operation combines in, the guard when matched
+    through `if (e > t) t = e;`), or Nones.  `idiom_guard` is that `if`'s guard when the `if` has no `else`
+    and controls nothing but this statement: a guard that also controls a counter, a flag or an
+    else-branch makes the statement part of something that is not a max/min.
     """
+    none = None, None, None, None, None
     lv, rv = stmt.lvalue, stmt.rvalue
     if not isinstance(lv, (c_ast.ID, c_ast.ArrayRef)):
-        return None, None, None
+        return none
     if stmt.op in ("+=", "-=", "*="):
-        return lv, "*" if stmt.op == "*=" else "+", rv
+        return lv, "*" if stmt.op == "*=" else "+", rv, ctx.type_of(rv), None
     if stmt.op != "=":
-        return None, None, None
+        return none
     if isinstance(rv, c_ast.BinaryOp) and rv.op in ("+", "*", "-"):
         if _same(rv.left, lv):
-            return lv, "*" if rv.op == "*" else "+", rv.right
+            return lv, "*" if rv.op == "*" else "+", rv.right, ctx.type_of(rv.right), None
         if _same(rv.right, lv) and rv.op != "-":
-            return lv, rv.op, rv.left
+            return lv, rv.op, rv.left, ctx.type_of(rv.left), None
     if isinstance(rv, c_ast.FuncCall) and rv.args and len(rv.args.exprs) == 2:
         name = text_of(rv.name)
         a, b = rv.args.exprs
-        if name in _MAX_NAMES | _MIN_NAMES:
+        if name in _MAX_NAMES | _MIN_NAMES and ctx.is_math(name):
             op = "max" if name in _MAX_NAMES else "min"
+            kind = MATH_FUNCTIONS[name][1]       # fmaxf compares in float, whatever its arguments are
             if _same(a, lv):
-                return lv, op, b
+                return lv, op, b, kind, None
             if _same(b, lv):
-                return lv, op, a
+                return lv, op, a, kind, None
     if isinstance(rv, c_ast.TernaryOp) and isinstance(rv.cond, c_ast.BinaryOp) and rv.cond.op in ("<", "<=", ">", ">="):
         c = rv.cond
         if {text_of(c.left), text_of(c.right)} == {text_of(rv.iftrue), text_of(rv.iffalse)} and text_of(lv) in (text_of(c.left), text_of(c.right)):
             # (l > r) ? l : r is max(l, r)
             picks_larger = (c.op in (">", ">=")) == _same(rv.iftrue, c.left)
             other = c.right if _same(c.left, lv) else c.left
-            return lv, "max" if picks_larger else "min", other
-    if guards and guards[-1].constraints is None and not guards[-1].negated:
-        cond = guards[-1].ast
+            return lv, "max" if picks_larger else "min", other, ctx.type_of(other), None
+    if idiom_guard is not None and idiom_guard.constraints is None and not idiom_guard.negated:
+        cond = idiom_guard.ast
         if isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">="):
             # if (e > t) t = e;  -> max ;  if (e < t) t = e;  -> min
             if _same(cond.left, rv) and _same(cond.right, lv):
-                return lv, "max" if cond.op in (">", ">=") else "min", rv
+                return lv, "max" if cond.op in (">", ">=") else "min", rv, ctx.type_of(rv), idiom_guard
             if _same(cond.right, rv) and _same(cond.left, lv):
-                return lv, "max" if cond.op in ("<", "<=") else "min", rv
-    return None, None, None
+                return lv, "max" if cond.op in ("<", "<=") else "min", rv, ctx.type_of(rv), idiom_guard
+    return none
+
+
+def _associative(op: str, acc: str, value: str) -> bool:
+    """Whether `acc = acc op value`, repeated, may be regrouped: c2gpu reduces in any order.
+
+    Floating-point `+` and `*` are regrouped like every GPU reduction (verify compares with a tolerance);
+    max/min must compare in the accumulator's own type.  An integer accumulator narrower than int
+    converts back at every step, and one fed floating-point values truncates at every step
+    (`int s; s += x[i]`): neither is the reduction of its values, so neither is accepted.
+    """
+    if value == "?" or acc == "?":
+        return False
+    if acc in FLOAT_TYPES:
+        return op in ("+", "*") and value in FLOAT_TYPES + tuple(INT_RANGES) or value == acc
+    if acc not in INT_RANGES or SIZES[acc] < 4 or value in FLOAT_TYPES or value not in INT_RANGES:
+        return False
+    if op in ("max", "min"):
+        return int_result(acc, value) == promote(acc)    # compared in the accumulator's type
+    return True
 
 
 # --------------------------------------------------------------------------- guards
 
-def guard_of(ctx: NestContext, cond: c_ast.Node, negated: bool) -> Guard:
+def guard_of(ctx: NestContext, cond: c_ast.Node, negated: bool, stmt_sid: int | None = None) -> Guard:
     cons = _constraints(ctx, cond)
     if negated and cons is not None:
         # not (e >= 0) is -e - 1 >= 0; a negated conjunction of several is a disjunction
         cons = (Constraint(-cons[0].expr - 1),) if len(cons) == 1 and cons[0].kind == "ge" else None
-    return Guard(("!(" + text_of(cond) + ")") if negated else text_of(cond), cons, ctx.loc(cond), negated, ast=cond)
+    reads = tuple(sorted({n.name if n.name in ctx.loop_vars else ctx.ir_name(n.name) for n in _ids(cond)}))
+    return Guard(("!(" + text_of(cond) + ")") if negated else text_of(cond), cons, ctx.loc(cond), negated, ast=cond,
+                 reads=reads, depth=len(ctx.loop_ids), stmt_sid=stmt_sid)
+
+
+def _ids(node: c_ast.Node | None) -> list[c_ast.ID]:
+    """Every identifier an expression mentions (function names of calls excluded)."""
+    out, stack = [], [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.ID):
+            out.append(n)
+        elif isinstance(n, c_ast.FuncCall):
+            stack.extend(c for name, c in n.children() if name != "name")
+        elif not isinstance(n, c_ast.StructRef):
+            stack.extend(c for _, c in n.children())
+        else:
+            stack.append(n.name)      # s.field: only `s` is a variable
+    return out
 
 
 def _constraints(ctx: NestContext, cond: c_ast.Node) -> tuple[Constraint, ...] | None:
@@ -621,6 +795,11 @@ def _constraints(ctx: NestContext, cond: c_ast.Node) -> tuple[Constraint, ...] |
         a, _ = ctx.poly(cond.left)
         b, _ = ctx.poly(cond.right)
         if a is None or b is None or not (a - b).is_affine():
+            ctx.params = saved
+            return None
+        common = int_result(ctx.int_type(cond.left), ctx.int_type(cond.right))
+        if common is None or (is_unsigned(common) and not (ctx.fits(a, common) and ctx.fits(b, common))):
+            # compared as unsigned: a negative side becomes a huge value, so the affine comparison would be wrong
             ctx.params = saved
             return None
         d = a - b
@@ -638,6 +817,7 @@ class Header:
     upper: Poly | None = None
     step: int | None = None
     problem: str = ""
+    bound: c_ast.Node | None = None      # the expression the condition compares the variable with
 
 
 def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
@@ -691,6 +871,7 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
         else:
             h.problem = h.problem or f"condition '{text_of(cond)}' does not compare '{h.var}' with a bound"
             return h
+    h.bound = bound
     b, why = ctx.poly(bound)
     if b is None:
         h.problem = h.problem or f"bound '{text_of(bound)}': {why}"
@@ -707,6 +888,39 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
     else:
         h.problem = h.problem or f"condition '{text_of(cond)}' does not bound a loop stepping by {step}"
     return h
+
+
+def _walk(node: c_ast.Node):
+    """Every node under `node` with its parent, depth first."""
+    stack = [(node, None)]
+    while stack:
+        n, up = stack.pop()
+        yield n, up
+        stack.extend((c, n) for _, c in n.children())
+
+
+def _loop_conversion(ctx: NestContext, h: Header, var_type: str) -> str:
+    """Why the loop's affine bounds are not what C computes, from its types ("" when they are).
+
+    The variable must hold every value from its start to its exit value (an `unsigned char` counting to
+    300, or an unsigned counting down to `>= 0`, wraps and never stops), and a comparison made in an
+    unsigned type must not see a negative side (`int i = -1; i < u` is false at once).
+    """
+    if var_type not in INT_RANGES:
+        return ""
+    s = abs(h.step)
+    first, exit_value = (h.lower, h.upper + (s - 1)) if h.step > 0 else (h.lower, h.upper - (s - 1))
+    wraps = is_unsigned(var_type) or promote(var_type) != var_type   # (signed int and wider: overflow is undefined)
+    for v in (first, exit_value) if wraps else ():
+        if not ctx.fits(v, var_type):
+            return (f"it cannot hold every value from {first.to_c()} to its exit value {exit_value.to_c()}, "
+                    "so it may wrap around instead of stopping")
+    common = int_result(var_type, ctx.int_type(h.bound)) if h.bound is not None else None
+    if common is not None and is_unsigned(common):
+        for v in (first, exit_value, h.upper):
+            if not ctx.fits(v, common):
+                return f"its condition compares in {common}, where a negative value would become a large one"
+    return ""
 
 
 def _is_id(node: c_ast.Node | None, name: str | None) -> bool:
@@ -815,6 +1029,7 @@ class NestLowerer:
     def prepass(self, node: c_ast.Node, depth: int = 0) -> None:
         """Find scalars written in the nest and nest-local declarations (needed before subscripts are converted)."""
         ctx = self.ctx
+        decls: list[c_ast.Decl] = []
         stack = [(node, depth)]
         while stack:
             n, d = stack.pop()
@@ -824,8 +1039,9 @@ class NestLowerer:
                     ctx.written.add(tgt.name)
             elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and isinstance(n.expr, c_ast.ID):
                 ctx.written.add(n.expr.name)
-            elif isinstance(n, c_ast.Decl) and not isinstance(n.type, c_ast.FuncDecl):
+            elif isinstance(n, c_ast.Decl) and not isinstance(n.type, c_ast.FuncDecl) and n.name:
                 ctx.local_depth.setdefault(n.name, d)
+                decls.append(n)
             if isinstance(n, c_ast.For):
                 # loop variables of nested loops are not "written scalars"
                 for _, c in n.children():
@@ -833,24 +1049,48 @@ class NestLowerer:
                 continue
             for _, c in n.children():
                 stack.append((c, d))
+        # A variable declared in the nest keeps its C name as IR name unless another variable of the nest (or one
+        # visible around it) has that name: then each declaration gets its own, "t#1", "t#2", in source order.
+        # (Loop variables declared in `for` headers are told apart by their loop, not by name.)
+        headers = {id(n.init.decls[0]) for n, _ in _walk(node) if isinstance(n, c_ast.For)
+                   and isinstance(n.init, c_ast.DeclList) and n.init.decls}
+        named: dict[str, list[c_ast.Decl]] = {}
+        for n in decls:
+            if id(n) not in headers:
+                named.setdefault(n.name, []).append(n)
+        for name, group in named.items():
+            if len(group) > 1 or ctx.scope.lookup(name) is not None:
+                group.sort(key=lambda n: (n.coord.line, n.coord.column) if n.coord else (0, 0))
+                for k, n in enumerate(group, 1):
+                    ctx.renamed[id(n)] = f"{name}#{k}"
 
-    def lower_loop(self, node: c_ast.For, guards: tuple[Guard, ...], scope: Scope) -> Loop:
+    def lower_loop(self, node: c_ast.For, guards: tuple[Guard, ...], scope: Scope, pragmas: tuple[str, ...] = ()) -> Loop:
         ctx = self.ctx
         h = parse_header(ctx, node)
         loc = ctx.loc(node)
         flags: list[Flag] = []
         var = h.var or f"?{loc.line}"
+        in_header = isinstance(node.init, c_ast.DeclList)
+        declared = decl_type(node.init.decls[0], ctx.typedefs) if in_header else \
+            (scope.lookup(var).ctype if scope.lookup(var) is not None else None)
+        c_type = declared.base if declared is not None and declared.is_scalar else "int"
         if h.problem:
             flags.append(Flag("non-affine-bound", f"loop '{var}': {h.problem}", loc))
         trip = None
         if h.lower is not None and h.upper is not None and h.step:
             if not (h.lower.is_affine() and h.upper.is_affine()):
                 flags.append(Flag("non-affine-bound", f"loop '{var}': bounds are not affine", loc))
+            elif why := _loop_conversion(ctx, h, c_type):
+                flags.append(Flag("non-affine-bound", f"loop '{var}' ({c_type}): {why}", loc))
             trip = trip_count(h.lower, h.upper, h.step)
+        if var in ctx.address_taken:
+            flags.append(Flag("address-taken", f"the address of loop variable '{var}' is taken in "
+                                               "the function: a write through a pointer may change it", loc))
+        header_stmt = self.header_statement(node, var, in_header, guards) if ctx.loop_ids else None
         inner_scope = scope.child()
-        if isinstance(node.init, c_ast.DeclList):
+        if in_header:
             d = node.init.decls[0]
-            inner_scope.vars[d.name] = (decl_type(d, ctx.typedefs), "local", ctx.loc(d))
+            inner_scope.vars[d.name] = Var(declared, "local", ctx.loc(d), d.name, tuple(ctx.loop_ids))
         lo = h.lower if (h.step or 0) > 0 else (h.upper + 1 if h.upper is not None else None)
         hi = h.upper if (h.step or 0) > 0 else (h.lower + 1 if h.lower is not None else None)
         ctx.loop_ranges[var] = (lo, hi)
@@ -858,6 +1098,8 @@ class NestLowerer:
         ctx.next_lid += 1
         ctx.loop_vars.append(var)
         ctx.loop_ids.append(lid)
+        saved_type = ctx.loop_types.get(var)
+        ctx.loop_types[var] = c_type
         saved_scope, ctx.scope = ctx.scope, inner_scope
         try:
             body = self.lower_body(node.stmt, guards, inner_scope)
@@ -865,13 +1107,47 @@ class NestLowerer:
             ctx.scope = saved_scope
             ctx.loop_vars.pop()
             ctx.loop_ids.pop()
+            if saved_type is not None:
+                ctx.loop_types[var] = saved_type
         header = f"for ({text_of(node.init)}; {text_of(node.cond)}; {text_of(node.next)})"
-        in_header = isinstance(node.init, c_ast.DeclList)
-        declared = inner_scope.lookup(var)
-        c_type = declared[0].base if declared is not None and declared[0].is_scalar else "int"
+        items = node.stmt.block_items or [] if isinstance(node.stmt, c_ast.Compound) else [node.stmt]
+        perfect = bool(items) and all(isinstance(i, (c_ast.For, c_ast.Pragma, c_ast.EmptyStatement)) for i in items)
         return Loop(lid=lid, var=var, lower=h.lower, upper=h.upper, step=h.step or 0, trip_count=trip, loc=loc,
                     end_loc=None, header=header, body=tuple(body), guards=guards, flags=tuple(flags),
-                    c_type=c_type, declared_in_header=in_header, ast=node)
+                    c_type=c_type, declared_in_header=in_header, perfect=perfect, pragmas=pragmas,
+                    header_stmt=header_stmt, ast=node)
+
+    def header_statement(self, node: c_ast.For, var: str, in_header: bool, guards: tuple[Guard, ...]) -> Statement | None:
+        """What an inner loop's header does that the enclosing loop can see, as a statement just before the loop.
+
+        A loop variable declared outside its `for` outlives the loop: the header writes it (every iteration of
+        the enclosing loop sets it, and a read after the inner loop sees its exit value); arrays read in the
+        bounds are reads of the enclosing loop too.  The variable's reads inside its own loop are the loop's.
+        """
+        ctx = self.ctx
+        saved = dict(ctx.scalars_used), list(ctx.flags)
+        b = StatementBuilder(ctx, node, guards)
+        init = node.init
+        if isinstance(init, c_ast.DeclList):
+            for d in init.decls:
+                b.visit(d.init)
+        else:
+            b.visit(init)
+        b.visit(node.cond)
+        b.visit(node.next)
+        ir = ctx.ir_name(var)
+        # the variable's exit value matters to the enclosing loop only if the nest reads it after this loop
+        # (its value after the nest is restored by the port from the bounds)
+        outlives = not in_header and var in ctx.live_in_nest(node)
+        b.scalar_reads = [n for n in b.scalar_reads if n != ir]
+        b.scalar_writes = [n for n in b.scalar_writes if n != ir] + ([ir] if outlives else [])
+        if not (b.accesses or b.scalar_writes or b.calls):
+            ctx.scalars_used, ctx.flags = saved      # the header only counts its own loop: nothing to record
+            return None
+        if not outlives and ir not in saved[0]:
+            ctx.scalars_used.pop(ir, None)
+        return self.make_statement(node, guards, b, text=f"header of loop '{var}' (line {ctx.loc(node).line})",
+                                   kind="header")
 
     def lower_body(self, node: c_ast.Node | None, guards: tuple[Guard, ...], scope: Scope) -> list:
         ctx = self.ctx
@@ -881,30 +1157,51 @@ class NestLowerer:
         if isinstance(node, c_ast.Compound):
             inner = scope.child()
             saved, ctx.scope = ctx.scope, inner
+            pragmas: list[str] = []
             try:
                 for item in node.block_items or []:
-                    out.extend(self.lower_body(item, guards, inner))
+                    if isinstance(item, c_ast.Pragma):
+                        pragmas.append(item.string.strip())
+                        continue
+                    if isinstance(item, c_ast.For):
+                        out.append(self.lower_loop(item, guards, inner, tuple(pragmas)))
+                    else:
+                        out.extend(self.lower_body(item, guards, inner))
+                    pragmas = []
             finally:
                 ctx.scope = saved
             return out
         if isinstance(node, c_ast.For):
             return [self.lower_loop(node, guards, scope)]
         if isinstance(node, c_ast.If):
-            g = guard_of(ctx, node.cond, False)
             pre = StatementBuilder(ctx, node.cond, guards)
             pre.visit(node.cond)
             pre.count(node.cond)
-            if pre.accesses or (pre.scalar_reads and g.constraints is None):
-                # reads in the condition are work of the iteration: keep them as a statement
-                out.append(self.make_statement(node.cond, guards, pre, text=f"if ({text_of(node.cond)})"))
-            out.extend(self.lower_body(node.iftrue, guards + (g,), scope))
+            sid = None
+            if pre.accesses or pre.scalar_writes or pre.calls or \
+                    (pre.scalar_reads and _constraints(ctx, node.cond) is None):
+                # reads and writes in the condition are work of the iteration: keep them as a statement
+                cond = self.make_statement(node.cond, guards, pre, text=f"if ({text_of(node.cond)})", kind="cond")
+                out.append(cond)
+                sid = cond.sid
+            g = guard_of(ctx, node.cond, False, sid)
+            then = node.iftrue.block_items if isinstance(node.iftrue, c_ast.Compound) else [node.iftrue]
+            alone = node.iffalse is None and len(then or []) == 1 and isinstance(then[0], c_ast.Assignment)
+            saved_idiom, ctx.idiom_guard = ctx.idiom_guard, (g if alone else None)
+            try:
+                out.extend(self.lower_body(node.iftrue, guards + (g,), scope))
+            finally:
+                ctx.idiom_guard = saved_idiom
             if node.iffalse is not None:
-                out.extend(self.lower_body(node.iffalse, guards + (guard_of(ctx, node.cond, True),), scope))
+                out.extend(self.lower_body(node.iffalse, guards + (guard_of(ctx, node.cond, True, sid),), scope))
             return out
         if isinstance(node, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall, c_ast.ExprList, c_ast.Decl)):
             if isinstance(node, c_ast.Decl):
                 t = decl_type(node, ctx.typedefs)
-                scope.vars[node.name] = (t, "local", ctx.loc(node))
+                ir = ctx.renamed.get(id(node), node.name)
+                var = Var(t, "local", ctx.loc(node), ir, tuple(ctx.loop_ids))
+                scope.vars[node.name] = var
+                ctx.locals[ir] = (var, node)
                 if node.name in ctx.loop_vars:
                     # `{ int i = 3; a[i] = ...; }` in a loop over i: the subscripts below name the new i
                     ctx.flag("shadows-loop-variable", f"'{node.name}' declared inside the nest hides the loop "
@@ -920,16 +1217,23 @@ class NestLowerer:
                 if t.is_integer:
                     p, _ = ctx.poly(node.init)
                     if p is not None and p.is_affine() and node.name not in ctx.written:
-                        ctx.local_affine[node.name] = p
-            b = StatementBuilder(ctx, node, guards)
+                        if ctx.fits(p, t.base):
+                            ctx.local_affine[ir] = p
+                        else:
+                            ctx.local_why[ir] = (f"'{node.name}' holds '{text_of(node.init)}' converted to {t.base} "
+                                                 f"(line {ctx.loc(node).line}), which can change its value")
+            idiom = ctx.idiom_guard if guards and guards[-1] is ctx.idiom_guard else None
+            b = StatementBuilder(ctx, node, guards, idiom)
             if isinstance(node, c_ast.Decl):
                 b.visit(node.init)
-                b.scalar_writes.append(node.name)
-                ctx.scalars_used.setdefault(node.name, ctx.loc(node))
+                b.scalar_writes.append(ir)
+                ctx.scalars_used.setdefault(ir, ctx.loc(node))
             else:
                 b.visit(node)
             b.count(node)
-            return [self.make_statement(node, guards, b)]
+            kind = "decl" if isinstance(node, c_ast.Decl) else "assign" if isinstance(node, c_ast.Assignment) \
+                else "call" if isinstance(node, c_ast.FuncCall) else "expr"
+            return [self.make_statement(node, guards, b, kind=kind)]
         if isinstance(node, c_ast.EmptyStatement) or isinstance(node, c_ast.Pragma):
             return out
         kind = type(node).__name__
@@ -939,21 +1243,22 @@ class NestLowerer:
         # still account for what it touches, so dependence analysis cannot miss it
         b = StatementBuilder(ctx, node, guards)
         b.visit(node)
-        if b.accesses or b.scalar_writes or b.calls:
+        if b.accesses or b.scalar_writes or b.calls or b.scalar_reads:
             out.append(self.make_statement(node, guards, b, text=f"{what} at line {ctx.loc(node).line}"))
         return out
 
-    def make_statement(self, node, guards, b: StatementBuilder, text: str | None = None) -> Statement:
+    def make_statement(self, node, guards, b: StatementBuilder, text: str | None = None, kind: str = "expr") -> Statement:
         ctx = self.ctx
         ctx.sid += 1
         loops = tuple(ctx.loop_vars)
         ops = tuple(sorted((k, v) for k, v in b.ops.items() if v))
-        decl = node.name if isinstance(node, c_ast.Decl) else None
+        decl = ctx.renamed.get(id(node), node.name) if isinstance(node, c_ast.Decl) else None
         return Statement(sid=ctx.sid, text=text or text_of(node).strip(), loc=ctx.loc(node), loops=loops,
                          loop_ids=tuple(ctx.loop_ids),
                          guards=guards, accesses=tuple(b.accesses), scalar_reads=tuple(dict.fromkeys(b.scalar_reads)),
                          scalar_writes=tuple(dict.fromkeys(b.scalar_writes)), ops=ops,
-                         reductions=tuple(b.reductions(loops)), calls=tuple(dict.fromkeys(b.calls)), decl=decl, ast=node)
+                         reductions=tuple(b.reductions(loops)), calls=tuple(dict.fromkeys(b.calls)), decl=decl,
+                         kind=kind, assign_op=node.op if isinstance(node, c_ast.Assignment) else None, ast=node)
 
 
 # --------------------------------------------------------------------------- discovery
@@ -964,6 +1269,7 @@ class Candidate:
     scope: Scope
     region: str
     outer: str = ""   # "while" when the for sits inside a while loop
+    pragmas: tuple[str, ...] = ()
 
 
 class FileLowerer:
@@ -973,6 +1279,7 @@ class FileLowerer:
         self.typedefs: dict[str, CType] = {}
         self.functions: dict[str, CType] = {}
         self.globals = Scope()
+        self.user_functions: set[str] = set()      # defined, or declared outside c2gpu's own headers
         self.notes: list[Flag] = []
         self.has_scop = False
         self.has_port_marker = False
@@ -989,10 +1296,16 @@ class FileLowerer:
             if isinstance(ext, c_ast.Decl):
                 if isinstance(ext.type, c_ast.FuncDecl):
                     self.functions[ext.name] = decl_type(ext.type.type, self.typedefs)
+                    if not _from_c2gpu_headers(ext):
+                        self.user_functions.add(ext.name)
                 elif ext.name:
-                    self.globals.vars[ext.name] = (decl_type(ext, self.typedefs), "global", loc_of(ext, Loc(self.path, 0)))
+                    self.globals.vars[ext.name] = Var(decl_type(ext, self.typedefs), "global",
+                                                      loc_of(ext, Loc(self.path, 0)), ext.name)
             elif isinstance(ext, c_ast.FuncDef):
                 self.functions[ext.decl.name] = decl_type(ext.decl.type.type, self.typedefs)
+                self.user_functions.add(ext.decl.name)
+        for ext in self.ast.ext:
+            if isinstance(ext, c_ast.FuncDef):
                 nests.extend(self.lower_function(ext))
         return _unique_names(nests)
 
@@ -1015,13 +1328,14 @@ class FileLowerer:
             if isinstance(p, c_ast.Decl) and p.name:
                 t = decl_type(p, self.typedefs)
                 storage = "param-array" if t.dims else "param-pointer" if t.pointers else "param"
-                scope.vars[p.name] = (t, storage, loc_of(p, Loc(self.path, 0)))
+                scope.vars[p.name] = Var(t, storage, loc_of(p, Loc(self.path, 0)), p.name)
         cands: list[Candidate] = []
-        self.find(fn.body, scope, cands, state={"scop": False, "marker": None}, outer="")
+        self.find(fn.body, scope, cands, state={"scop": False, "marker": None, "pragmas": []}, outer="")
+        facts = FunctionFacts(fn, self.user_functions)
         nests = []
         for index, cand in enumerate(cands, 1):
             try:
-                nests.append(self.lower_nest(fn.decl.name, cand))
+                nests.append(self.lower_nest(fn.decl.name, cand, facts))
             except RecursionError:
                 loc = loc_of(cand.node, Loc(self.path, 0))
                 self.notes.append(Flag("not-analysed", f"nest at line {loc.line} is nested too deeply to describe", loc))
@@ -1039,6 +1353,7 @@ class FileLowerer:
             inner = scope.child()
             for item in node.block_items or []:
                 if isinstance(item, c_ast.Pragma):
+                    state["pragmas"].append(item.string.strip())
                     words = item.string.split()
                     if words[:1] == ["scop"]:
                         state["scop"] = True
@@ -1051,10 +1366,13 @@ class FileLowerer:
                             self.notes.append(Flag("unknown-pragma", f"unknown c2gpu pragma '{item.string}' "
                                                    "(known: 'c2gpu port', 'c2gpu skip')", loc_of(item, Loc(self.path, 0))))
                     continue
-                if isinstance(item, c_ast.Decl):
-                    inner.vars[item.name] = (decl_type(item, self.typedefs), "local", loc_of(item, Loc(self.path, 0)))
+                if isinstance(item, c_ast.Decl) and item.name:
+                    storage = "static" if "static" in (item.storage or ()) else "local"
+                    inner.vars[item.name] = Var(decl_type(item, self.typedefs), storage,
+                                                loc_of(item, Loc(self.path, 0)), item.name)
                 self.find(item, inner, out, state, outer)
                 state["marker"] = None
+                state["pragmas"] = []
             return
         if isinstance(node, c_ast.For):
             marker = state.get("marker")
@@ -1067,7 +1385,7 @@ class FileLowerer:
                 self.notes.append(Flag("skipped", f"nest at line {loc.line} is outside '#pragma scop' regions", loc))
             else:
                 region = "pragma" if marker else "scop" if state["scop"] else "auto"
-                out.append(Candidate(node, scope, region, outer))
+                out.append(Candidate(node, scope, region, outer, tuple(state["pragmas"])))
             return
         if isinstance(node, c_ast.If):
             self.find(node.iftrue, scope, out, state, outer)
@@ -1078,18 +1396,21 @@ class FileLowerer:
             for _, c in node.children():
                 self.find(c, scope, out, state, outer)
 
-    def lower_nest(self, function: str, cand: Candidate) -> Nest:
+    def lower_nest(self, function: str, cand: Candidate, facts: "FunctionFacts") -> Nest:
         loc = loc_of(cand.node, Loc(self.path, 0))
-        ctx = NestContext(cand.scope, self.typedefs, self.functions, loc)
+        ctx = NestContext(cand.scope, self.typedefs, self.functions, loc, frozenset(self.user_functions),
+                          facts.address_taken)
+        ctx.live_in_nest = lambda loop: facts.live_after(loop, None, stop=cand.node)
         lowerer = NestLowerer(ctx)
         lowerer.prepass(cand.node)
-        root = lowerer.lower_loop(cand.node, (), cand.scope)
+        root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas)
         stmts = list(root.statements())
         arrays = []
         for name in sorted(ctx.arrays_used):
-            t, storage, dloc = cand.scope.lookup(name) or (None, "?", loc)
-            if t is None:
+            found = cand.scope.lookup(name)
+            if found is None:
                 continue
+            t, storage, dloc = found.ctype, found.storage, found.loc
             dims: list[Poly | None] = []
             for d in t.dims:
                 if d is None:
@@ -1100,15 +1421,15 @@ class FileLowerer:
                 ctx.params = saved | (p.variables if p is not None else set())
                 dims.append(p)
             dims = [None] * t.pointers + dims
-            arrays.append(ArrayInfo(name, t.base, t.elem_size, tuple(dims), storage if storage != "local" else "local",
-                                    t.restrict, t.const, dloc))
+            arrays.append(ArrayInfo(name, t.base, t.elem_size, tuple(dims), "local" if storage == "static" else storage,
+                                    t.restrict, t.const, dloc, assigned=name in facts.assigned))
         red_targets = {r.target for s in stmts for r in s.reductions}
         scalars = []
         for name in sorted(ctx.scalars_used):
-            found = cand.scope.lookup(name)
-            t = found[0] if found else None
+            local = ctx.locals.get(name)
+            var = local[0] if local is not None else cand.scope.lookup(name)
             writers = [s for s in stmts if name in s.scalar_writes]
-            if name in ctx.local_depth:
+            if local is not None:
                 role = "local"
             elif not writers:
                 role = "invariant"
@@ -1116,29 +1437,160 @@ class FileLowerer:
                 role = "reduction"
             else:
                 role = "written"
-            ctype = t.base if t else _local_type(root, name)
-            scalars.append(ScalarInfo(name, ctype, role, ctx.scalars_used[name]))
+            c_name = local[1].name if local is not None else name
+            exposed = var is not None and (var.storage in ("global", "static") or c_name in facts.address_taken)
+            scalars.append(ScalarInfo(name, var.ctype.base if var is not None else "?", role, ctx.scalars_used[name],
+                                      exposed=exposed, declared_in=var.decl_lids if local is not None else None,
+                                      c_name=c_name if c_name != name else ""))
         for name in sorted(ctx.params - set(ctx.scalars_used)):
             found = cand.scope.lookup(name)
-            if found is not None and found[0].is_scalar:
+            if found is not None and found.ctype.is_scalar:
                 # symbolic sizes used only in bounds or subscripts are invariant scalars of the nest too
-                scalars.append(ScalarInfo(name, found[0].base, "invariant", found[2]))
+                exposed = found.storage in ("global", "static") or name in facts.address_taken
+                scalars.append(ScalarInfo(name, found.ctype.base, "invariant", found.loc, exposed=exposed))
         scalars.sort(key=lambda s: s.name)
-        flags = list(ctx.flags)
+        flags = list(ctx.flags) + _exposed_loop_variables(root, cand.scope, arrays)
         if cand.outer == "while":
             flags.append(Flag("inside-while", "this nest sits inside a while loop, so it runs an unknown number of times", loc))
         loop_vars = {lp.var for lp in root.loops()}
         params = sorted(ctx.params - loop_vars)
+        outside = {lp.var for lp in root.loops() if not lp.declared_in_header} | \
+            {sc.name for sc in scalars if sc.declared_in is None}
+        live = facts.live_after(cand.node, cand.scope)
         return Nest(name=f"{function}@{loc.line}", function=function, loc=loc, end_loc=None, root=root,
                     arrays=tuple(arrays), scalars=tuple(scalars), params=tuple(params), flags=tuple(flags),
-                    region=cand.region)
+                    region=cand.region, live_after=tuple(sorted(outside & live)))
 
 
-def _local_type(root: Loop, name: str) -> str:
-    for s in root.statements():
-        if s.decl == name and isinstance(s.ast, c_ast.Decl):
-            return decl_type(s.ast, {}).base
-    return "?"
+def _exposed_loop_variables(root: Loop, scope: Scope, arrays: list[ArrayInfo]) -> list[Flag]:
+    """A loop counting with a global or static variable, in a loop that writes through a pointer: the
+    pointer may point to the counter (the loop variable is no scalar the dependence analysis compares)."""
+    pointers = {a.name for a in arrays if not a.restrict and (a.storage in ("param-pointer", "param-array") or not a.dims or a.dims[0] is None)}
+    out = []
+
+    def walk(lp: Loop, path: tuple[int, ...]) -> None:
+        path = path + (lp.lid,)
+        var = scope.lookup(lp.var)
+        if not lp.declared_in_header and var is not None and var.storage in ("global", "static"):
+            write = next((a for s in lp.statements() for a in s.accesses
+                          if a.kind == "write" and a.array in pointers), None)
+            if write is not None:
+                out.append(Flag("exposed-loop-variable", f"loop variable '{lp.var}' is a {var.storage} variable, and "
+                                f"the write {write.text} (line {write.loc.line}) may change it through a pointer",
+                                lp.loc, path))
+        for n in lp.body:
+            if isinstance(n, Loop):
+                walk(n, path)
+    walk(root, ())
+    return out
+
+
+def _from_c2gpu_headers(decl: c_ast.Node) -> bool:
+    coord = getattr(decl, "coord", None)
+    return coord is not None and coord.file is not None and str(coord.file).startswith(str(INCLUDE_DIR))
+
+
+class FunctionFacts:
+    """What the rest of a function tells about a nest's variables: which have their address taken, which
+    pointers are reassigned, and which values are still read after the nest (a backward liveness scan)."""
+
+    def __init__(self, fn: c_ast.FuncDef, user_functions: set[str]):
+        self.fn = fn
+        taken, assigned = set(), set()
+        self.parent: dict[int, c_ast.Node] = {}
+        self.has_goto = False
+        for n, up in _walk(fn.body):
+            if up is not None:
+                self.parent[id(n)] = up
+            if isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID):
+                call = up if isinstance(up, c_ast.ExprList) else None
+                call = self.parent.get(id(call)) if call is not None else None
+                library = isinstance(call, c_ast.FuncCall) and text_of(call.name) not in user_functions
+                if not library:       # a library call (scanf("%d", &n)) does not keep the pointer
+                    taken.add(n.expr.name)
+            elif isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+                assigned.add(n.lvalue.name)
+            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and isinstance(n.expr, c_ast.ID):
+                assigned.add(n.expr.name)
+            elif isinstance(n, (c_ast.Goto, c_ast.Label)):
+                self.has_goto = True
+        self.address_taken = frozenset(taken)
+        self.assigned = frozenset(assigned)
+
+    def live_after(self, nest: c_ast.For, scope: Scope | None, stop: c_ast.Node | None = None) -> set[str]:
+        """Names whose value may be read after the loop `nest` ends (before being overwritten), by the C name
+        the nest uses: globals, statics and address-taken variables always.  With `stop` (an enclosing
+        loop), only the reads up to the end of `stop` count."""
+        always = set() if stop is not None else {name for name in self.address_taken}
+        s: Scope | None = scope
+        while s is not None:
+            always |= {n for n, v in s.vars.items() if v.storage in ("global", "static")}
+            s = s.parent
+        if self.has_goto:
+            return always | {n.name for n in _ids(self.fn.body)}
+        live: set[str] = set()
+        killed: set[str] = set()
+        child, node = nest, self.parent.get(id(nest))
+        while node is not None:
+            if isinstance(node, c_ast.Compound):
+                items = node.block_items or []
+                after = items[[id(i) for i in items].index(id(child)) + 1:]
+                declared = set()
+                for item in after:
+                    reads, kills = _uses(item, killed | declared)
+                    live |= reads
+                    killed |= kills
+                    if isinstance(item, c_ast.Decl) and item.name:
+                        declared.add(item.name)      # from here on the name is another variable
+            elif isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+                # the next iteration: the step and the condition, then the body from its start
+                heads = [node.cond] + ([node.next] if isinstance(node, c_ast.For) else [])
+                live |= {n.name for h in heads for n in _ids(h)} - killed
+                live |= _uses(node.stmt, killed)[0]
+                if node is stop:
+                    break
+            child, node = node, self.parent.get(id(node))
+        return live | always
+
+
+def _uses(node: c_ast.Node | None, killed: set[str]) -> tuple[set[str], set[str]]:
+    """(names `node` may read before writing them, names it surely writes), for a statement in sequence.
+
+    Conservative: any mention counts as a read unless a write that surely runs comes first (`x = e;`, a `for`
+    header's `x = e`, both branches of an `if`); writes inside loop bodies may not run.
+    """
+    if node is None:
+        return set(), set()
+    if isinstance(node, c_ast.Compound):
+        reads, kills, declared = set(), set(), set()
+        for item in node.block_items or []:
+            r, k = _uses(item, killed | kills | declared)
+            reads |= r
+            kills |= k
+            if isinstance(item, c_ast.Decl) and item.name:
+                declared.add(item.name)
+        return reads, kills - declared
+    if isinstance(node, c_ast.Assignment) and node.op == "=" and isinstance(node.lvalue, c_ast.ID):
+        reads = {n.name for n in _ids(node.rvalue)} - killed
+        return reads, {node.lvalue.name}
+    if isinstance(node, c_ast.Decl):
+        return {n.name for n in _ids(node.init)} - killed, set()
+    if isinstance(node, c_ast.For):
+        reads, kills = _uses(node.init, killed) if not isinstance(node.init, c_ast.DeclList) else \
+            ({n.name for d in node.init.decls for n in _ids(d.init)} - killed, set())
+        inner = killed | kills
+        if isinstance(node.init, c_ast.DeclList):
+            inner |= {d.name for d in node.init.decls}
+        reads |= {n.name for n in _ids(node.cond)} - inner
+        reads |= {n.name for n in _ids(node.next)} - inner
+        reads |= _uses(node.stmt, inner)[0]
+        return reads, kills
+    if isinstance(node, c_ast.If):
+        reads = {n.name for n in _ids(node.cond)} - killed
+        r1, k1 = _uses(node.iftrue, killed)
+        r2, k2 = _uses(node.iffalse, killed)
+        return reads | r1 | r2, (k1 & k2) if node.iffalse is not None else set()
+    return {n.name for n in _ids(node)} - killed, set()
 
 
 def _unique_names(nests: list[Nest]) -> list[Nest]:
