@@ -94,6 +94,7 @@ class VerifyResult:
     worst: Difference | None = None
     outcomes: list[NestOutcome] = field(default_factory=list)
     commands: list[list[str]] = field(default_factory=list)
+    never_ran: list[str] = field(default_factory=list)   # ported nests that never ran: nothing was checked there
 
 
 @dataclass
@@ -394,7 +395,8 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
         if idle:
             which = ", ".join(f"{o.nest.name} ({o.nest.loc.file}:{o.nest.loc.line})" for o in idle)
             return VerifyResult(False, f"nothing was checked: nest{'s' if len(idle) > 1 else ''} {which} never ran "
-                                       "with these inputs", best.records, outcomes=outcomes, commands=commands)
+                                       "with these inputs", best.records, outcomes=outcomes, commands=commands,
+                                never_ran=[o.nest.name for o in idle])
         plural = "s" if len(orders) > 1 else ""
         message = (f"{len(probes)} nest{'s' if len(probes) > 1 else ''} checked: {best.records} records identical to "
                    f"the original's in {len(orders)} run{plural} of the port ({', '.join(orders)} order{plural})")

@@ -262,6 +262,8 @@ def test_nothing_was_checked_fails(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "PASS" not in out
     assert f"verify: FAIL: nothing was checked: nest twice@3 ({path}:3) never ran with these inputs" in out
+    res = run_verify(path, defines=[("SIZE", "0")])
+    assert not res.ok and res.never_ran == ["twice@3"]
     res = run_verify(path, defines=[("SIZE", "8")])
     assert res.ok and res.message.startswith("1 nest checked: ")
 
