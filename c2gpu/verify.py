@@ -315,7 +315,8 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
     # compilers run in the temporary directory: relative include directories must be made absolute
     flags = [f"-D{n}={v}" for n, v in options.defines] + [f"-I{Path(d).resolve()}" for d in options.include_dirs] \
         + ["-iquote", src_dir]
-    tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="c2gpu_verify_"))
+    # absolute: the compilers and programs run inside it
+    tmp = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="c2gpu_verify_"))
     tmp.mkdir(parents=True, exist_ok=True)
     commands: list[list[str]] = []   # every compiler command, for --keep and error reports
     edit = edit_port or (lambda name, text: text)

@@ -26,10 +26,10 @@ def needs_compilers(test):
     return requires_tool("g++")(requires_tool("cc")(test))
 
 
-def run_verify(path, orders=None, edit=None, defines=()):
+def run_verify(path, orders=None, edit=None, defines=(), keep=None):
     kwargs = {"orders": orders} if orders else {}
     return verify(str(path), PreprocessOptions(defines=tuple(defines)), make_manager(PIPELINE, {}), edit_port=edit,
-                  **kwargs)
+                  keep=keep, **kwargs)
 
 
 def edit_once(pattern: str, repl: str):
@@ -308,10 +308,12 @@ int main(void)
   return dot(x, y, 300) > 0.0f ? 0 : 1;
 }
 """], ids=["vecadd", "dot-triangle-time-loop"])
-def test_correct_ports_pass(tmp_path, source):
+def test_correct_ports_pass(tmp_path, monkeypatch, source):
     path = source if not isinstance(source, str) else write_c(tmp_path, source)
-    res = run_verify(path)
+    monkeypatch.chdir(tmp_path)
+    res = run_verify(path, keep="kept")      # relative: the compilers run inside it
     assert res.ok, res.message
+    assert (tmp_path / "kept" / "original.c").is_file() and (tmp_path / "kept" / "ported").is_file()
     ported = [o for o in res.outcomes if o.ported]
     assert ported and res.message.startswith(f"{len(ported)} nest{'s' if len(ported) > 1 else ''} checked: ")
     assert "in 3 runs of the port (forward, reverse, shuffle orders)" in res.message
