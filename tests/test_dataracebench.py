@@ -42,7 +42,6 @@ import pytest
 from c2gpu.cli import main
 from c2gpu.frontend import PreprocessOptions, load_program, load_program_recovering
 from c2gpu.passes import subscript_bounds
-from c2gpu.ir import Loop
 from c2gpu.passes.subscript_bounds import CODE, openmp_clause_notes, openmp_clauses, out_of_bounds, pragma_notes
 from c2gpu.pipeline import PassManager
 from c2gpu.registry import available_passes
@@ -480,7 +479,6 @@ def test_findings_are_in_the_reports(tmp_path, capsys):
     assert [f["code"] for f in nest["flags"]] == [CODE]
 
 
-@pytest.mark.skipif("pragmas" not in Loop.__dataclass_fields__, reason="the IR does not keep pragmas yet")
 def test_pragma_notes_read_the_pragmas_the_ir_keeps(tmp_path):
     src = """
 int a[100][100];
