@@ -46,11 +46,15 @@ operator, no other read), or privatizable (written unconditionally, directly
 in the loop body, before every read of the iteration, and its value is not
 used after the loop), or its dependences count.
 
-Out of scope (we assume what a C compiler may assume): integer overflow in
-subscripts and bounds, out-of-range subscripts of multi-dimensional arrays
-(`A[i][N]` reaching into row i+1 is undefined behaviour, so equal cells means
-equal subscripts in every dimension), type punning between arrays of
-different types, and side effects of math-library calls (errno).
+Out of scope (we assume what a C compiler may assume): signed integer overflow
+in subscripts and bounds, type punning between arrays of different types, and
+side effects of math-library calls (errno).  Equal cells means equal subscripts
+in every dimension only while every subscript stays inside its extent:
+passes/subscript_bounds.py reports a subscript that leaves its dimension
+(`b[i][j-1]` at j = 0 reads row i-1, undefined behaviour) as a finding, and the
+loops around it are not proven.  Conversions (casts, narrow and unsigned types)
+are checked by lowering: a subscript, bound or guard whose conversion can change
+its value is not affine.
 """
 from __future__ import annotations
 
@@ -1037,5 +1041,6 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                          else f"assumed pointer parameter {pointers[0]} does not alias (restrict)")
 
     verdicts = combine(ctx, found, refs, notes)
+    notes.extend(subscript_bounds.pragma_notes(nest, DependenceInfo(verdicts, ())))
     deps = tuple(dict.fromkeys(d for d, _, _ in found))
     return DependenceInfo(verdicts, deps, tuple(dict.fromkeys(notes)))

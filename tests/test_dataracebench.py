@@ -268,8 +268,6 @@ def test_row_leaving_subscripts_are_reported(corpus):
 
 
 @needs_corpus
-@pytest.mark.xfail(strict=True, reason="lower.py types `double *u[2]` (an array of pointers) as an array with "
-                                       "dims (None, 2), so u[p][i + 1] in DRB196/DRB197 is checked against 2")
 def test_only_the_row_leaks_leave_their_array(corpus):
     _, loops = corpus
     nests = {id(p.nest): p.nest for p in loops if p.nest is not None}.values()

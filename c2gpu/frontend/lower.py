@@ -1420,7 +1420,8 @@ class FileLowerer:
                 p, _ = ctx.poly(d)
                 ctx.params = saved | (p.variables if p is not None else set())
                 dims.append(p)
-            dims = [None] * t.pointers + dims
+            # `int *u[2]` is two pointers (rows of unknown extent); `int (*p)[N]` one pointer to rows of N
+            dims = dims + [None] * t.pointers if t.pointer_rows and t.dims else [None] * t.pointers + dims
             arrays.append(ArrayInfo(name, t.base, t.elem_size, tuple(dims), "local" if storage == "static" else storage,
                                     t.restrict, t.const, dloc, assigned=name in facts.assigned))
         red_targets = {r.target for s in stmts for r in s.reductions}
