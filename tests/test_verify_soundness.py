@@ -21,7 +21,6 @@ from c2gpu.verify import compare, read_dump, verify
 from conftest import TESTDATA, requires_tool, write_c
 
 
-
 def needs_compilers(test):
     return requires_tool("g++")(requires_tool("cc")(test))
 
@@ -82,9 +81,8 @@ def order_probe(tmp_path_factory):
     assert res.ok, res.stderr
 
     def run(**env):
-        proc = subprocess.run([str(res.exe_path)], capture_output=True, text=True, timeout=60,
+        return subprocess.run([str(res.exe_path)], capture_output=True, text=True, timeout=60,
                               env={"C2GPU_EMU_THREADS": "1", **env})
-        return proc
 
     return run
 
