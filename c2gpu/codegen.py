@@ -325,6 +325,8 @@ class KernelCode:
     why: str = ""
     shared_bytes: int = 0        # static shared memory of the tiles (tiling.py)
     text: str = ""               # the rendered kernel
+    epilogue: list[str] = field(default_factory=list)      # run by every active thread after the body
+    last_values: list[tuple[str, str]] = field(default_factory=list)  # (scalar, C type) the last iteration stores
 
 
 def _loops_by_id(nest: Nest) -> dict[int, Loop]:
@@ -449,14 +451,25 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             decl = f"{lp.c_type} {name};"
             if decl not in locals_:
                 locals_.append(decl)
-    # scalars written in the body but declared outside it: private per thread (the dependence pass proved it)
+    # scalars written in the body but declared outside it: private per thread (the dependence pass proved
+    # that every iteration writes them before reading them); C leaves the last iteration's value in them,
+    # which the thread running that iteration stores for the host
+    private: list[str] = []
     for s in stmts:
         for v in s.scalar_writes:
-            if v in declared_in_body or v in red_targets or v in mapped_ids:
+            if v in declared_in_body or v in red_targets or v in mapped_ids or v not in scalar_types:
                 continue
-            decl = f"{scalar_types.get(v, 'int')} {v};"
-            if v in scalar_types and decl not in locals_:
+            decl = f"{scalar_types[v]} {v};"
+            if decl not in locals_:
                 locals_.append(decl)
+                private.append(v)
+    epilogue = []
+    if private:
+        last = _last_iteration(nest, kernel, [name for name, _ in host_vars])
+        for v in private:
+            params.append(f"{scalar_types[v]} *c2gpu_{v}_last")
+            args.append(f"d_last_{v}")
+            epilogue.append(f"if ({last})\n  *c2gpu_{v}_last = {v};")
     renames = {r.target: f"c2gpu_{r.target}_part" for r in kernel.reductions}
     printer = KernelPrinter(arrays, renames)
     body = printer.visit(innermost.ast.stmt)
@@ -483,7 +496,26 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     from .frontend.ctypes import SIZES
     tree_bytes = sum(block[0] * block[1] * block[2] * SIZES.get(r["type"], 8) for r in reductions)
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
-                      tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes)
+                      tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes,
+                      epilogue=epilogue, last_values=[(v, scalar_types[v]) for v in private])
+
+
+def _last_iteration(nest: Nest, kernel, host_vars: list[str]) -> str:
+    """C condition true in the one thread that runs the kernel's last iteration (isl's lexicographic maximum
+    of its mapped loops, for the current values of the host loops around it)."""
+    by_id = _loops_by_id(nest)
+    loops = [by_id[m.lid] for m in kernel.loops]
+    bad = next((g for lp in loops for g in lp.guards if g.constraints is None), None)
+    if bad is not None:
+        raise CodegenError(f"the last iteration of {kernel.name} depends on the condition '{bad.text}' "
+                           f"(line {bad.loc.line}): c2gpu cannot tell which thread leaves its private scalars' values")
+    params = list(nest.params) + [v for v in host_vars if v not in nest.params]
+    names = {lp.var: lp.var for lp in loops}
+    cons = ph.domain_constraints(loops, names)
+    domain = isl.Set(f"[{', '.join(params)}] -> {{ [{', '.join(names)}] : {' and '.join(cons)} }}")
+    last = domain.lexmax()
+    return " && ".join(f"{m.var} == {ph.to_c(last.dim_max(k).coalesce(), params)}"
+                       for k, m in enumerate(kernel.loops))
 
 
 INT_MAX = 2 ** 31 - 1

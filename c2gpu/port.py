@@ -38,7 +38,6 @@ class NestCode:
     arrays: list[ArrayPlan]
     call: str                       # the statement that replaces the nest
     prototype: str
-    dumps: list[tuple[str, str, str, str]]  # (label, pointer expr, element count expr, C type) of every output
     notes: list[str]
     reductions: list[dict]
     shared_decisions: list = field(default_factory=list)   # every shared-memory opportunity and its decision
@@ -260,6 +259,13 @@ def build_nest_code(nest: Nest, mapping, shared=None) -> NestCode:
     for r in reductions:
         params.append(f"{r['type']} *{r['target']}")
         args.append(f"&{r['target']}")
+    lasts = []
+    for k in kernels:
+        for v, t in k.last_values:
+            if v not in [x["name"] for x in lasts]:
+                lasts.append({"name": v, "type": t})
+                params.append(f"{t} *c2gpu_out_{v}")
+                args.append(f"&{v}")
     finals = loop_finals(nest)
     for f in finals:
         params.append(f"{f.ctype} *c2gpu_final_{f.name}")
@@ -269,21 +275,16 @@ def build_nest_code(nest: Nest, mapping, shared=None) -> NestCode:
     nonempty = _nonempty(nest)
     wrapper = templates().get_template("wrapper.cu.j2").render(w={
         "nest": nest.name, "source": f"{nest.loc.file}:{nest.loc.line}", "signature": signature,
-        "nonempty": nonempty, "decls": decls, "finals": finals, "widened": widened, "arrays": arrays, "reductions": reductions, "plan": launch_items})
+        "nonempty": nonempty, "decls": decls, "finals": finals, "widened": widened, "lasts": lasts,
+        "arrays": arrays, "reductions": reductions, "plan": launch_items})
     # the kernels and wrapper are C++: a C name that is a C++ keyword (`new`) gets another spelling there
     for k in kernels:
         k.text = rename_cxx_keywords(k.text)
     wrapper, signature = rename_cxx_keywords(wrapper), rename_cxx_keywords(signature)
     kernel_text = "\n".join(k.text for k in kernels)
     call = f"{wname}({', '.join(args)});"
-    dumps = [(f"{nest.name}|{a.name}", f"((const {a.ctype} *)({a.name})) + {a.copy_out[0]}", a.copy_out[1], a.ctype)
-             for a in arrays if a.copy_out]
-    dumps += [(f"{nest.name}|{r['target']}", f"&({r['target']})", "1", r["type"]) for r in reductions]
-    dumps += [(f"{nest.name}|{f.name}", f"&({f.name})", "1", f.ctype) for f in finals]
-    dump_guard = nonempty
-    dumps = [(lbl, ptr, f"(({dump_guard}) ? ({cnt}) : 0)", t) for lbl, ptr, cnt, t in dumps]
     decisions = [d for k in (shared.kernels.values() if shared is not None else ()) for d in k.decisions]
-    return NestCode(nest, kernel_text + "\n" + wrapper, kernels, arrays, call, signature, dumps,
+    return NestCode(nest, kernel_text + "\n" + wrapper, kernels, arrays, call, signature,
                     list(mapping.notes), reductions, decisions)
 
 
@@ -306,29 +307,6 @@ def _nonempty(nest: Nest) -> str:
     if params is None:
         return "1"
     return ph.to_c(params.coalesce(), list(nest.params))
-
-
-def check_private_dead_after(nest: Nest, mapping, dep) -> None:
-    """Refuse a kernel whose privatized scalar may be read after the nest (Nest.live_after).
-
-    Each thread keeps its own copy of a privatized scalar, so after the kernel the host variable holds
-    no iteration's value, while C leaves the last iteration's there.  The dependence pass privatizes
-    only scalars it finds dead after the loop; this states the port's own requirement against the
-    IR's liveness, so that the two cannot drift apart.
-    """
-    live = set(getattr(nest, "live_after", ()) or ())
-    if not live or dep is None:
-        return
-    for k in mapping.kernels():
-        verdict = dep.verdicts.get(k.loops[0].lid)
-        for name in verdict.private if verdict is not None else ():
-            info = next((sc for sc in nest.scalars if sc.name == name), None)
-            c_name = (getattr(info, "c_name", "") or name) if info is not None else name
-            if name in live or c_name in live:
-                line = next((st.loc.line for st in nest.statements() if name in st.scalar_writes), nest.loc.line)
-                raise CodegenError(f"scalar '{c_name}' (written at line {line}) is private to each thread of "
-                                   f"{k.name}, but its value after the nest may be read: the port cannot leave "
-                                   "the last iteration's value in it")
 
 
 def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager, source: str | None = None):
@@ -355,7 +333,6 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
         try:
             if all(ph.statement_domain(nest, s)[0].is_empty() for s in nest.statements()):
                 raise CodegenError("the nest never executes a statement (empty iteration domain)")
-            check_private_dead_after(nest, mapping, dep)
             code = build_nest_code(nest, mapping, shared)
         except (CodegenError, ValueError) as e:
             outcomes.append(NestOutcome(nest, False, str(e), nest.loc, mapping=mapping, dependence=dep))

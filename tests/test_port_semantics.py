@@ -305,33 +305,40 @@ def test_keyword_renaming_avoids_taken_names_and_leaves_comments():
         "/* copies in and out */ float *new__ = x; int new_ = 1; y = \"new\"; template_[0] = 2;"
 
 
-# --------------------------------------------------------------------------- privatized scalars live after the nest
+# --------------------------------------------------------------------------- privatized scalars
 
 PRIVATE_TEMP = r"""
-void f(float *a, const float *b, int n) {
-  float t;
-  int i;
+#include <stdio.h>
+float a[100][8], b[100];
+void f(float *restrict x, int n) {
+  float t = -1;
+  int i, j;
   for (i = 0; i < n; i++) {
     t = 2 * b[i];
-    a[i] = t * t;
+    for (j = 0; j < 8; j++)
+      a[i][j] = t * j + x[j];
   }
+}
+int main(void) {
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  for (int i = 0; i < 100; i++) b[i] = i;
+  f(x, 100);
+  f(x, 0);
+  f(x, 37);
+  printf("%f\n", a[7][3]);
+  return 0;
 }
 """
 
 
-def test_private_scalar_that_is_live_after_the_nest_is_refused(tmp_path):
-    import dataclasses
-
+@requires_tool("g++")
+def test_private_scalar_keeps_the_last_iterations_value(tmp_path):
     from c2gpu.cli import make_manager
-    from c2gpu.codegen import CodegenError
-    from c2gpu.ir import Nest
-    from c2gpu.port import analyse_for_port, check_private_dead_after
-    if "live_after" not in {f.name for f in dataclasses.fields(Nest)}:
-        pytest.skip("the IR has no Nest.live_after yet")
-    manager = make_manager(["normalize", "dependence", "mapping"], {"assume_no_alias": True})
-    _, outcomes = analyse_for_port(str(write_c(tmp_path, PRIVATE_TEMP)), PreprocessOptions(), manager)
-    (o,) = outcomes
-    assert o.ported, o.reason                      # t is privatized: not read after the nest
-    check_private_dead_after(dataclasses.replace(o.nest, live_after=()), o.mapping, o.dependence)
-    with pytest.raises(CodegenError, match=r"scalar 't' \(written at line 6\) is private to each thread"):
-        check_private_dead_after(dataclasses.replace(o.nest, live_after=("t",)), o.mapping, o.dependence)
+    from c2gpu.verify import verify
+    src = write_c(tmp_path, PRIVATE_TEMP)
+    cu, log = port(tmp_path, PRIVATE_TEMP)
+    assert "f@7" in ported(log), log
+    # each thread has its own t; the thread of the last iteration stores it for the host
+    assert re.search(r"if \(i == n - 1\)\s*\*c2gpu_t_last = t;", cu.read_text()), cu.read_text()
+    res = verify(str(src), PreprocessOptions(), make_manager(["normalize", "dependence", "mapping"], {}))
+    assert res.ok, res.message          # verify compares t (and i, j) after every call
