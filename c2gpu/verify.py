@@ -369,23 +369,24 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
         def run(exe: Path, name: str, emu: dict[str, str]):
             env = dict(os.environ, C2GPU_DUMP=str(tmp / f"{name}.dump"), **emu)
             r = _run([str(exe)], env, timeout, f"the {name} program", str(tmp))
-            exited = "" if r.returncode == 0 else \
-                f"exited with status {r.returncode}:\n{r.stderr.decode(errors='replace').strip()[-2000:]}"
-            return read_dump(tmp / f"{name}.dump"), exited
+            how = f"was killed by signal {-r.returncode}" if r.returncode < 0 else f"exited with status {r.returncode}"
+            err = r.stderr.decode(errors="replace").strip()[-2000:]
+            return read_dump(tmp / f"{name}.dump"), r.returncode, how + (f":\n{err}" if err else "")
 
-        expected, exited = run(orig_exe, "original", {})
-        if exited:
+        expected, status, exited = run(orig_exe, "original", {})
+        if status < 0:
             raise C2GPUError(f"the original program {exited}")
         best = None
         for order in orders:
             poison, words = ORDERS[order]
             # one worker: the blocks run one after the other in exactly the chosen order, reproducibly
-            actual, exited = run(port_exe, f"ported-{order}", {"C2GPU_EMU_ORDER": order, "C2GPU_EMU_POISON": poison,
-                                                               "C2GPU_EMU_SEED": "1", "C2GPU_EMU_THREADS": "1"})
+            actual, port_status, exited = run(port_exe, f"ported-{order}", {
+                "C2GPU_EMU_ORDER": order, "C2GPU_EMU_POISON": poison, "C2GPU_EMU_SEED": "1", "C2GPU_EMU_THREADS": "1"})
             found = compare(expected, actual, rtol, atol)
-            if exited:   # what differs first (a record, or the records the crash cut off), then the crash
+            if port_status != status:   # what differs first (a record, or the records a crash cut off), then the exit
                 found = replace(found, ok=False, message=(found.message + "; the ported program then " if not found.ok
-                                                          else "the ported program ") + exited)
+                                                          else "the ported program ") + exited
+                                + ("" if status == 0 else f" (the original exited with status {status})"))
             if not found.ok:
                 found.message += f" ({words}; fresh device memory filled with {poison} bytes)"
                 return replace(found, outcomes=outcomes, commands=commands)
