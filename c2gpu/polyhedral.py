@@ -7,6 +7,7 @@ extents.  Loop dimensions are named `L<lid>` (sibling loops may share a C name).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
 
@@ -196,3 +197,185 @@ def _nest_minmax(name: str, args: list[str]) -> str:
     for a in args[1:]:
         out = f"{name}({out}, {a})"
     return out
+
+
+# --------------------------------------------------------------------------- iteration domains in isl (the encoder)
+
+class Unencodable(Exception):
+    """A construct the encoder cannot express exactly and must not approximate (a reused loop variable)."""
+
+
+@dataclass
+class Domain:
+    """A statement's iteration domain as isl constraint text over dimensions <prefix>0, <prefix>1, ..."""
+    names: dict[str, str]           # IR loop variable -> isl dimension name
+    dims: list[str]
+    exists: list[str]               # existential variables (non-unit steps)
+    cons: list[str]
+    exact: bool                     # False: something was left out (a larger domain), see `why`
+    why: str
+    steps: list[int | None]
+
+
+Form = dict[str, Fraction]          # an affine form: {isl name: coefficient}, "" = the constant
+
+
+class Encoder:
+    """The IR of one nest in isl's terms: one translator for the dependence and subscript checks.
+
+    Loop variables of a chain become set dimensions; every other variable is a parameter, named
+    p0, p1, ... in the order met (so that any C or IR name, `min` or "t#2", is safe for isl);
+    `params` maps names back.
+    """
+
+    def __init__(self, nest: Nest):
+        self.loop_vars = {lp.var for lp in nest.loops()}
+        self.params: dict[str, str] = {}            # parameter -> isl name p<k>
+
+    def lin(self, p: Poly | None, names: dict[str, str]) -> Form | None:
+        """An affine Poly as a form, or None.
+
+        Variables that are loop variables of the chain map to its dimensions;
+        other loop variables (not enclosing this site) make it unusable; anything
+        else is a symbolic parameter (the frontend only lets names into a Poly
+        when they are not assigned in the nest).
+        """
+        if p is None or not p.is_affine():
+            return None
+        out: Form = {}
+        for mono, c in p.terms:
+            if not mono:
+                key = ""
+            else:
+                ((v, _power),) = mono
+                if v in names:
+                    key = names[v]
+                elif v in self.loop_vars:
+                    return None
+                else:
+                    key = self.params.setdefault(v, f"p{len(self.params)}")
+            out[key] = out.get(key, Fraction(0)) + c
+        return out
+
+    def guard(self, g, names: dict[str, str]) -> list[str] | None:
+        if g.constraints is None:
+            return None
+        out = []
+        for c in g.constraints:
+            f = self.lin(c.expr, names)
+            if f is None:
+                return None
+            out.append(con(f, "=" if c.kind == "eq" else ">="))
+        return out
+
+    def domain(self, chain, guards, prefix: str, label=lambda lp: lp.var) -> Domain:
+        """The iteration domain of a statement (or condition) inside the loops `chain` under `guards`.
+
+        Each enclosing loop contributes its bounds (lower <= v < upper for a
+        positive step, upper < v <= lower for a negative one, v - lower a
+        multiple of the step through an existential) and the guards around it;
+        `guards` are those inside the innermost loop.  What cannot be expressed
+        is dropped (a larger domain: sound) and the domain is then not exact.
+        `label(loop)` names a loop in messages (its C variable).
+        """
+        names: dict[str, str] = {}
+        dom = Domain(names, [], [], [], True, "", [])
+
+        def inexact(why: str) -> None:
+            if dom.exact:
+                dom.exact, dom.why = False, why
+
+        for k, lp in enumerate(chain):
+            for g in lp.guards:                       # evaluated before the loop starts: outer variables only
+                cons = self.guard(g, names)
+                if cons is None:
+                    inexact(f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out")
+                else:
+                    dom.cons.extend(cons)
+            if lp.var in names:
+                raise Unencodable(f"loop variable '{lp.var}' is reused by nested loops")
+            v = f"{prefix}{k}"
+            names[lp.var] = v
+            dom.dims.append(v)
+            x = {v: Fraction(1)}
+            step = lp.step or 0
+            dom.steps.append(step or None)
+            lower, upper = self.lin(lp.lower, names), self.lin(lp.upper, names)
+            what = f"the bounds of loop '{label(lp)}' (line {lp.loc.line}) are not affine, so they were left out"
+            if step > 0:
+                if lower is not None:
+                    dom.cons.append(con(sub(x, lower), ">="))
+                else:
+                    inexact(what)
+                if upper is not None:
+                    dom.cons.append(con(sub(sub(upper, x), {"": Fraction(1)}), ">="))
+                elif lp.normalized and lp.trip_count is not None and self.lin(lp.trip_count.num, names) is not None:
+                    # v < floor(num/den)  <=>  den*(v + 1) <= num   (integers, den >= 1)
+                    num = self.lin(lp.trip_count.num, names)
+                    dom.cons.append(con(sub(sub(num, x, lp.trip_count.den), {"": Fraction(lp.trip_count.den)}), ">="))
+                else:
+                    inexact(what)
+            elif step < 0:
+                if lower is not None:
+                    dom.cons.append(con(sub(lower, x), ">="))
+                else:
+                    inexact(what)
+                if upper is not None:
+                    dom.cons.append(con(sub(sub(x, upper), {"": Fraction(1)}), ">="))
+                else:
+                    inexact(what)
+            else:
+                inexact(f"loop '{label(lp)}' (line {lp.loc.line}) has no constant step")
+            if abs(step) > 1:
+                if lower is not None:
+                    e = f"{prefix}e{k}"
+                    dom.exists.append(e)
+                    dom.cons.append(con(sub(sub(x, lower), {e: Fraction(1)}, step), "="))
+                else:
+                    inexact(what)
+        for g in guards:
+            cons = self.guard(g, names)
+            if cons is None:
+                inexact(f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out")
+            else:
+                dom.cons.extend(cons)
+        return dom
+
+    def space(self) -> str:
+        return "[" + ", ".join(self.params.values()) + "] -> "
+
+    def relation(self, src: Domain, snk: Domain, common: int, cons: list[str]) -> isl.Map:
+        """Pairs of iterations of the `common` shared loops for which `cons` holds (the rest projected out)."""
+        exists = src.dims[common:] + src.exists + snk.dims[common:] + snk.exists
+        body = " and ".join(cons) if cons else "0 = 0"
+        if exists:
+            body = f"exists ({', '.join(exists)} : {body})"
+        return isl.Map(f"{self.space()}{{ [{', '.join(src.dims[:common])}] -> [{', '.join(snk.dims[:common])}] : {body} }}")
+
+    def points(self, dom: Domain, cons: list[str]) -> isl.Set:
+        """The iterations of `dom` (all its dimensions) where `cons` also hold."""
+        body = " and ".join(dom.cons + cons) or "0 = 0"
+        if dom.exists:
+            body = f"exists ({', '.join(dom.exists)} : {body})"
+        return isl.Set(f"{self.space()}{{ [{', '.join(dom.dims)}] : {body} }}")
+
+
+def sub(a: Form, b: Form, k: int | Fraction = 1) -> Form:
+    """a - k*b."""
+    out = dict(a)
+    for v, c in b.items():
+        out[v] = out.get(v, Fraction(0)) - k * c
+    return out
+
+
+def con(form: Form, op: str) -> str:
+    """`form >= 0` or `form = 0`, scaled to integer coefficients (a positive factor keeps both meanings)."""
+    den = lcm(*[c.denominator for c in form.values()]) if form else 1
+    parts = []
+    for v, c in sorted(form.items()):
+        n = int(c * den)
+        if n == 0:
+            continue
+        parts.append(str(n) if v == "" else f"{n}*{v}")
+    text = " + ".join(parts) if parts else "0"
+    return f"{text} {op} 0"

@@ -61,17 +61,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from math import lcm
-from typing import Any, Iterable
+from typing import Iterable
 
 import islpy as isl
 
-from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, ScalarInfo, Statement
+from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement
 from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.pipeline import Pass
+from c2gpu.polyhedral import Domain, Encoder, Unencodable, con, sub
 from c2gpu.poly import Poly
 
 from . import subscript_bounds
+from .scalars import guard_depth, live_after, privatizable, scalar_reduction
 
 STATUSES = ("parallel", "reduction", "carried", "unknown")
 
@@ -236,19 +237,8 @@ class _Ref:
         return f"'{self.text}' (line {self.loc.line})"
 
 
-class _Unanalysable(Exception):
+class _Unanalysable(Unencodable):
     pass
-
-
-@dataclass
-class _Domain:
-    names: dict[str, str]           # IR loop variable -> isl dimension name
-    dims: list[str]
-    exists: list[str]
-    cons: list[str]
-    exact: bool
-    why: str
-    steps: list[int | None]
 
 
 class _Ctx:
@@ -257,8 +247,7 @@ class _Ctx:
     def __init__(self, nest: Nest):
         self.nest = nest
         self.loops = {lp.lid: lp for lp in nest.loops()}
-        self.loop_vars = {lp.var for lp in nest.loops()}
-        self.params: dict[str, str] = {}            # parameter -> isl name p<k>
+        self.enc = Encoder(nest)
         self.parent: dict[int, int | None] = {}     # lid -> lid of the enclosing loop
         for lp in nest.loops():
             for node in lp.body:
@@ -287,151 +276,15 @@ class _Ctx:
                 self.unknown.setdefault(lid, []).append(reason)
 
 
-# --------------------------------------------------------------------------- affine forms -> isl text
-
-def _lin(p: Poly | None, names: dict[str, str], ctx: _Ctx) -> dict[str, Fraction] | None:
-    """An affine Poly as {isl name: coefficient} ("" = constant), or None.
-
-    Variables that are loop variables of the chain map to its dimensions;
-    other loop variables (not enclosing this site) make it unusable; anything
-    else is a symbolic parameter (the frontend only lets names into a Poly
-    when they are not assigned in the nest).
-    """
-    if p is None or not p.is_affine():
-        return None
-    out: dict[str, Fraction] = {}
-    for mono, c in p.terms:
-        if not mono:
-            key = ""
-        else:
-            ((v, _power),) = mono
-            if v in names:
-                key = names[v]
-            elif v in ctx.loop_vars:
-                return None
-            else:
-                key = ctx.params.setdefault(v, f"p{len(ctx.params)}")
-        out[key] = out.get(key, Fraction(0)) + c
-    return out
-
-
-def _sub(a: dict[str, Fraction], b: dict[str, Fraction], k: int | Fraction = 1) -> dict[str, Fraction]:
-    out = dict(a)
-    for v, c in b.items():
-        out[v] = out.get(v, Fraction(0)) - k * c
-    return out
-
-
-def _con(form: dict[str, Fraction], op: str) -> str:
-    """`form >= 0` or `form = 0`, scaled to integer coefficients (a positive factor keeps both meanings)."""
-    den = lcm(*[c.denominator for c in form.values()]) if form else 1
-    parts = []
-    for v, c in sorted(form.items()):
-        n = int(c * den)
-        if n == 0:
-            continue
-        parts.append(str(n) if v == "" else f"{n}*{v}")
-    text = " + ".join(parts) if parts else "0"
-    return f"{text} {op} 0"
-
-
-def _guard_cons(g: Guard, names: dict[str, str], ctx: _Ctx) -> list[str] | None:
-    if g.constraints is None:
-        return None
-    out = []
-    for c in g.constraints:
-        f = _lin(c.expr, names, ctx)
-        if f is None:
-            return None
-        out.append(_con(f, "=" if c.kind == "eq" else ">="))
-    return out
-
-
-# --------------------------------------------------------------------------- 1. the domain of a statement
-
-def statement_domain(site: _Site, prefix: str, ctx: _Ctx) -> _Domain:
-    """The iteration domain of `site` as isl constraints on dimensions <prefix>0, <prefix>1, ...
-
-    Each enclosing loop contributes its bounds (lower <= v < upper for a
-    positive step, upper < v <= lower for a negative one, v - lower a
-    multiple of the step through an existential) and the guards around it;
-    the site adds the guards inside its innermost loop.  What cannot be
-    expressed is dropped (a larger domain: sound) and the domain is then not
-    exact, so dependences found with it are only "may" dependences.
-    """
-    names: dict[str, str] = {}
-    dom = _Domain(names, [], [], [], True, "", [])
-
-    def inexact(why: str) -> None:
-        if dom.exact:
-            dom.exact, dom.why = False, why
-
-    for k, lp in enumerate(site.chain):
-        for g in lp.guards:                       # evaluated before the loop starts: outer variables only
-            cons = _guard_cons(g, names, ctx)
-            if cons is None:
-                inexact(f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out")
-            else:
-                dom.cons.extend(cons)
-        if lp.var in names:
-            raise _Unanalysable(f"loop variable '{lp.var}' is reused by nested loops")
-        v = f"{prefix}{k}"
-        names[lp.var] = v
-        dom.dims.append(v)
-        x = {v: Fraction(1)}
-        step = lp.step or 0
-        dom.steps.append(step or None)
-        lower, upper = _lin(lp.lower, names, ctx), _lin(lp.upper, names, ctx)
-        what = f"the bounds of loop '{ctx.name(lp)}' (line {lp.loc.line}) are not affine, so they were left out"
-        if step > 0:
-            if lower is not None:
-                dom.cons.append(_con(_sub(x, lower), ">="))
-            else:
-                inexact(what)
-            if upper is not None:
-                dom.cons.append(_con(_sub(_sub(upper, x), {"": Fraction(1)}), ">="))
-            elif lp.normalized and lp.trip_count is not None and _lin(lp.trip_count.num, names, ctx) is not None:
-                # v < floor(num/den)  <=>  den*(v + 1) <= num   (integers, den >= 1)
-                num = _lin(lp.trip_count.num, names, ctx)
-                dom.cons.append(_con(_sub(_sub(num, x, lp.trip_count.den), {"": Fraction(lp.trip_count.den)}), ">="))
-            else:
-                inexact(what)
-        elif step < 0:
-            if lower is not None:
-                dom.cons.append(_con(_sub(lower, x), ">="))
-            else:
-                inexact(what)
-            if upper is not None:
-                dom.cons.append(_con(_sub(_sub(x, upper), {"": Fraction(1)}), ">="))
-            else:
-                inexact(what)
-        else:
-            inexact(f"loop '{ctx.name(lp)}' (line {lp.loc.line}) has no constant step")
-        if abs(step) > 1:
-            if lower is not None:
-                e = f"{prefix}e{k}"
-                dom.exists.append(e)
-                dom.cons.append(_con(_sub(_sub(x, lower), {e: Fraction(1)}, step), "="))
-            else:
-                inexact(what)
-    for g in site.guards:
-        cons = _guard_cons(g, names, ctx)
-        if cons is None:
-            inexact(f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out")
-        else:
-            dom.cons.extend(cons)
-    return dom
-
-
 # --------------------------------------------------------------------------- 2. the access map
 
-def access_map(ref: _Ref, dom: _Domain, ctx: _Ctx) -> list[dict[str, Fraction]]:
+def access_map(ref: _Ref, dom: Domain, ctx: _Ctx) -> list[dict[str, Fraction]]:
     """The cell `ref` touches, one affine form per dimension over the domain's dimensions."""
     if ref.cell is None:
         raise _Unanalysable(ref.why)
     out = []
     for p in ref.cell:
-        f = _lin(p, dom.names, ctx)
+        f = ctx.enc.lin(p, dom.names)
         if f is None:
             raise _Unanalysable(f"subscript '{p.to_c()}' of {ref.text} cannot be analysed")
         out.append(f)
@@ -445,15 +298,6 @@ def _common(a: _Site, b: _Site) -> int:
     while n < len(a.chain) and n < len(b.chain) and a.chain[n].lid == b.chain[n].lid:
         n += 1
     return n
-
-
-def _relation(ctx: _Ctx, src: _Domain, snk: _Domain, common: int, cons: list[str]) -> isl.Map:
-    exists = src.dims[common:] + src.exists + snk.dims[common:] + snk.exists
-    body = " and ".join(cons) if cons else "0 = 0"
-    if exists:
-        body = f"exists ({', '.join(exists)} : {body})"
-    params = "[" + ", ".join(ctx.params.values()) + "] -> "
-    return isl.Map(f"{params}{{ [{', '.join(src.dims[:common])}] -> [{', '.join(snk.dims[:common])}] : {body} }}")
 
 
 def _direction(rel: isl.Map, steps: list[int | None]) -> tuple[tuple[int, ...] | None, str]:
@@ -492,12 +336,13 @@ def _kind(src: _Ref, snk: _Ref) -> str:
 def check_pair(src: _Ref, snk: _Ref, ctx: _Ctx) -> list[Dependence]:
     """Dependences from `src` to `snk`: one per carrying level (and one loop-independent), each proven non-empty."""
     common = _common(src.site, snk.site)
-    sd, td = statement_domain(src.site, "s", ctx), statement_domain(snk.site, "t", ctx)
+    sd = ctx.enc.domain(src.site.chain, src.site.guards, "s", ctx.name)
+    td = ctx.enc.domain(snk.site.chain, snk.site.guards, "t", ctx.name)
     s_cell, t_cell = access_map(src, sd, ctx), access_map(snk, td, ctx)
     if len(s_cell) != len(t_cell):
         raise _Unanalysable(f"{src.text} and {snk.text} use different numbers of subscripts")
-    base = sd.cons + td.cons + [_con(_sub(a, b), "=") for a, b in zip(s_cell, t_cell)]
-    equal = [_con(_sub({sd.dims[k]: Fraction(1)}, {td.dims[k]: Fraction(1)}), "=") for k in range(common)]
+    base = sd.cons + td.cons + [con(sub(a, b), "=") for a, b in zip(s_cell, t_cell)]
+    equal = [con(sub({sd.dims[k]: Fraction(1)}, {td.dims[k]: Fraction(1)}), "=") for k in range(common)]
     steps = sd.steps[:common]
     conflated = ctx.conflated.get(src.name, "")
     exact = sd.exact and td.exact and not ctx.control_inexact and not conflated
@@ -508,12 +353,12 @@ def check_pair(src: _Ref, snk: _Ref, ctx: _Ctx) -> list[Dependence]:
         if steps[d] is None:
             continue                                # no execution order known: the loop is unknown anyway
         sign = 1 if steps[d] > 0 else -1
-        later = _con({td.dims[d]: Fraction(sign), sd.dims[d]: Fraction(-sign), "": Fraction(-1)}, ">=")
+        later = con({td.dims[d]: Fraction(sign), sd.dims[d]: Fraction(-sign), "": Fraction(-1)}, ">=")
         levels.append((src.site.chain[d].lid, equal[:d] + [later]))
     if src.site.order < snk.site.order:
         levels.append((None, equal))
     for lid, order in levels:
-        rel = _relation(ctx, sd, td, common, base + order)
+        rel = ctx.enc.relation(sd, td, common, base + order)
         if rel.is_empty():
             continue
         distance, direction = _direction(rel, steps)
@@ -584,15 +429,6 @@ def _cell(a: Access, mode: str) -> tuple[tuple[Poly, ...] | None, str]:
     return tuple(subs), ""
 
 
-def _guard_depth(g: Guard, chain: tuple[Loop, ...]) -> int:
-    """How many loops of `chain` enclose the `if` of `g` (where its condition is evaluated).
-
-    Unknown depth: all of them (a condition placed too deep only adds dependences on inner
-    levels: imprecise, never unsound).
-    """
-    return len(chain) if g.depth is None else min(g.depth, len(chain))
-
-
 def _collect(ctx: _Ctx, scalar_names: set[str]) -> tuple[list[_Ref], list[str]]:
     nest = ctx.nest
     modes, notes = _array_cells(nest)
@@ -630,7 +466,7 @@ def _collect(ctx: _Ctx, scalar_names: set[str]) -> tuple[list[_Ref], list[str]]:
                 names = sorted(_guard_names(g) & scalar_names)
                 if not names:
                     continue
-                where = chain[:_guard_depth(g, chain)]
+                where = chain[:guard_depth(g, chain)]
                 key = (g.loc, g.text, g.negated, tuple(lp.lid for lp in where))
                 if key not in cond_sites:
                     cond_sites[key] = _Site(stmt.sid - 0.5, stmt, where, guards[:k], f"if ({g.text})", g.loc, g)
@@ -730,74 +566,6 @@ def _kind_of(info: ArrayInfo) -> str:
         else "global pointer" if _is_pointer(info) else f"{info.storage} array")
 
 
-# --------------------------------------------------------------------------- scalars: private, reduction, privatizable
-
-def _scalar_reduction(s: str, lp: Loop, refs: list[_Ref]) -> list[tuple[Statement, str]] | None:
-    """Every write of `s` in `lp` is a candidate reduction over `lp` with one operator, and nothing else reads `s`."""
-    writers: dict[int, Statement] = {r.site.stmt.sid: r.site.stmt for r in refs if r.kind == "write"}
-    found, ops, guards = [], set(), []
-    for w in writers.values():
-        red = next((r for r in w.reductions if r.target == s and lp.var in r.loops and r.array_access is None), None)
-        op = red.op if red is not None else None
-        if op is None or w.decl == s:
-            return None
-        ops.add(op)
-        found.append((w, op))
-        if red.guard is not None:
-            guards.append(red.guard)
-    if len(ops) != 1:
-        return None
-    for r in refs:
-        if r.kind != "read":
-            continue
-        if r.site.guard is None and r.site.stmt.sid in writers:
-            continue                          # the reduction statement itself
-        if r.site.guard is not None and r.site.guard in guards:
-            continue                          # the condition of `if (e > s) s = e;`
-        if r.site.guard is None and any(g.stmt_sid == r.site.stmt.sid for g in guards):
-            continue                          # the same condition, kept as a statement because it reads an array
-        return None
-    return found
-
-
-def _privatizable(s: str, lp: Loop, refs: list[_Ref]) -> Statement | None:
-    """A statement that writes `s` in every iteration of `lp` before any read of `s` in that iteration.
-
-    It must sit directly in the body of `lp` (an inner loop may run zero
-    times), under no `if` inside `lp`, and not read `s` itself; every read of
-    `s` inside `lp` (conditions included) must come after it in the text.
-    """
-    reads = [r for r in refs if r.kind == "read"]
-    for r in refs:
-        w = r.site.stmt
-        if r.kind != "write" or r.site.guard is not None or not w.loop_ids or w.loop_ids[-1] != lp.lid:
-            continue
-        if s in w.scalar_reads:
-            continue
-        # guards of `if`s outside the loop are fixed for all its iterations; one inside it makes the write conditional
-        if any(_guard_depth(g, r.site.chain) == len(r.site.chain) for g in w.guards):
-            continue
-        if all(x.site.order > w.sid for x in reads):
-            return w
-    return None
-
-
-def _live_after(s: str, lp: Loop, refs: list[_Ref], info: ScalarInfo | None, nest: Nest) -> str:
-    """Why the value `s` has after `lp` may be used ("" when provably dead), which privatizing would lose."""
-    for r in refs:
-        if r.kind == "read" and lp.lid not in (l.lid for l in r.site.chain):
-            return f"{r.describe()} reads it outside the loop"
-    if info is not None and info.declared_in is not None:
-        return ""                       # declared in the nest and not read outside the loop
-    if any((l.origin.var if l.origin is not None else l.var) == s and not l.declared_in_header for l in nest.loops()):
-        return ""                       # a loop variable: the port restores its exit value from the bounds
-    if info is None or info.exposed:
-        return "it is a global, static or address-taken variable"
-    if s in nest.live_after:
-        return f"the function may read '{s}' after the nest"
-    return ""
-
-
 # --------------------------------------------------------------------------- 4. per loop
 
 def _when(d: int | None) -> str:
@@ -866,7 +634,7 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
             mine = [r for r in refs if r.name == s and r.access is None]
             inside = [r for r in mine if lid in (l.lid for l in r.site.chain)]
             deps = scalar_deps.get(s, [])
-            red = _scalar_reduction(s, lp, inside) if deps else None
+            red = scalar_reduction(s, lp, inside) if deps else None
             if red is not None:
                 red_names.append(s)
                 w, op = red[0]
@@ -877,9 +645,9 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
             outer_writes.append(s)
             if not deps:
                 continue
-            w = _privatizable(s, lp, inside)
+            w = privatizable(s, lp, inside)
             if w is not None:
-                live = _live_after(s, lp, mine, info, ctx.nest)
+                live = live_after(s, lp, mine, info, ctx.nest)
                 if not live:
                     private.append(s)
                     notes.append(f"{s} is written before it is read in every iteration of loop '{ctx.name(lp)}' "
@@ -985,7 +753,7 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                     try:
                         for dep in check_pair(src, snk, ctx):
                             found.append((dep, src, snk))
-                    except (_Unanalysable, isl.Error) as e:
+                    except (Unencodable, isl.Error) as e:
                         bad = src if src.cell is None else snk if snk.cell is None else src
                         why = str(e) if not isinstance(e, isl.Error) else f"isl failed: {e}"
                         ctx.block(common_lids(src, snk), DepReason(

@@ -41,12 +41,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from fractions import Fraction
 
 import islpy as isl
 
 from c2gpu.ir import Access, ArrayInfo, Flag, Loop, Nest, Statement
-from c2gpu.polyhedral import poly_to_isl, sym_to_isl, to_c
+from c2gpu.polyhedral import Domain, Encoder, Unencodable, con, sub, to_c
 from c2gpu.poly import Poly
 
 CODE = "out-of-bounds-subscript"
@@ -67,6 +67,7 @@ def out_of_bounds(nest: Nest) -> list[OutOfBounds]:
     arrays = {a.name: a for a in nest.arrays}
     written = {a.array for a in nest.accesses() if a.kind == "write"}
     loops = {lp.lid: lp for lp in nest.loops()}
+    enc = Encoder(nest)
     found: list[OutOfBounds] = []
     seen: set = set()
     for stmt in nest.statements():
@@ -79,7 +80,7 @@ def out_of_bounds(nest: Nest) -> list[OutOfBounds]:
                 continue
             seen.add(key)
             if domain is None:
-                domain = _Domain.build(stmt, [loops[lid] for lid in stmt.loop_ids])
+                domain = _Domain.build(enc, stmt, [loops[lid] for lid in stmt.loop_ids])
                 if domain is None:
                     break               # bounds c2gpu cannot express: those loops are unknown anyway
             for k in checks:
@@ -111,87 +112,59 @@ def _checked_dims(acc: Access, info: ArrayInfo | None) -> list[int]:
 
 
 class _Domain:
-    """A statement's iteration domain in isl: one dimension per enclosing loop, named after its variable."""
+    """A statement's iteration domain, in the terms of the nest's isl encoder (c2gpu.polyhedral.Encoder)."""
 
-    def __init__(self, loops: list[Loop], cons: list[str], params: set[str], inexact: str):
-        self.loops, self.cons, self.params, self.inexact = loops, cons, params, inexact
+    def __init__(self, enc: Encoder, dom: Domain):
+        self.enc, self.dom = enc, dom
 
     @staticmethod
-    def build(stmt: Statement, loops: list[Loop]) -> "_Domain | None":
-        """var = lower + step * t with 0 <= t < trip for each loop (normalized or not), plus affine guards."""
-        if len({lp.var for lp in loops}) != len(loops):
-            return None                 # a variable reused by nested loops: the dependence pass refuses it
-        cons, inexact, used = [], "", set()
+    def build(enc: Encoder, stmt: Statement, loops: list[Loop]) -> "_Domain | None":
+        """None when a loop's bounds are not affine (those loops are unknown anyway, and a larger domain
+        would make findings up)."""
         for lp in loops:
             if lp.lower is None or not lp.lower.is_affine() or lp.trip_count is None \
                     or not lp.trip_count.num.is_affine() or not lp.step:
                 return None
-            t = _name(f"{lp.var} trips")
-            cons.append(f"{_name(lp.var)} = {_isl(lp.lower)} + {lp.step}*{t}")
-            cons.append(f"0 <= {t} < {sym_to_isl(lp.trip_count, {v: _name(v) for v in lp.trip_count.variables})}")
-            used |= lp.lower.variables | lp.trip_count.variables
-        for g in [g for lp in loops for g in lp.guards] + list(stmt.guards):
-            if g.constraints is None:   # dropped: the domain gets larger, so a finding may come from it
-                inexact = inexact or f"the condition '{g.text}' (line {g.loc.line}), which c2gpu cannot model,"
-                continue
-            for c in g.constraints:
-                cons.append(f"{_isl(c.expr)} {'>=' if c.kind == 'ge' else '='} 0")
-                used |= c.expr.variables
-        return _Domain(loops, cons, used - {lp.var for lp in loops}, inexact)
+        try:
+            return _Domain(enc, enc.domain(loops, stmt.guards, "x"))
+        except Unencodable:
+            return None                 # a variable reused by nested loops: the dependence pass refuses it
 
-    def leaves(self, sub: Poly, extent: Poly | None) -> str:
-        """'can be -1, outside [0, 100)' when `sub` leaves [0, extent) for every parameter value
+    def leaves(self, sub_: Poly, extent: Poly | None) -> str:
+        """'can be -1, outside [0, 100)' when `sub_` leaves [0, extent) for every parameter value
         with which the statement runs; '' otherwise."""
         if extent is not None and not extent.is_affine():
             extent = None
-        if sub.is_const() and 0 <= sub.const_value() and (extent is None or (
-                extent.is_const() and sub.const_value() < extent.const_value())):
+        if sub_.is_const() and 0 <= sub_.const_value() and (extent is None or (
+                extent.is_const() and sub_.const_value() < extent.const_value())):
             return ""                   # a constant inside a constant extent (csmith: thousands of them)
-        loop_vars = [lp.var for lp in self.loops]
-        params = sorted(self.params | ((sub.variables | (extent.variables if extent is not None else set()))
-                                       - set(loop_vars)))
-        space = f"[{', '.join(map(_name, params))}] -> "
-        dims = ", ".join(map(_name, loop_vars))
-        trips = ", ".join(_name(f"{v} trips") for v in loop_vars)
-
-        def points(extra: str) -> isl.Set:
-            body = " and ".join(self.cons + [extra])
-            return isl.Set(f"{space}{{ [{dims}] : {f'exists ({trips} : {body})' if trips else body} }}")
-
-        s = _isl(sub)
-        low = f"{s} < 0"
-        high = f"{s} >= {_isl(extent)}" if extent is not None else None
+        enc, dom = self.enc, self.dom
+        f = enc.lin(sub_, dom.names)
+        e = enc.lin(extent, dom.names) if extent is not None else None
+        if f is None or (extent is not None and e is None):
+            return ""
+        low = con(sub({"": Fraction(-1)}, f), ">=")             # sub <= -1
+        high = con(sub(f, e), ">=") if e is not None else None   # sub >= extent
         try:
-            bad = points(f"({low} or {high})" if high else low)
+            bad = enc.points(dom, [f"(({low}) or ({high}))" if high else low])
             if bad.is_empty():
                 return ""               # the common case: one isl set
-            if not points("0 = 0").params().is_subset(bad.params()):
+            if not enc.points(dom, []).params().is_subset(bad.params()):
                 return ""               # in bounds for some parameter values: see the module docstring
-            below = points(low)
-            side = below if not below.is_empty() else points(high)
-            values = side.apply(isl.Map(f"{space}{{ [{dims}] -> [e] : e = {s} }}"))
+            below = enc.points(dom, [low])
+            side = below if not below.is_empty() else enc.points(dom, [high])
+            value = isl.Map(f"{enc.space()}{{ [{', '.join(dom.dims)}] -> [v] : {con(sub({'v': Fraction(1)}, f), '=')} }}")
+            values = side.apply(value)
             pw = values.dim_min(0) if side is below else values.dim_max(0)
-            shown = to_c(pw, [_name(p) for p in params])
-        except isl.Error as e:          # never assume in bounds what could not be checked
-            return f"could not be checked against [0, {extent.to_c() if extent is not None else '?'}) (isl: {e})"
-        names = {_name(p): p for p in params}
-        shown = re.sub(r"\bc2gpu_\w+", lambda m: names.get(m.group(0), m.group(0)), shown)
+            shown = to_c(pw, list(enc.params.values()))
+        except isl.Error as err:        # never assume in bounds what could not be checked
+            return f"could not be checked against [0, {extent.to_c() if extent is not None else '?'}) (isl: {err})"
+        names = {v: k for k, v in enc.params.items()}
+        shown = re.sub(r"\bp\d+\b", lambda m: names.get(m.group(0), m.group(0)), shown)
         out = f"can be {shown}, outside [0, {extent.to_c()})" if extent is not None else f"can be {shown}, below 0"
-        if self.inexact:
-            out += f" (unless {self.inexact} excludes it)"
+        if not dom.exact:
+            out += f" (unless what c2gpu left out excludes it: {dom.why})"
         return out
-
-
-def _name(var: str) -> str:
-    """An isl identifier for a C or IR variable: C names such as `min` or `and` are isl keywords, and IR names
-    may hold characters isl does not accept ("t#2")."""
-    return "c2gpu_" + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group(0)):02x}", var)
-
-
-@lru_cache(maxsize=4096)
-def _isl(p: Poly) -> str:
-    """An affine Poly as isl text over _name'd variables."""
-    return poly_to_isl(p, {v: _name(v) for v in p.variables})
 
 
 # --------------------------------------------------------------------------- OpenMP clauses
