@@ -121,9 +121,10 @@ def loop_finals(nest: Nest) -> list[LoopFinal]:
             out.insert(0, lp)
         return out
 
+    inside = declared_in_nest(nest)
     by_name: dict[str, list[Loop]] = {}
     for lp in nest.loops():
-        if not lp.declared_in_header:
+        if not lp.declared_in_header and _c_var(lp) not in inside:
             by_name.setdefault(_c_var(lp), []).append(lp)
     params = f"[{', '.join(nest.params)}]"
     out = []
@@ -133,14 +134,16 @@ def loop_finals(nest: Nest) -> list[LoopFinal]:
         for lp in loops:
             where = f"loop variable '{name}' (line {lp.loc.line})"
             path = enclosing(lp)
-            if any(p in loops for p in path):
-                raise CodegenError(f"{where} is also the variable of a loop around it")
             bad = next((g for g in lp.guards if g.constraints is None), None)
-            if bad is not None:
-                raise CodegenError(f"{where} keeps a value after the nest that depends on the condition "
-                                   f"'{bad.text}' (line {bad.loc.line}), which c2gpu cannot evaluate on the host")
-            if lp.trip_count is None or not lp.normalized:
-                raise CodegenError(f"{where}: its trip count is unknown, so is its value after the nest")
+            problem = ("is also the variable of a loop around it" if any(p in loops for p in path) else
+                       f"keeps a value after the nest that depends on the condition '{bad.text}' (line "
+                       f"{bad.loc.line}), which c2gpu cannot evaluate on the host" if bad is not None else
+                       "has an unknown trip count" if lp.trip_count is None or not lp.normalized else "")
+            if problem and not _may_be_read_after(nest, name):
+                headers = None
+                break                  # its value after the nest is never read: nothing to restore
+            if problem:
+                raise CodegenError(f"{where} {problem}")
             names = {p.var: ph.dim(p.lid) for p in path}
             # schedule: [v0, pos1, v1, pos2, ..., v(d-1), pos(d)], padded with zeros to the deepest loop
             sched = [term for p, q in zip(path, path[1:] + [lp]) for term in (names[p.var], str(position[q.lid]))]
@@ -157,6 +160,8 @@ def loop_finals(nest: Nest) -> list[LoopFinal]:
             exists = f"exists ({inner} : {' and '.join(cons)})" if inner else " and ".join(cons)
             e = isl.Set(f"{params} -> {{ [{', '.join(dims)}] : {exists} }}")
             headers = e if headers is None else headers.union(e)
+        if headers is None:
+            continue
         value = headers.lexmax().dim_max(2 * depth).coalesce()
         if value.domain().is_empty():
             continue               # no header runs: the variable keeps its value
@@ -164,6 +169,26 @@ def loop_finals(nest: Nest) -> list[LoopFinal]:
         out.append(LoopFinal(name, last.c_type, ph.to_c(value.domain().coalesce(), list(nest.params)),
                              ph.to_c(value, list(nest.params))))
     return out
+
+
+def _may_be_read_after(nest: Nest, name: str) -> bool:
+    """Nest.live_after when the IR has it; without it, every variable may be read after the nest."""
+    return name in nest.live_after if hasattr(nest, "live_after") else True
+
+
+def declared_in_nest(nest: Nest) -> set[str]:
+    """Names declared inside the nest (`int j;` in a loop body): gone after it, nothing to restore.
+
+    The IR has no statement for a declaration without initializer, so they are read from the nest's AST.
+    """
+    from pycparser import c_ast
+    names, stack = set(), [nest.root.ast] if nest.root.ast is not None else []
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.Decl) and n.name:
+            names.add(n.name)
+        stack.extend(c for _, c in n.children())
+    return names
 
 
 def _kernels_with_hosts(items, host_vars):

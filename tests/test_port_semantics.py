@@ -47,6 +47,12 @@ def run_both(tmp_path: Path, cu: Path) -> tuple[str, str]:
     return outs[0].stdout, outs[1].stdout
 
 
+def assert_nvcc_compiles(cu: Path) -> None:
+    """`nvcc -arch=sm_80 -c` accepts the .cu (the port's kernels and wrappers, or the whole file)."""
+    nv = compile_cuda(str(cu))
+    assert nv is not None and nv.ok, nv.stderr if nv else "nvcc missing"
+
+
 def ported(log: str) -> set[str]:
     return set(re.findall(r"note: ported nest (\S+):", log))
 
@@ -82,6 +88,12 @@ void f(int n, int m) {
       b[i] = a[i][1] * 0.5f;
   }
   printf("time %d %d %d %f\n", t, i, j, b[5]);
+  for (i = 0; i < n; i++) {               /* q is declared in the nest: gone after it */
+    int q;
+    for (q = 0; q < m; q++)
+      a[i][q] = 3;
+  }
+  printf("inner %d\n", i);
 }
 int main(void) {
   f(100, 40); f(0, 5); f(5, 0); f(3, 2); f(-4, 9);
@@ -90,10 +102,12 @@ int main(void) {
 """
 
 
+@requires_tool("nvcc")
 @requires_tool("g++")
 def test_loop_variables_declared_outside_keep_their_final_values(tmp_path):
     cu, log = port(tmp_path, LOOP_VARIABLES)
-    assert ported(log) == {"f@6", "f@11", "f@15", "f@18"}, log
+    assert ported(log) == {"f@6", "f@11", "f@15", "f@18", "f@26"}, log
+    assert_nvcc_compiles(cu)
     original, port_run = run_both(tmp_path, cu)
     assert "rect 100 40" in original and "tri 101 98" in original   # the program checks something non-trivial
     assert port_run == original
@@ -153,6 +167,7 @@ int main(void) {
 """
 
 
+@requires_tool("nvcc")
 @requires_tool("g++")
 def test_reduction_result_read_by_a_later_kernel_stays_on_the_device(tmp_path):
     cu, log = port(tmp_path, REDUCTION_IN_TIME_LOOP)
@@ -160,6 +175,7 @@ def test_reduction_result_read_by_a_later_kernel_stays_on_the_device(tmp_path):
     text = cu.read_text()
     # the second kernel loads s from the device copy the first one accumulates into
     assert re.search(r"c2gpu_main_8_k1<<<[^;]*\bd_s\b", text), text
+    assert_nvcc_compiles(cu)           # today's port passes the host pointer where a float is expected
     original, port_run = run_both(tmp_path, cu)
     assert port_run == original
 
@@ -186,6 +202,7 @@ int main(void) {
 """
 
 
+@requires_tool("nvcc")
 @requires_tool("g++")
 def test_pointer_indexed_below_its_start_copies_that_element(tmp_path):
     cu, log = port(tmp_path, NEGATIVE_OFFSET)
@@ -194,6 +211,7 @@ def test_pointer_indexed_below_its_start_copies_that_element(tmp_path):
     # the device copy of p starts one element before p (p[-1] is buf[0]) and is freed from its real start
     assert "cudaMemcpy(d_p + -1, p + -1, (size_t)(n + 2)" in text
     assert "cudaFree(d_p_mem)" in text
+    assert_nvcc_compiles(cu)
     original, port_run = run_both(tmp_path, cu)
     assert original.startswith("2002.0 2004.0")
     assert port_run == original
@@ -227,6 +245,7 @@ int main(void) {
 """
 
 
+@requires_tool("nvcc")
 @requires_tool("g++")
 def test_symbolic_sizes_get_64_bit_index_arithmetic(tmp_path):
     cu, log = port(tmp_path, SYMBOLIC_SIZES, "--assume-no-alias", "--shared-memory", "off")
@@ -238,6 +257,7 @@ def test_symbolic_sizes_get_64_bit_index_arithmetic(tmp_path):
     # a long loop variable stays long as the thread index; int ones keep int (their range bounds the loop)
     assert "const long k = (long)blockIdx.x * blockDim.x + threadIdx.x;" in text
     assert "const int i = blockIdx.y * blockDim.y + threadIdx.y;" in text
+    assert_nvcc_compiles(cu)
     original, port_run = run_both(tmp_path, cu)
     assert port_run == original
 
@@ -276,8 +296,7 @@ def test_cxx_keywords_as_names_split_the_port_and_are_renamed_in_the_kernels(tmp
     code = code_only(cu.read_text())
     assert not re.search(r"\b(new|class)\b", code)
     assert "new_[i] = class_[i] * 2;" in code
-    nv = compile_cuda(str(cu))
-    assert nv is not None and nv.ok, nv.stderr if nv else "nvcc missing"
+    assert_nvcc_compiles(cu)
     original, port_run = run_both(tmp_path, cu)
     assert port_run == original
 
@@ -331,6 +350,7 @@ int main(void) {
 """
 
 
+@requires_tool("nvcc")
 @requires_tool("g++")
 def test_private_scalar_keeps_the_last_iterations_value(tmp_path):
     from c2gpu.cli import make_manager
@@ -340,5 +360,6 @@ def test_private_scalar_keeps_the_last_iterations_value(tmp_path):
     assert "f@7" in ported(log), log
     # each thread has its own t; the thread of the last iteration stores it for the host
     assert re.search(r"if \(i == n - 1\)\s*\*c2gpu_t_last = t;", cu.read_text()), cu.read_text()
+    assert_nvcc_compiles(cu)
     res = verify(str(src), PreprocessOptions(), make_manager(["normalize", "dependence", "mapping"], {}))
     assert res.ok, res.message          # verify compares t (and i, j) after every call
