@@ -6,9 +6,9 @@ compare are evaluated and kept in locals; right after it, the following are
 appended to a dump file: whether the nest ran, every element of every array
 it writes (the hull of all the elements the nest touches in that array,
 from the state at entry, so a nest that changes a scalar of its own bounds
-does not shift the region), and every scalar it writes that is still in
-scope after it (loop variables declared outside their `for` included: their
-final values).  Comparing the two dump streams record by record checks
+does not shift the region), and every scalar it writes that may be read
+after it (loop variables declared outside their `for` included: their final
+values).  Comparing the two dump streams record by record checks
 exactly what the port changed, on the same inputs, with no knowledge of the
 program's own output format: integers bit for bit, floating point within a
 tolerance.
@@ -137,42 +137,21 @@ def touched_region(a) -> tuple[str, str]:
 
 
 def live_out_scalars(nest: Nest) -> list[tuple[str, str]]:
-    """(C name, C type) of every scalar the nest writes that is still in scope after it.
+    """(C name, C type) of every scalar the nest writes whose value may be read after it.
 
     Loop variables declared outside their `for` header (their final values), and the scalars written or
-    reduced in the nest and declared outside it.  Whether the code after the nest reads them does not
-    matter: the port must leave the same state behind.
+    reduced in the nest, among Nest.live_after (declared outside the nest and possibly read after it:
+    later in the function, in the next iteration of a loop around the nest, global, static or
+    address-taken).  A value nobody reads cannot make a difference: the port need not restore it.
     """
-    inside = _declared_inside(nest)
     out: dict[str, str] = {}
     for lp in nest.loops():
         if not lp.declared_in_header:
             out.setdefault(lp.origin.var if lp.origin else lp.var, lp.c_type)
     for s in nest.scalars:
         if s.role in ("written", "reduction"):
-            out.setdefault(getattr(s, "source_name", s.name), s.ctype)
-    return [(name, ctype) for name, ctype in sorted(out.items()) if name not in inside]
-
-
-def _declared_inside(nest: Nest) -> set[str]:
-    """Names declared anywhere in the nest (gone after it).
-
-    The IR has no statement for a declaration without initializer (`int j;` in the outer loop's body,
-    the variable of an inner loop), so they are read from the nest's syntax tree.
-    """
-    if nest.root.ast is None:
-        return set()
-    from pycparser import c_ast
-
-    names: set[str] = set()
-
-    class Declarations(c_ast.NodeVisitor):
-        def visit_Decl(self, node):
-            names.add(node.name)
-            self.generic_visit(node)
-
-    Declarations().visit(nest.root.ast)
-    return names
+            out.setdefault(s.source_name, s.ctype)
+    return [(name, ctype) for name, ctype in sorted(out.items()) if name in nest.live_after]
 
 
 def instrument_original(path: str, source: str, probes: dict[str, Probe], outcomes: list[NestOutcome]) -> str:

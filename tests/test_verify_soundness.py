@@ -272,9 +272,18 @@ def test_nothing_was_checked_fails(tmp_path, capsys):
 @needs_compilers
 @pytest.mark.parametrize("source", [
     TESTDATA / "vecadd.c",
-    # a reduction whose result lives on after the nest, a triangular nest with a written loop variable kept
-    # in the header, and a host time loop around two parallel 2-D nests
+    # a reduction whose result lives on after the nest, a triangular nest with its loop variables in the
+    # headers, an inner loop variable that nothing reads after the nest (under a condition the host cannot
+    # evaluate, so the port does not restore it), and a host time loop around two parallel 2-D nests
     """\
+void some_rows(int *restrict a, const int *restrict c, int n)
+{
+  int i, j;
+  for (i = 0; i < n; i++)
+    if (c[i] > 0)
+      for (j = 0; j < 4; j++)
+        a[i * 4 + j] = i;
+}
 float dot(const float *x, const float *y, int n)
 {
   float s = 0.0f;
@@ -282,11 +291,12 @@ float dot(const float *x, const float *y, int n)
     s += x[i] * y[i];
   return s;
 }
-void lower(double *m, int n)
+#define L 50
+void lower(double *m)
 {
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < L; i++)
     for (int j = 0; j <= i; j++)
-      m[i * n + j] = m[i * n + j] * 0.5 + i - j;
+      m[i * L + j] = m[i * L + j] * 0.5 + i - j;
 }
 #define N 40
 static double u[N][N], v[N][N];
@@ -305,10 +315,13 @@ int main(void)
       for (int j = 1; j < N - 1; j++)
         u[i][j] = v[i][j];
   }
-  lower(m, 50);
+  lower(m);
+  static int a[400], c[100];
+  for (int i = 0; i < 100; i++) c[i] = i % 3 - 1;
+  some_rows(a, c, 100);
   return dot(x, y, 300) > 0.0f ? 0 : 1;
 }
-"""], ids=["vecadd", "dot-triangle-time-loop"])
+"""], ids=["vecadd", "five-nests"])
 def test_correct_ports_pass(tmp_path, monkeypatch, source):
     path = source if not isinstance(source, str) else write_c(tmp_path, source)
     monkeypatch.chdir(tmp_path)
