@@ -1,10 +1,20 @@
-"""Random affine loop nests for the differential test (tests/test_differential.py).
+"""Random loop nests for the differential test (tests/test_differential.py).
 
-Each program has many small nests over global arrays, with random bounds
-(constant, triangular, offset), steps (1, 2, decrementing), affine subscripts
-(shifted, scaled, mixed, reversed), guards, `+=` updates and scalar
-reductions.  Subscripts are offset by OFF so that every access stays inside
-the arrays for any generated combination.
+Each program has many small nests, each in a function of its own, from one of two families:
+
+* affine float nests over global arrays (NestGen): random bounds (constant, triangular, offset), steps
+  (1, 2, decrementing), affine subscripts (shifted, scaled, mixed, reversed), guards, `+=` updates and scalar
+  reductions.  Subscripts are offset by OFF so that every access stays inside the arrays;
+* integer nests that probe C's semantics (CNestGen): casts to and assignments into narrow types
+  (unsigned char, signed char, short, unsigned short) in subscripts, guards and bounds, signed/unsigned
+  comparisons, scalars written on some paths only, writes in `for` headers, comma expressions and `++` inside
+  expressions, pointers into the same buffer (`p = X + H + k` next to `X`) and to scalars (the loop variable
+  included), calls to small functions of the same file, and reductions whose accumulator type or guard makes
+  them something else.  Their arrays have W elements and every subscript is H + e with |e| < H, whatever
+  the conversions do, so no access leaves its array (the C stays defined; only c2gpu's model can be wrong).
+
+main() ends with report(), which prints a checksum of every integer array and scalar and the float results:
+the test compares it between the original and the port, on top of what `verify` compares nest by nest.
 """
 from __future__ import annotations
 
@@ -99,17 +109,195 @@ class NestGen:
         return "\n".join(lines)
 
 
-def program(seed: int, nests: int = 30, n: int = 13) -> str:
+# The integer state of CNestGen's nests, the small functions they call, and the checksum printed at the end.
+C_GLOBALS = r"""#define W 600
+#define H (W / 2)
+#define NU 13u
+static int X[W], Y[W], Z[W];
+static unsigned UQ[W];
+static float FL[W];
+static int acc, last, cnt;
+static int sq(int x) { return x * x % 7; }
+static void bump(int k) { Z[H + k] += 1; }
+static int peek(int k) { return Y[H + k]; }
+static int next(void) { return ++cnt; }
+
+static void report(void)
+{
+    unsigned h = 0;
+    int x;
+#pragma c2gpu skip
+    for (x = 0; x < W; x++)
+        h = h * 31u + (unsigned)X[x] * 7u + (unsigned)Y[x] * 3u + (unsigned)Z[x] + UQ[x];
+    printf("ints %u %d %d %d\n", h, acc, last, cnt);
+    printf("floats %f %f %f\n", (double)s, (double)A[OFF][OFF], (double)U[OFF]);
+}
+"""
+
+# narrow conversions whose value is in [-255, 255] for any int argument (H + it stays inside W)
+NARROW = ("(unsigned char)({e})", "(signed char)({e})", "(short)({e}) / 256", "(unsigned short)({e}) / 256")
+
+
+class CNestGen:
+    """Integer nests whose meaning depends on C's conversions, side effects, aliasing and calls."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        # a user function named max (not CUDA's) in some programs only: when the port cannot compile it,
+        # the whole program fails, and the other nests of the program are not checked
+        self.user_max = rng.random() < 0.2
+
+    def affine(self, v: str = "i") -> str:
+        """c*v + d, with c and d that make some of its narrowings wrap and some not."""
+        r = self.rng
+        return f"{r.choice(['', '', '2 * ', '37 * ', '64 * ', '85 * ', '4096 * ', '5000 * '])}{v}" \
+               f"{r.choice(['', ' + 3', ' + 120', ' + 250', ' - 5', ' + 32767'])}"
+
+    def narrow(self, v: str = "i") -> str:
+        return self.rng.choice(NARROW).format(e=self.affine(v))
+
+    def index(self, v: str = "i") -> str:
+        r = self.rng
+        return f"H + {self.narrow(v)}" if r.random() < 0.5 else f"H + {v}{r.choice(['', ' + 1', ' - 1', ' + 2'])}"
+
+    def arr(self) -> str:
+        return self.rng.choice(["X", "Y", "Y", "Z"])
+
+    def value(self, v: str = "i") -> str:
+        r = self.rng
+        return r.choice([f"{self.arr()}[{self.index(v)}] + 1", f"{v} * 3", f"{self.arr()}[H + {v}] / 2 - {v}",
+                         f"(unsigned char)({self.arr()}[H + {v}] + 200)", f"(short)({v} * 9000)"])
+
+    def guard(self, v: str = "i") -> str:
+        r = self.rng
+        return r.choice([f"{v} - {r.choice([3, 5])} < {r.choice([2, 4])}u",        # unsigned: negative is large
+                         f"{v} - 5 >= 10u", f"(unsigned char)({v} * 64) == 0", f"(short){v} == 3",
+                         f"(signed char)({v} * 20) < 0", f"{self.narrow(v)} > 40", f"X[H + {v}] > 20",
+                         f"UQ[H + {v}] > -1", f"{v} % 3 == 0", f"(int)(UQ[H + {v}] % 5u) - 2 < 0"])
+
+    def loop(self, v: str = "i") -> str:
+        """The loop's header; its bound may go through a conversion (i stays below 260, j below N)."""
+        r = self.rng
+        hi = r.choice(["N"] * 6 + ["(unsigned char)(N + 245)", "(short)(N * 2600) / 100", "NU",
+                       "(signed char)(N * 10)", "(unsigned char)(N * 20)"] if v == "i" else
+                      ["N", "3", "(unsigned char)(N + 245)", "NU"])
+        lo = r.choice(["0", "0", "0", "-3", "1"])
+        if hi == "NU" and lo == "0":
+            lo = "-3"                   # i converted to unsigned: the loop does not run at all
+        return f"for ({v} = {lo}; {v} < {hi}; {v}++)"
+
+    def body(self, local: list[str], after: list[str]) -> list[str]:
+        """The statements of one nest (inside `for (i ...)`); local: declarations; after: what follows the nest."""
+        r = self.rng
+        kind = r.choice(["cast", "cast", "narrow-local", "guard", "partial", "header", "comma", "alias",
+                         "pointer-scalar", "call", "reduction"])
+        dst = self.arr()
+        if kind == "cast":
+            return [f"{dst}[{self.index()}] = {self.value()};"]
+        if kind == "narrow-local":
+            ty = r.choice(["unsigned char", "signed char", "short"])
+            local.append(f"{ty} k;")
+            sub = "k / 128" if ty == "short" else "k"
+            return [f"k = {self.affine()};", f"{dst}[H + {sub}] = {self.value()};"]
+        if kind == "guard":
+            target = r.choice([f"{dst}[H + i]", f"{dst}[H + {r.randint(-9, 9)}]", "acc", "last"])
+            rhs = r.choice(["i", self.value()])
+            op = r.choice(["=", "+="])
+            stmt = f"if ({self.guard()}) {target} {op} {rhs};"
+            return [stmt] if r.random() < 0.7 else [stmt[:-1] + f"; else {dst}[H + i] = -1;"]
+        if kind == "partial":
+            local.append("int t = 5;")
+            after.append(f"Z[H + {r.randint(-9, 9)}] = t;" if r.random() < 0.5 else "")
+            return r.choice([[f"if ({self.guard()}) t = {self.value()};", f"{dst}[H + i] = t + 1;"],
+                             [f"t = {self.value()};", f"if ({self.guard()}) t = 0;", f"{dst}[H + i] = t;"],
+                             [f"if ({self.guard()}) t = i;"],
+                             [f"if ({self.guard()}) {{ t = {self.value()}; {dst}[H + i] = t; }}"]])
+        if kind == "header":
+            local.append("int t = 0;")
+            after.append("Z[H + 7] = t;" if r.random() < 0.5 else "")
+            return r.choice([[f"for (t = 0; t < 3; t++) {dst}[H + i] += t;"],
+                             [f"for (; t < i; t++) {dst}[H + t] += 1;"],
+                             [f"for (t = i; t < i + 2; t++) {dst}[H + i] += X[H + t];", "Y[H - i] = t;"]])
+        if kind == "comma":
+            local.append("int t = 0;")
+            return r.choice([[f"{dst}[H + i] = (t = X[H + i], t * 2);"],
+                             [f"{dst}[H + t++] = X[H + i] + 1;"],
+                             [f"{dst}[H + i] = (acc++, X[H + i]);"],
+                             [f"{dst}[H + i] = X[H + i] + (t += 2);"]])
+        if kind == "alias":
+            k = r.randint(-3, 3)
+            local.append(f"int *p = {r.choice(['X', 'Y'])} + H + {k};")
+            return r.choice([[f"p[i] = X[H + i + {r.randint(-2, 2)}] + 1;"],
+                             [f"Y[H + i] = p[i - {r.randint(0, 3)}] - 1;"],
+                             [f"p[i] = p[i + {r.randint(-2, 2)}] / 2 + 1;"],
+                             ["X[H + i] = p[i] + 1;"]])
+        if kind == "pointer-scalar":
+            return r.choice([["*pa += X[H + i];"], ["*pa = X[H + i];"],
+                             [f"{dst}[H + *pi] = i;", "if (X[H + i] > 60) *pi += 1;"]])
+        if kind == "call":
+            return r.choice([[f"{dst}[H + i] = sq(X[H + i]) + 1;"], ["bump(i % 5);"], ["Y[H + i] = peek(i + 1) + 1;"],
+                             [f"{dst}[H + i] = next();"]] + ([["acc = max(acc, X[H + i]);"]] if self.user_max else []))
+        # reductions: which of them are reductions in C's types?
+        local.append(r.choice(["unsigned char r = 7;", "short r = 0;", "int r = 0;", "unsigned r = 1u;"]))
+        after.append(f"Z[H + {r.randint(-9, 9)}] = r;")
+        return r.choice([["r += X[H + i];"], ["r += FL[H + i];"], ["r = (r * 3 + X[H + i]) % 1000;"], ["r ^= X[H + i];"],
+                         ["r += (unsigned char)(X[H + i] * 3);"], ["if (X[H + i] > r) r = X[H + i];"],
+                         ["if (X[H + i] > r) { r = X[H + i]; cnt++; }"],
+                         ["if (X[H + i] > r) { r = X[H + i]; Y[H + i] = 1; }"],
+                         ["if (X[H + i] > r) r = X[H + i]; else if (X[H + i] < -50) r = 0;"]])
+
+    def nest(self, name: str) -> str:
+        r = self.rng
+        local: list[str] = []
+        after: list[str] = []
+        stmts = self.body(local, after)
+        if r.random() < 0.25:           # a second, independent statement in the same loop
+            stmts.append(f"Z[H - i] = {self.value()};")
+        uses = " ".join(stmts)
+        lines = [f"void {name}(void)", "{", "    int i, j;", "    int *pa = &acc, *pi = &i;",
+                 "    (void)i; (void)j; (void)pa; (void)pi;"]
+        lines += [f"    {d}" for d in dict.fromkeys(local)]
+        header = self.loop("i")
+        if r.random() < 0.3 and "*pi" not in uses:    # an outer loop j around it
+            lines.append(f"    {self.loop('j')}")
+            lines.append(f"    {header} {{")
+            lines += [f"        {s.replace('H + i', 'H + i + j')}" for s in stmts]
+            lines.append("    }")
+        else:
+            lines.append(f"    {header} {{")
+            lines += [f"        {s}" for s in stmts]
+            lines.append("    }")
+        lines += [f"    {a}" for a in after if a]
+        lines.append("}")
+        return "\n".join(lines)
+
+
+FAMILIES = ("affine", "c")
+
+
+def program(seed: int, nests: int = 30, n: int = 13, family: str = "affine") -> str:
+    """A program of `nests` nests from one family: 'affine' (NestGen) or 'c' (CNestGen)."""
     rng = random.Random(seed)
-    gen = NestGen(rng, n)
-    parts = [f"/* random affine nests, seed {seed} */", "#include <stdio.h>", f"#define N {n}",
+    gen = NestGen(rng, n) if family == "affine" else CNestGen(rng)
+    parts = [f"/* random {family} nests, seed {seed} */", "#include <stdio.h>", f"#define N {n}",
              "#define OFF (2 * N + 4)", "#define M (4 * N + 10)",
-             "static float A[M][M], B[M][M], C[M][M], U[M], V[M];", "static float s;", ""]
+             "static float A[M][M], B[M][M], C[M][M], U[M], V[M];", "static float s;", C_GLOBALS]
     names = [f"nest{k}" for k in range(nests)]
     for name in names:
         parts.append(gen.nest(name))
         parts.append("")
+    if any("max(" in part for part in parts):       # a user function that is not CUDA's max
+        parts.insert(parts.index(C_GLOBALS) + 1, "static int max(int a, int b) { return a > b ? a - b : b; }\n")
     parts += ["static void init(void)", "{", "    int x, y;",
+              "#pragma c2gpu skip",
+              "    for (x = 0; x < W; x++) {",
+              "        X[x] = (x * 7919) % 201 - 100;",
+              "        Y[x] = (x * 104729) % 1009 - 500;",
+              "        Z[x] = x % 17;",
+              "        UQ[x] = (unsigned)x * 2654435761u;",
+              "        FL[x] = (float)((x * 13) % 29) / 7.0f - 2.0f;",
+              "    }",
+              "#pragma c2gpu skip",
               "    for (x = 0; x < M; x++) {",
               "        U[x] = (float)((x * 5) % 11) / 11.0f;",
               "        V[x] = (float)((x * 3) % 7) / 7.0f;",
@@ -120,5 +308,5 @@ def program(seed: int, nests: int = 30, n: int = 13) -> str:
               "        }", "    }", "}", "",
               "int main(void)", "{", "    init();"]
     parts += [f"    {name}();" for name in names]
-    parts += ['    printf("%f %f %f\\n", (double)s, (double)A[OFF][OFF], (double)U[OFF]);', "    return 0;", "}", ""]
+    parts += ["    report();", "    return 0;", "}", ""]
     return "\n".join(parts)
