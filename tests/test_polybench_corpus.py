@@ -1,0 +1,103 @@
+"""PolyBench/C 4.2.1 as an external oracle: every port c2gpu makes of a kernel prints the original's dump.
+
+Each kernel is built as written and as c2gpu ports it (split output, the .cu file on the CPU execution
+layer, run in forward, reverse and shuffled thread orders with poisoned device memory), both with
+-DMINI_DATASET -DPOLYBENCH_DUMP_ARRAYS; the arrays each prints must agree (tests/polybench_corpus.py
+says how).  A mismatch is a wrong port.  A kernel where nothing is ported has nothing to compare, so
+the test also requires a floor of kernels with a ported nest, measured when the test was written.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import polybench_corpus as pc
+from conftest import requires_tool
+
+needs_corpus = pytest.mark.skipif(not pc.CORPUS.is_dir() and os.environ.get("CI") != "true",
+                                  reason="PolyBench/C corpus not found next to the repository")
+
+# Measured on 2026-11-24, per mode: (kernels with a ported nest, kernels whose main computation is
+# ported), over all 30 kernels and over the default half.  A regression that stops porting fails
+# here; more is fine.  Without --assume-no-alias only atax's and bicg's `y[i] = 0` loops are ported.
+FLOOR_ALL = {"default": (2, 0), "--assume-no-alias": (21, 19)}
+FLOOR_HALF = {"default": (1, 0), "--assume-no-alias": (11, 10)}
+
+
+def _sweep(kernels, tmp_path) -> list[pc.Outcome]:
+    built: dict = {}
+    outcomes = []
+    for kernel in kernels:
+        expected = pc.run_original(kernel, tmp_path)
+        for assume_no_alias in (False, True):
+            outcomes.append(pc.check(kernel, expected, assume_no_alias, tmp_path, built))
+    print("\n" + pc.summary(outcomes))
+    return outcomes
+
+
+def _assert_sound(outcomes, floor):
+    wrong = [f"{o.kernel} ({o.mode}): {m}" for o in outcomes for m in o.mismatches]
+    assert not wrong, "wrong ports:\n" + "\n".join(wrong)
+    broken = [f"{o.kernel} ({o.mode}): {o.error}" for o in outcomes if o.error]
+    assert not broken, "ports that do not build or run:\n" + "\n".join(broken)
+    for mode, (least, least_main) in floor.items():
+        mine = [o for o in outcomes if o.mode == mode]
+        have = sum(1 for o in mine if o.port.ported)
+        assert have >= least, f"{mode}: only {have} kernels have a ported nest (at least {least} did)"
+        main = sum(1 for o in mine if o.port.main_computation_ported)
+        assert main >= least_main, f"{mode}: the main computation of only {main} kernels is ported (of {least_main})"
+
+
+@needs_corpus
+@requires_tool("cc")
+@requires_tool("g++")
+def test_half_of_polybench_ports_print_the_original_dump(tmp_path):
+    """The default run: every other kernel of utilities/benchmark_list (a fixed half, about 2 minutes)."""
+    _assert_sound(_sweep(pc.kernels()[::2], tmp_path), FLOOR_HALF)
+
+
+@pytest.mark.slow
+@needs_corpus
+@requires_tool("cc")
+@requires_tool("g++")
+def test_all_polybench_ports_print_the_original_dump(tmp_path):
+    _assert_sound(_sweep(pc.kernels(), tmp_path), FLOOR_ALL)
+
+
+def _dump(*arrays) -> str:
+    body = "".join(f"begin dump: {name}\n{' '.join(values)}\nend   dump: {name}\n" for name, values in arrays)
+    return f"{pc.BEGIN}\n{body}{pc.END}\n"
+
+
+def test_dump_comparison_allows_one_printed_unit_and_nothing_more():
+    original = pc.parse_dump(_dump(("C", ["1.25", "-3.00", "1e+20"]), ("path", ["7", "-2"])))
+    assert [a.name for a in original] == ["C", "path"] and original[0].values == ("1.25", "-3.00", "1e+20")
+
+    def differs(c, path=("7", "-2")):
+        return pc.compare_dumps(original, pc.parse_dump(_dump(("C", c), ("path", list(path)))))
+
+    assert differs(["1.25", "-3.00", "1e+20"]) is None
+    assert differs(["1.26", "-2.99", "1e+20"]) is None             # a rounding boundary: one unit of the last digit
+    assert differs(["1.27", "-3.00", "1e+20"]).startswith("C[0]")  # two units: a different value
+    assert differs(["1.25", "-3.00", "3e+20"]).startswith("C[2]")
+    assert differs(["1.25", "-3.00", "1e+20"], ("7", "-1")).startswith("path[1]")   # integers: exactly
+    assert differs(["1.25", "-3.00"]) == "C: 2 values instead of 3"
+    assert "instead of" in pc.compare_dumps(original, original[:1])
+    with pytest.raises(pc.BuildError):
+        pc.parse_dump("the program crashed before dumping")
+
+
+@needs_corpus
+@requires_tool("cc")
+@requires_tool("g++")
+def test_the_oracle_catches_a_port_without_its_barriers(tmp_path):
+    """The comparison has teeth: jacobi-2d's port with its __syncthreads() removed (threads then read
+    shared-memory tiles before they are loaded) prints a different dump."""
+    kernel = next(k for k in pc.kernels() if k.stem == "jacobi-2d")
+    expected = pc.run_original(kernel, tmp_path)
+    port = pc.port(kernel, assume_no_alias=True)
+    assert "__syncthreads();" in port.cu, "the port no longer tiles jacobi-2d: choose another barrier to remove"
+    port.cu = port.cu.replace("__syncthreads();", ";")
+    dumps = pc.run_port(kernel, port, tmp_path)
+    assert all(pc.compare_dumps(expected, actual) for actual in dumps.values())
