@@ -184,6 +184,8 @@ class Loop:
     declared_in_header: bool = False     # `for (int i = ...)` rather than a variable declared earlier
     perfect: bool = False                # the body holds nothing but `for` loops (pragmas and `;` aside)
     pragmas: tuple[str, ...] = ()        # the `#pragma` lines right before the loop ("omp parallel for private(j)")
+    declared: tuple[str, ...] = ()       # C names of the variables its body declares (outside inner loops),
+    #                                      initialized or not: each iteration has its own
     header_stmt: "Statement | None" = None   # what the header does to variables that outlive the loop: the
     #                                          write of a variable declared outside it, reads of arrays in bounds
     #                                          (in the enclosing loop, just before this one: see `statements`)

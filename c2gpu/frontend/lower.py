@@ -114,7 +114,8 @@ class NestContext:
         self.local_depth: dict[str, int] = {}    # nest-local scalar -> loop depth at its declaration
         self.local_affine: dict[str, Poly] = {}  # nest-local int defined once by an affine expression (by IR name)
         self.local_why: dict[str, str] = {}
-        self.idiom_guard: Guard | None = None      # nest-local int whose initialization converts its value (by IR name)
+        self.idiom_guard: Guard | None = None
+        self.loop_decls: dict[int, list[str]] = {}   # lid -> C names its body declares      # nest-local int whose initialization converts its value (by IR name)
         self.flags: list[Flag] = []
         self.arrays_used: dict[str, Loc] = {}
         self.scalars_used: dict[str, Loc] = {}
@@ -1115,6 +1116,7 @@ class NestLowerer:
         return Loop(lid=lid, var=var, lower=h.lower, upper=h.upper, step=h.step or 0, trip_count=trip, loc=loc,
                     end_loc=None, header=header, body=tuple(body), guards=guards, flags=tuple(flags),
                     c_type=c_type, declared_in_header=in_header, perfect=perfect, pragmas=pragmas,
+                    declared=tuple(dict.fromkeys(ctx.loop_decls.pop(lid, ()))),
                     header_stmt=header_stmt, ast=node)
 
     def header_statement(self, node: c_ast.For, var: str, in_header: bool, guards: tuple[Guard, ...]) -> Statement | None:
@@ -1202,6 +1204,8 @@ class NestLowerer:
                 var = Var(t, "local", ctx.loc(node), ir, tuple(ctx.loop_ids))
                 scope.vars[node.name] = var
                 ctx.locals[ir] = (var, node)
+                if ctx.loop_ids:
+                    ctx.loop_decls.setdefault(ctx.loop_ids[-1], []).append(node.name)
                 if node.name in ctx.loop_vars:
                     # `{ int i = 3; a[i] = ...; }` in a loop over i: the subscripts below name the new i
                     ctx.flag("shadows-loop-variable", f"'{node.name}' declared inside the nest hides the loop "
