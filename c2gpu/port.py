@@ -151,11 +151,12 @@ def loop_finals(nest: Nest) -> list[LoopFinal]:
             start = ph.poly_to_isl(lp.origin.lower, names) if lp.origin is not None else "0"
             step = lp.origin.step if lp.origin is not None else 1
             trip = ph.sym_to_isl(lp.trip_count, names)
-            dims = [f"s{k}" for k in range(2 * depth)] + ["x"]
+            # (prefixed names: the nest's parameters may be called s0, x or t)
+            dims = [f"c2gpu_s{k}" for k in range(2 * depth)] + ["c2gpu_x"]
             cons = ph.domain_constraints(path, names, lp.guards)
-            cons += [f"s{k} = {term}" for k, term in enumerate(sched)]
-            cons.append(f"exists (t : t = {trip} and ((t >= 1 and x = {start} + {step} * t) "
-                        f"or (t <= 0 and x = {start})))")
+            cons += [f"c2gpu_s{k} = {term}" for k, term in enumerate(sched)]
+            cons.append(f"exists (c2gpu_t : c2gpu_t = {trip} and ((c2gpu_t >= 1 and c2gpu_x = {start} + {step} * "
+                        f"c2gpu_t) or (c2gpu_t <= 0 and c2gpu_x = {start})))")
             inner = ", ".join(names[p.var] for p in path)
             exists = f"exists ({inner} : {' and '.join(cons)})" if inner else " and ".join(cons)
             e = isl.Set(f"{params} -> {{ [{', '.join(dims)}] : {exists} }}")
