@@ -285,6 +285,12 @@ def build_nest_code(nest: Nest, mapping, shared=None) -> NestCode:
     for r in reductions:
         params.append(f"{r['type']} *{r['target']}")
         args.append(f"&{r['target']}")
+    privates = {v: k.name for k in kernels for v, _ in k.last_values}
+    for k in kernels:
+        stale = next((a for a in k.args if privates.get(a, k.name) != k.name), None)
+        if stale is not None:
+            # it would get the host's value from before the nest, not the one the other kernel's threads left
+            raise CodegenError(f"scalar '{stale}' is private to the threads of {privates[stale]} and read by {k.name}")
     lasts = []
     for k in kernels:
         for v, t in k.last_values:
