@@ -125,7 +125,7 @@ def polybench_object(tmp: Path) -> Path:
     """utilities/polybench.c compiled once (the timer and allocation helpers every kernel links)."""
     obj = tmp / "polybench.o"
     if not obj.exists():
-        _run([shutil.which("cc"), *_cflags(CORPUS), "-c", str(UTILITIES / "polybench.c"), "-o", str(obj)], tmp)
+        _run([shutil.which("cc"), *_cflags(UTILITIES / "polybench.c"), "-c", str(UTILITIES / "polybench.c"), "-o", str(obj)], tmp)
     return obj
 
 
