@@ -178,18 +178,8 @@ def _may_be_read_after(nest: Nest, name: str) -> bool:
 
 
 def declared_in_nest(nest: Nest) -> set[str]:
-    """Names declared inside the nest (`int j;` in a loop body): gone after it, nothing to restore.
-
-    The IR has no statement for a declaration without initializer, so they are read from the nest's AST.
-    """
-    from pycparser import c_ast
-    names, stack = set(), [nest.root.ast] if nest.root.ast is not None else []
-    while stack:
-        n = stack.pop()
-        if isinstance(n, c_ast.Decl) and n.name:
-            names.add(n.name)
-        stack.extend(c for _, c in n.children())
-    return names
+    """Names declared inside the nest (`int j;` in a loop body): gone after it, nothing to restore."""
+    return {name for lp in nest.loops() for name in lp.declared}
 
 
 def _kernels_with_hosts(items, host_vars):
