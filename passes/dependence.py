@@ -72,7 +72,7 @@ from c2gpu.polyhedral import Domain, Encoder, Unencodable, con, sub
 from c2gpu.poly import Poly
 
 from . import subscript_bounds
-from .scalars import guard_depth, live_after, privatizable, scalar_reduction
+from .scalars import guard_depth, live_after, outlives_nest, privatizable, scalar_reduction
 
 STATUSES = ("parallel", "reduction", "carried", "unknown")
 
@@ -647,11 +647,13 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
                 continue
             w = privatizable(s, lp, inside)
             if w is not None:
-                live = live_after(s, lp, mine, info, ctx.nest)
+                live = live_after(s, lp, mine)
                 if not live:
                     private.append(s)
+                    kept = " (the last iteration's value is kept after the nest)" \
+                        if outlives_nest(s, info, ctx.nest) else ""
                     notes.append(f"{s} is written before it is read in every iteration of loop '{ctx.name(lp)}' "
-                                 f"(line {w.loc.line}) and is not used after it: privatized")
+                                 f"(line {w.loc.line}): privatized{kept}")
                     continue
                 notes.append(f"{s} is written before it is read in every iteration of loop '{ctx.name(lp)}' "
                              f"(line {w.loc.line}) but not privatized: its value after the loop may be used ({live})")

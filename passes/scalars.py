@@ -76,17 +76,21 @@ def privatizable(s: str, lp: Loop, refs: list[_Ref]) -> Statement | None:
     return None
 
 
-def live_after(s: str, lp: Loop, refs: list[_Ref], info: ScalarInfo | None, nest: Nest) -> str:
-    """Why the value `s` has after `lp` may be used ("" when provably dead), which privatizing would lose."""
+def live_after(s: str, lp: Loop, refs: list[_Ref]) -> str:
+    """Why the value `s` has after `lp` is needed inside the nest ("" when it is not), which privatizing
+    would lose: a read outside the loop (in the enclosing loops) sees the last iteration's value."""
     for r in refs:
         if r.kind == "read" and lp.lid not in (l.lid for l in r.site.chain):
             return f"{r.describe()} reads it outside the loop"
-    if info is not None and info.declared_in is not None:
-        return ""                       # declared in the nest and not read outside the loop
-    if any((l.origin.var if l.origin is not None else l.var) == s and not l.declared_in_header for l in nest.loops()):
-        return ""                       # a loop variable: the port restores its exit value from the bounds
-    if info is None or info.exposed:
-        return "it is a global, static or address-taken variable"
-    if s in nest.live_after:
-        return f"the function may read '{s}' after the nest"
     return ""
+
+
+def outlives_nest(s: str, info: ScalarInfo | None, nest: Nest) -> bool:
+    """Whether the code after the nest may read `s`: then a private copy's last value must be kept
+    (lastprivate: the port stores the last iteration's value; a loop variable's exit value it computes
+    from the bounds)."""
+    if info is not None and info.declared_in is not None:
+        return False
+    if any((l.origin.var if l.origin is not None else l.var) == s and not l.declared_in_header for l in nest.loops()):
+        return False
+    return info is None or info.exposed or s in nest.live_after

@@ -285,12 +285,14 @@ def test_scalar_written_before_read_is_privatized(tmp_path):
     assert (v.status, v.private, v.outer_writes) == (P, ("t",), ("t",))
 
 
-def test_scalar_privatization_refused_when_used_after_the_loop(tmp_path):
+def test_scalar_used_after_the_loop_is_privatized_with_its_last_value(tmp_path):
+    # written first in every iteration: each iteration may have its own copy; the function's `return t`
+    # reads the last iteration's, which the port keeps (lastprivate)
     info = only_nest(tmp_path, "float a[100], b[100]; float f(void) { int i; float t; "
                                "for (i = 0; i < 100; i++) { t = a[i]; b[i] = t * t; } return t; }")
     v = info.loop("i")
-    assert v.status == C and v.private == ()
-    assert any("not privatized" in n for n in info.notes)
+    assert v.status == P and v.private == ("t",)
+    assert any("last iteration's value is kept after the nest" in n for n in info.notes)
 
 
 def test_scalar_read_before_write_is_carried(tmp_path):
@@ -367,10 +369,14 @@ def test_a_write_in_a_condition_is_a_write_of_the_iteration(tmp_path):
     dead = only_nest(tmp_path, "float b[100]; void f(void) { int i, k = 0; for (i = 0; i < 100; i++) "
                                "if ((k = i) > 5) b[i] = 1; }")
     assert dead.loop("i").status == P and dead.loop("i").private == ("k",)
-    # ... but the function reads its last value afterwards: the iterations must run in order
+    # ... and while the function reads its last value afterwards (which the port keeps)
     live = only_nest(tmp_path, "float b[100]; int f(void) { int i, k = 0; for (i = 0; i < 100; i++) "
                                "if ((k = i) > 5) b[i] = 1; return k; }")
-    assert live.loop("i").status == C and live.loop("i").reasons[0].array == "k"
+    assert live.loop("i").private == ("k",) and any("k is written" in n and "kept after" in n for n in live.notes)
+    # but not when the next iteration's condition sees the value: `k` is read before it is written
+    seen = only_nest(tmp_path, "float b[100]; int f(void) { int i, k = 0; for (i = 0; i < 100; i++) "
+                               "{ if (k > 5) b[i] = 1; k = i; } return k; }")
+    assert seen.loop("i").status == C and seen.loop("i").reasons[0].array == "k"
     # and a condition that reads what it wrote in the previous iteration carries a flow dependence
     flow = only_nest(tmp_path, "float b[100]; void f(void) { int i, k = 0; for (i = 0; i < 100; i++) "
                                "if ((k = k + i) > 5) b[i] = 1; }")

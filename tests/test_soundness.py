@@ -4,8 +4,12 @@ Each program here was claimed parallel (or a reduction) by c2gpu before the IR k
 (conversions, side effects, scopes, idioms, pointers): the loop is not parallel as written, and
 c2gpu must not say it is.  Where the answer is "not proven", the reason must name what blocks it.
 """
+import subprocess
+import sys
+
 import pytest
 
+from conftest import requires_tool, write_c
 from test_dependence import only_nest
 
 PARALLEL = ("parallel", "reduction")
@@ -147,3 +151,29 @@ def test_assume_no_alias_does_not_cover_a_reassigned_parameter(tmp_path):
     assert v.status not in PARALLEL
     ok = verdict(tmp_path, src.replace("u1 = u2;", ""), loop=1, assume_no_alias=True)
     assert ok.status == "parallel"
+
+
+# ----------------------------------------------------------------------------------------- live-out values, end to end
+
+@requires_tool("g++")
+def test_values_left_behind_are_those_of_the_original(tmp_path):
+    # t (last iteration), j (an inner loop's exit value) and i (the loop variable) are read after the nest:
+    # the port must leave the same values, and verify compares them
+    path = write_c(tmp_path, """#include <stdio.h>
+float a[64], b[64][4];
+int main(void) {
+    int i, j;
+    float t = 5;
+    for (i = 0; i < 64; i++) a[i] = i * 0.5f;
+    for (i = 0; i < 64; i++) {
+        t = a[i] * 3;
+        for (j = 0; j < 4; j++)
+            b[i][j] = t + j;
+    }
+    printf("%f %d %d %f\\n", t, i, j, b[63][3]);
+    return 0;
+}
+""")
+    out = subprocess.run([sys.executable, "-m", "c2gpu", "verify", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "PASS" in out.stdout and "2 nests checked" in out.stdout, out.stdout
