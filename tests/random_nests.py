@@ -158,7 +158,7 @@ class CNestGen:
 
     def index(self, v: str = "i") -> str:
         r = self.rng
-        return f"H + {self.narrow(v)}" if r.random() < 0.5 else f"H + {v}{r.choice(['', ' + 1', ' - 1', ' + 2'])}"
+        return f"H + {self.narrow(v)}" if r.random() < 0.35 else f"H + {v}{r.choice(['', ' + 1', ' - 1', ' + 2'])}"
 
     def arr(self) -> str:
         return self.rng.choice(["X", "Y", "Y", "Z"])
@@ -178,9 +178,9 @@ class CNestGen:
     def loop(self, v: str = "i") -> str:
         """The loop's header; its bound may go through a conversion (i stays below 260, j below N)."""
         r = self.rng
-        hi = r.choice(["N"] * 6 + ["(unsigned char)(N + 245)", "(short)(N * 2600) / 100", "NU",
-                       "(signed char)(N * 10)", "(unsigned char)(N * 20)"] if v == "i" else
-                      ["N", "3", "(unsigned char)(N + 245)", "NU"])
+        hi = r.choice(["N"] * 12 + ["(unsigned char)(N + 245)", "(short)(N * 2600) / 100", "NU",
+                                    "(signed char)(N * 10)", "(unsigned char)(N * 20)"] if v == "i" else
+                      ["N", "N", "3", "3", "(unsigned char)(N + 245)", "NU"])
         lo = r.choice(["0", "0", "0", "-3", "1"])
         if hi == "NU" and lo == "0":
             lo = "-3"                   # i converted to unsigned: the loop does not run at all
@@ -254,8 +254,9 @@ class CNestGen:
         if r.random() < 0.25:           # a second, independent statement in the same loop
             stmts.append(f"Z[H - i] = {self.value()};")
         uses = " ".join(stmts)
-        lines = [f"void {name}(void)", "{", "    int i, j;", "    int *pa = &acc, *pi = &i;",
-                 "    (void)i; (void)j; (void)pa; (void)pi;"]
+        lines = [f"void {name}(void)", "{", "    int i, j;", "    (void)i; (void)j;"]
+        # pointers to scalars only where used: the address of i taken anywhere in the function stops its loops
+        lines += [f"    {d}" for d in ["int *pa = &acc;"] * ("*pa" in uses) + ["int *pi = &i;"] * ("*pi" in uses)]
         lines += [f"    {d}" for d in dict.fromkeys(local)]
         header = self.loop("i")
         if r.random() < 0.3 and "*pi" not in uses:    # an outer loop j around it
