@@ -1083,6 +1083,8 @@ class NestLowerer:
                 flags.append(Flag("non-affine-bound", f"loop '{var}': bounds are not affine", loc))
             elif why := _loop_conversion(ctx, h, c_type):
                 flags.append(Flag("non-affine-bound", f"loop '{var}' ({c_type}): {why}", loc))
+                h.upper = None          # the affine bound is not what C computes: nothing may use it
+        if h.lower is not None and h.upper is not None and h.step:
             trip = trip_count(h.lower, h.upper, h.step)
         if var in ctx.address_taken:
             flags.append(Flag("address-taken", f"the address of loop variable '{var}' is taken in "
