@@ -512,7 +512,16 @@ def c_only_constructs(program: Program) -> list[str]:
     named = next((n for n in nodes if isinstance(n, c_ast.NamedInitializer)), None)
     if named is not None:
         reasons.append(f"a designated initializer ({where(named)})")
+    clash = next((n for n in nodes if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.FuncDecl)
+                  and n.name in CUDA_FUNCTIONS), None)
+    if clash is not None:
+        reasons.append(f"{clash.name}() ({where(clash)}) has the name of a CUDA function")
     return reasons
+
+
+# Functions CUDA (and so c2gpu's CPU execution layer) defines that C does not: a C file defining one cannot
+# be compiled together with the kernels.
+CUDA_FUNCTIONS = frozenset("min max umin umax llmin llmax ullmin ullmax rsqrt rsqrtf saturate".split())
 
 
 _COMMENT_OR_LITERAL = r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"

@@ -315,6 +315,9 @@ def test_c_only_constructs_name_what_cxx_rejects(tmp_path):
     assert _reasons(tmp_path, "#include <stdlib.h>\nvoid f(void *v) { int *p = malloc(4); float *q = (float *)v; }") == []
     assert _reasons(tmp_path, "struct P { int x, y; };\nstruct P p = { .y = 2 };") == ["a designated initializer (line 2)"]
     assert _reasons(tmp_path, "int f(int this) { return this; }") == ["'this' (line 1) is a C++ keyword"]
+    # a function of the user's named like one CUDA defines (min, max) would clash with it
+    assert _reasons(tmp_path, "static int max(int a, int b) { return a > b ? a : b; }") == \
+        ["max() (line 1) has the name of a CUDA function"]
 
 
 def test_keyword_renaming_avoids_taken_names_and_leaves_comments():
