@@ -44,6 +44,15 @@ def test_conversions_are_not_ignored(tmp_path, source, why):
     assert any(why in r.message for r in v.reasons), [r.message for r in v.reasons]
 
 
+def test_constant_conversions_are_folded(tmp_path):
+    # (unsigned char)(13 * 20) is 4 and (_Bool)2 is 1, as C computes them: the bound and subscript are exact
+    v = verdict(tmp_path, "int x[300]; void f(void) { int i; for (i = 0; i < (unsigned char)(13 * 20); i++) "
+                          "x[i + 2 * (_Bool)2] = x[i]; }")
+    assert v.status == "carried" and any(r.distance == (2,) for r in v.reasons)
+    assert only_nest(tmp_path, "int x[300]; void f(void) { int i; for (i = 0; i < (unsigned char)(13 * 20); i++) "
+                               "x[i] = 0; }").loop(0).status == "parallel"
+
+
 def test_value_preserving_conversions_stay_affine(tmp_path):
     # i < 200 always fits in an unsigned char; (long) and (unsigned) of a non-negative int change nothing
     src = ("int c[256], d[256], e[256]; void f(void) { int i; for (i = 0; i < 200; i++) "

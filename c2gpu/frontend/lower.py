@@ -310,6 +310,8 @@ class NestContext:
             a, why = self.poly(node.expr)
             if a is None:
                 return None, why
+            if a.is_const() and a.const_value().denominator == 1 and t.base in INT_RANGES:
+                return Poly.const(_convert(int(a.const_value()), t.base)), ""   # (unsigned char)260 is 4
             if not self.fits(a, t.base):
                 return None, (f"the conversion '{text_of(node)}' (line {self.loc(node).line}) can change the value "
                               f"(not every value of '{text_of(node.expr)}' is a value of {t.base})")
@@ -898,6 +900,16 @@ def _walk(node: c_ast.Node):
         n, up = stack.pop()
         yield n, up
         stack.extend((c, n) for _, c in n.children())
+
+
+def _convert(value: int, ctype: str) -> int:
+    """`value` converted to the integer type `ctype`: modulo 2^n (C11 6.3.1.3; for signed types the
+    implementation-defined result of gcc, clang and nvcc)."""
+    if ctype == "_Bool":
+        return int(value != 0)
+    lo, hi = INT_RANGES[ctype]
+    span = hi - lo + 1
+    return (value - lo) % span + lo
 
 
 def _loop_conversion(ctx: NestContext, h: Header, var_type: str) -> str:
