@@ -46,7 +46,7 @@ from fractions import Fraction
 import islpy as isl
 
 from c2gpu.ir import Access, ArrayInfo, Flag, Loop, Nest, Statement
-from c2gpu.polyhedral import Domain, Encoder, Unencodable, con, sub, to_c
+from c2gpu.polyhedral import Domain, Encoder, con, sub, to_c
 from c2gpu.poly import Poly
 
 CODE = "out-of-bounds-subscript"
@@ -114,8 +114,14 @@ def _checked_dims(acc: Access, info: ArrayInfo | None) -> list[int]:
 class _Domain:
     """A statement's iteration domain, in the terms of the nest's isl encoder (c2gpu.polyhedral.Encoder)."""
 
-    def __init__(self, enc: Encoder, dom: Domain):
-        self.enc, self.dom = enc, dom
+    def __init__(self, enc: Encoder, stmt: Statement, loops: list[Loop]):
+        self.enc, self.stmt, self.loops, self._dom = enc, stmt, loops, None
+        # constant ranges of the loop variables (lower, last value), where known: a quick answer before isl
+        self.box: dict[str, tuple[Fraction, Fraction]] = {}
+        for lp in loops:
+            if lp.lower is not None and lp.upper is not None and lp.lower.is_const() and lp.upper.is_const():
+                lo, up = lp.lower.const_value(), lp.upper.const_value()
+                self.box[lp.var] = (lo, up - 1) if lp.step > 0 else (up + 1, lo)
 
     @staticmethod
     def build(enc: Encoder, stmt: Statement, loops: list[Loop]) -> "_Domain | None":
@@ -125,10 +131,31 @@ class _Domain:
             if lp.lower is None or not lp.lower.is_affine() or lp.trip_count is None \
                     or not lp.trip_count.num.is_affine() or not lp.step:
                 return None
-        try:
-            return _Domain(enc, enc.domain(loops, stmt.guards, "x"))
-        except Unencodable:
+        if len({lp.var for lp in loops}) != len(loops):
             return None                 # a variable reused by nested loops: the dependence pass refuses it
+        return _Domain(enc, stmt, loops)
+
+    @property
+    def dom(self) -> Domain:
+        """The exact domain, built only when the bounding box cannot answer."""
+        if self._dom is None:
+            self._dom = self.enc.domain(self.loops, self.stmt.guards, "x")
+        return self._dom
+
+    def inside_box(self, sub_: Poly, extent: Poly | None) -> bool:
+        if not set(sub_.variables) <= set(self.box) or (extent is not None and not extent.is_const()):
+            return False
+        lo = hi = sub_.const_value() if sub_.is_const() else Fraction(0)
+        if not sub_.is_const():
+            lo = hi = Fraction(0)
+            for mono, c in sub_.terms:
+                if not mono:
+                    lo, hi = lo + c, hi + c
+                    continue
+                ((v, _power),) = mono
+                a, b = c * self.box[v][0], c * self.box[v][1]
+                lo, hi = lo + min(a, b), hi + max(a, b)
+        return lo >= 0 and (extent is None or hi < extent.const_value())
 
     def leaves(self, sub_: Poly, extent: Poly | None) -> str:
         """'can be -1, outside [0, 100)' when `sub_` leaves [0, extent) for every parameter value
@@ -138,6 +165,8 @@ class _Domain:
         if sub_.is_const() and 0 <= sub_.const_value() and (extent is None or (
                 extent.is_const() and sub_.const_value() < extent.const_value())):
             return ""                   # a constant inside a constant extent (csmith: thousands of them)
+        if self.inside_box(sub_, extent):
+            return ""                   # inside over the loops' bounding box, so over the domain (guards only cut it)
         enc, dom = self.enc, self.dom
         f = enc.lin(sub_, dom.names)
         e = enc.lin(extent, dom.names) if extent is not None else None
