@@ -1162,7 +1162,7 @@ class NestLowerer:
         ir = ctx.ir_name(var)
         # the variable's exit value matters to the enclosing loop only if the nest reads it after this loop
         # (its value after the nest is restored by the port from the bounds)
-        outlives = not in_header and var in ctx.live_in_nest(node)
+        outlives = not in_header and ctx.live_in_nest(node, var)
         b.scalar_reads = [n for n in b.scalar_reads if n != ir]
         b.scalar_writes = [n for n in b.scalar_writes if n != ir] + ([ir] if outlives else [])
         if not (b.accesses or b.scalar_writes or b.calls):
@@ -1426,7 +1426,7 @@ class FileLowerer:
         loc = loc_of(cand.node, Loc(self.path, 0))
         ctx = NestContext(cand.scope, self.typedefs, self.functions, loc, frozenset(self.user_functions),
                           facts.address_taken)
-        ctx.live_in_nest = lambda loop: facts.live_after(loop, None, stop=cand.node)
+        ctx.live_in_nest = lambda loop, name: facts.read_later(loop, name, stop=cand.node)
         lowerer = NestLowerer(ctx)
         lowerer.prepass(cand.node)
         root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas)
@@ -1578,6 +1578,73 @@ class FunctionFacts:
                     break
             child, node = node, self.parent.get(id(node))
         return live | always
+
+    def read_later(self, loop: c_ast.For, name: str, stop: c_ast.Node) -> bool:
+        """Whether `name` may be read after `loop` ends and before it is overwritten, up to the end of
+        the enclosing loop `stop` (the nest): one name, so the scan stops at the first answer."""
+        if self.has_goto:
+            return True
+        child, node = loop, self.parent.get(id(loop))
+        while node is not None:
+            if isinstance(node, c_ast.Compound):
+                items = node.block_items or []
+                for item in items[[id(i) for i in items].index(id(child)) + 1:]:
+                    if isinstance(item, c_ast.Decl) and item.name == name:
+                        break                             # hidden for the rest of this block
+                    r = _first_use(item, name)
+                    if r is not None:
+                        return r == "read"
+            elif isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+                heads = [node.cond] + ([node.next] if isinstance(node, c_ast.For) else [])
+                if any(i.name == name for h in heads for i in _ids(h)):
+                    return True
+                r = _first_use(node.stmt, name)
+                if r is not None:
+                    return r == "read"
+                if node is stop:
+                    return False
+            child, node = node, self.parent.get(id(node))
+        return False
+
+
+def _first_use(node: c_ast.Node | None, name: str) -> str | None:
+    """Whether statement `node`, run from its start, first reads `name` ("read"), surely overwrites it
+    first ("write"), or neither (None).  Conservative like `_uses`: any other mention is a read."""
+    if node is None:
+        return None
+    if isinstance(node, c_ast.Compound):
+        for item in node.block_items or []:
+            if isinstance(item, c_ast.Decl) and item.name == name:
+                return "read" if any(n.name == name for n in _ids(item.init)) else None   # hidden from here on
+            r = _first_use(item, name)
+            if r is not None:
+                return r
+        return None
+    mentions = lambda n: any(i.name == name for i in _ids(n))  # noqa: E731
+    if isinstance(node, c_ast.Assignment) and node.op == "=" and isinstance(node.lvalue, c_ast.ID) \
+            and node.lvalue.name == name:
+        return "read" if mentions(node.rvalue) else "write"
+    if isinstance(node, c_ast.For):
+        if isinstance(node.init, c_ast.DeclList):
+            if any(mentions(d.init) for d in node.init.decls):
+                return "read"
+            if any(d.name == name for d in node.init.decls):
+                return None                                   # the loop's own variable hides it
+        else:
+            r = _first_use(node.init, name)
+            if r is not None:
+                return r
+        if mentions(node.cond) or mentions(node.next) or _first_use(node.stmt, name) == "read":
+            return "read"
+        return None
+    if isinstance(node, c_ast.If):
+        if mentions(node.cond):
+            return "read"
+        r1, r2 = _first_use(node.iftrue, name), _first_use(node.iffalse, name)
+        if "read" in (r1, r2):
+            return "read"
+        return "write" if r1 == r2 == "write" else None
+    return "read" if mentions(node) else None
 
 
 def _uses(node: c_ast.Node | None, killed: set[str]) -> tuple[set[str], set[str]]:
