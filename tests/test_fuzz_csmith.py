@@ -10,7 +10,8 @@ csmith comes from Debian's `csmith` and `libcsmith-dev` packages (.ci/run instal
 include "csmith.h" from /usr/include/csmith, which needs <stdint.h>, <limits.h>, <string.h>, <float.h>,
 <math.h>, <assert.h> and <stdio.h>: c2gpu's own minimal headers provide them.
 
-Default run: 100 programs analysed, 20 ported.  `pytest -m slow`: 1000 and 100.  A crash found here becomes a
+Default run: 40 programs analysed, 10 ported (tests/test_csmith_differential.py ports and runs 100 more, with
+fewer C features).  `pytest -m slow`: 1000 and 100.  A crash found here becomes a
 small program in tests/regressions/ (see test_robustness.py::test_regression).
 """
 import json
@@ -176,7 +177,7 @@ def run_campaign(tmp: Path, n_analyze: int, n_port: int) -> None:
 
 @requires_tool("csmith")
 def test_csmith_batch(tmp_path):
-    run_campaign(tmp_path, n_analyze=100, n_port=20)
+    run_campaign(tmp_path, n_analyze=40, n_port=10)
 
 
 @pytest.mark.slow
