@@ -95,6 +95,13 @@ def test_for_header_write_flows_to_the_next_iteration(tmp_path):
     assert v.status == "carried" and any(r.array == "j" and r.kind == "flow" for r in v.reasons)
 
 
+def test_exit_value_read_after_an_enclosing_loop_that_may_not_run(tmp_path):
+    # x[i] = j reads the j of the previous iteration of i whenever the k loop does not run (m <= 0)
+    v = verdict(tmp_path, "int x[100], y[100][3]; void f(int m) { int i, j = 0, k; for (i = 0; i < 100; i++) "
+                          "{ for (k = 0; k < m; k++) for (j = 0; j < 3; j++) y[i][j] = k; x[i] = j; } }")
+    assert v.status == "carried" and any(r.array == "j" for r in v.reasons)
+
+
 def test_exit_value_read_in_the_same_iteration_is_private(tmp_path):
     v = verdict(tmp_path, "int x[100], y[100][3]; void f(int m) { int i, j; for (i = 0; i < 100; i++) "
                           "{ for (j = 0; j < m; j++) y[i][j] = 0; x[i] = j; } }")

@@ -1595,12 +1595,11 @@ class FunctionFacts:
                     if r is not None:
                         return r == "read"
             elif isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+                # the next iteration (step, condition, body from its start) may read it; a write at the start of
+                # the body does not settle it, for the loop may also exit to the code after it
                 heads = [node.cond] + ([node.next] if isinstance(node, c_ast.For) else [])
-                if any(i.name == name for h in heads for i in _ids(h)):
+                if any(i.name == name for h in heads for i in _ids(h)) or _first_use(node.stmt, name) == "read":
                     return True
-                r = _first_use(node.stmt, name)
-                if r is not None:
-                    return r == "read"
                 if node is stop:
                     return False
             child, node = node, self.parent.get(id(node))
