@@ -5,13 +5,13 @@
 Prints, for every kernel x GPU of ../shared/validation/naive_cuda_measured.tsv, the measured
 median, each model's prediction (kernel time x launches + launch overhead) and the ratio,
 then the median predicted/measured ratio per model (all cases, calibration cases, held-out
-cases).  See c2gpu/perf/validation.py for how the cases are ported.
+cases).  See tests/validation_data.py for how the cases are ported.
 """
 import argparse
 import sys
 import time
 
-from c2gpu.perf import validation
+import validation_data as validation
 
 
 def main() -> int:

@@ -1,4 +1,7 @@
-"""Predicted vs measured: the naive CUDA PolyBench/GPU kernels of shared/validation.
+"""Test support: predicted vs measured on the naive CUDA PolyBench/GPU kernels of shared/validation.
+
+It reads data outside the package (../shared/validation or C2GPU_VALIDATION_DIR), so it lives
+with the tests (tests/test_perf_validation.py) and the bench (tests/bench_validation.py).
 
 The measured time (README there) is the kernel launches of one run, each
 followed by a synchronize: kernel execution plus launch overhead, no copies.
@@ -14,12 +17,21 @@ CALIBRATION cases; HELD_OUT cases were not looked at while choosing values.
 from __future__ import annotations
 
 import csv
+import math
 import os
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from c2gpu.frontend import PreprocessOptions, load_program
+from c2gpu.gpu import load_gpu
+from c2gpu.model import MODELS
+from c2gpu.perf.predict import predict_nest
+from c2gpu.pipeline import PassManager
+from c2gpu.port import build_nest_code
+from c2gpu.registry import available_passes
+
+REPO = Path(__file__).resolve().parents[1]
 CASES = {  # kernel -> (C file, forced block)
     "gemm": ("gemm.c", (32, 8)),
     "2mm": ("2mm.c", (32, 8)),
@@ -50,6 +62,7 @@ class Case:
     predicted: dict      # model -> seconds (kernels + launches)
     parts: dict          # model -> {"kernels": s, "launch": s}
     held_out: bool
+    perfs: list          # the NestPerformance objects the prediction sums (tests check them too)
 
     def ratio(self, model: str) -> float:
         return self.predicted[model] / self.measured_s
@@ -65,12 +78,6 @@ def measurements(directory: Path | None = None) -> list[dict]:
 
 def predict_case(kernel: str, gpu_key: str, registers: str = "auto"):
     """NestPerformance objects of the kernel nests of one validation file on one GPU."""
-    from ..frontend import PreprocessOptions, load_program
-    from ..gpu import load_gpu
-    from ..pipeline import PassManager
-    from ..port import build_nest_code
-    from ..registry import available_passes
-    from .predict import predict_nest
     fname, block = CASES[kernel]
     gpu = load_gpu(gpu_key)
     opts = {"assume_no_alias": True, "block": block, "shared_memory": "off", "params": {}}
@@ -93,7 +100,6 @@ def predict_case(kernel: str, gpu_key: str, registers: str = "auto"):
 
 
 def run(registers: str = "auto") -> list[Case]:
-    from ..model import MODELS
     cases = []
     for row in measurements():
         kernel, gpu_name = row["kernel"], row["gpu"]
@@ -106,7 +112,7 @@ def run(registers: str = "auto") -> list[Case]:
             launch = sum(p.launch_overhead_s for p in perfs)
             pred[m] = k + launch
             parts[m] = {"kernels": k, "launch": launch}
-        cases.append(Case(kernel, gpu_name, float(row["median_s"]), pred, parts, kernel in HELD_OUT))
+        cases.append(Case(kernel, gpu_name, float(row["median_s"]), pred, parts, kernel in HELD_OUT, perfs))
     return cases
 
 
@@ -116,7 +122,6 @@ def median_ratio(cases: list[Case], model: str, held_out: bool | None = None) ->
 
 
 def table(cases: list[Case]) -> str:
-    from ..model import MODELS
     models = list(MODELS)
     head = f"{'kernel':<16} {'gpu':<10} {'measured':>10} " + " ".join(
         f"{m + ' [ms]':>13} {'ratio':>6}" for m in models) + "  set"
@@ -129,7 +134,6 @@ def table(cases: list[Case]) -> str:
     for label, sel in (("all", None), ("calibration", False), ("held-out", True)):
         lines.append(f"median predicted/measured ({label}): " + ", ".join(
             f"{m} {median_ratio(cases, m, sel):.2f}" for m in models))
-    import math
     for m in models:
         logs = [abs(math.log(c.ratio(m))) for c in cases]
         lines.append(f"{m}: geometric mean |error| x{math.exp(sum(logs) / len(logs)):.2f}, worst x"
