@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import process
 
 ARCH = "sm_80"
 
@@ -87,12 +88,11 @@ def compile_cuda(path: str, defines=(), include_dirs=(), arch: str = ARCH, timeo
         dirs = [_plain_dir(d, tmp, k) for k, d in enumerate(dirs)]
         cmd = [exe, f"-arch={arch}", "-c", source, "-o", str(Path(tmp) / "out.o"), "-Xptxas", "-v",
                *[f"-D{n}={v}" for n, v in defines], *[f"-I{d}" for d in dirs], *extra]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout)
-        except subprocess.TimeoutExpired:
+        r = process.run(cmd, timeout=timeout)
+        if r.timed_out:
             return NvccResult(False, cmd, f"nvcc did not finish within {timeout:g} s")
-    stderr = proc.stderr.replace(source, str(path)) if source != str(path) else proc.stderr
-    return NvccResult(proc.returncode == 0, cmd, stderr, parse_ptxas(stderr))
+    stderr = r.stderr_text.replace(source, str(path)) if source != str(path) else r.stderr_text
+    return NvccResult(r.returncode == 0, cmd, stderr, parse_ptxas(stderr))
 
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_./+,=:@%-]+")

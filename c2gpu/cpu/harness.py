@@ -48,11 +48,11 @@ import os
 import shutil
 import signal
 import statistics
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from .. import process
 from ..diagnostics import C2GPUError
 from ..frontend import PreprocessOptions, load_program
 from ..ir import Nest, Program
@@ -214,41 +214,28 @@ def _cache_key(source_hash: str, nest: str, defines, include_dirs, cc_path: str,
 
 # --------------------------------------------------------------------------- running
 
-def _tail(path: Path, limit: int = 3000) -> str:
+def _tail(r: process.Completed, limit: int = 3000) -> str:
+    return r.stderr[-limit:].decode(errors="replace").strip()
+
+
+def _run(cmd: list[str], *, cwd: Path, env: dict, timeout: float, what: str, hint: str) -> process.Completed:
+    """Run with no shell, standard output discarded; at the time limit the whole process group is killed."""
     try:
-        data = path.read_bytes()
-    except OSError:
-        return ""
-    return data[-limit:].decode(errors="replace").strip()
-
-
-def _run(cmd: list[str], *, cwd: Path, env: dict, timeout: float, stderr_to: Path, what: str,
-         hint: str) -> int:
-    """Run with no shell, in its own process group; kill the whole group at the time limit."""
-    with open(stderr_to, "wb") as err:
-        try:
-            p = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=err, start_new_session=True)
-        except OSError as e:
-            raise C2GPUError(f"cannot run {what}: {e}") from None
-        try:
-            return p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            p.wait()
-            raise C2GPUError(f"{what} did not finish within {timeout:g} s{hint}") from None
+        r = process.run(cmd, timeout=timeout, cwd=cwd, env=env, keep_stdout=False)
+    except OSError as e:
+        raise C2GPUError(f"cannot run {what}: {e}") from None
+    if r.timed_out:
+        raise C2GPUError(f"{what} did not finish within {timeout:g} s{hint}")
+    return r
 
 
 def compiler_version(cc_path: str, timeout: float = 10) -> str:
     """First line of `cc --version` ('' when the compiler does not say)."""
     try:
-        r = subprocess.run([cc_path, "--version"], capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+        r = process.run([cc_path, "--version"], timeout=timeout)
+    except OSError:
         return ""
-    lines = r.stdout.decode(errors="replace").strip().splitlines()
+    lines = r.stdout_text.strip().splitlines() if not r.timed_out else []
     return lines[0].strip() if lines else ""
 
 
@@ -286,28 +273,28 @@ def _build_and_run(path: str, source: str, targets, nslots: int, cc_path: str, c
                                                       "max_samples": MAX_SAMPLES})
         (tmp / "nest_timing.c").write_text(instrument(path, source, targets), errors="surrogateescape")
         env = dict(os.environ)
-        err = tmp / "stderr.txt"
         hint = " (raise timeout= / --timeout to allow more)"
         timer_cmd = [cc_path, *cflags, "-w", "-c", "c2gpu_timer.c", "-o", "c2gpu_timer.o"]
-        if _run(timer_cmd, cwd=tmp, env=env, timeout=timeout, stderr_to=err,
-                what="compiling the timing hooks", hint=hint) != 0:
-            raise C2GPUError(f"{cc_path} cannot compile c2gpu's timing hooks:\n{_tail(err)}")
+        r = _run(timer_cmd, cwd=tmp, env=env, timeout=timeout, what="compiling the timing hooks", hint=hint)
+        if r.returncode != 0:
+            raise C2GPUError(f"{cc_path} cannot compile c2gpu's timing hooks:\n{_tail(r)}")
         cmd = [cc_path, *cflags, "-w", *flags, "nest_timing.c", "c2gpu_timer.o", "-o", "nest_timing", "-lm"]
-        if _run(cmd, cwd=tmp, env=env, timeout=timeout, stderr_to=err,
-                what=f"compiling '{path}' for timing", hint=hint) != 0:
-            raise C2GPUError(f"'{path}' does not compile for timing ({' '.join(cmd[:1 + len(cflags)])}):\n{_tail(err)}")
+        r = _run(cmd, cwd=tmp, env=env, timeout=timeout, what=f"compiling '{path}' for timing", hint=hint)
+        if r.returncode != 0:
+            raise C2GPUError(f"'{path}' does not compile for timing ({' '.join(cmd[:1 + len(cflags)])}):\n{_tail(r)}")
         runs = []
-        for r in range(repeats):
+        for k in range(repeats):
             out = tmp / "timing.txt"
             if out.exists():
                 out.unlink()
-            rc = _run([str(tmp / "nest_timing")], cwd=tmp, env=dict(env, C2GPU_TIMING=str(out)), timeout=timeout,
-                      stderr_to=err, what=f"'{path}' (timing run {r + 1} of {repeats})",
-                      hint=": a nest or the program may not terminate with its inputs, or it waits for input;"
-                           " raise timeout= / --timeout to allow more")
-            if rc != 0:
+            r = _run([str(tmp / "nest_timing")], cwd=tmp, env=dict(env, C2GPU_TIMING=str(out)), timeout=timeout,
+                     what=f"'{path}' (timing run {k + 1} of {repeats})",
+                     hint=": a nest or the program may not terminate with its inputs, or it waits for input;"
+                          " raise timeout= / --timeout to allow more")
+            if r.returncode != 0:
+                rc = r.returncode
                 how = f"was killed by signal {signal.Signals(-rc).name}" if rc < 0 else f"exited with status {rc}"
-                raise C2GPUError(f"'{path}' {how} in timing run {r + 1} of {repeats}:\n{_tail(err)}".rstrip(":\n"))
+                raise C2GPUError(f"'{path}' {how} in timing run {k + 1} of {repeats}:\n{_tail(r)}".rstrip(":\n"))
             runs.append(_parse_timing(out.read_text() if out.exists() else ""))
         return runs, cmd
     finally:
@@ -363,7 +350,7 @@ def _aggregate(nest: Nest, nid: int, slot_names: dict[int, str], runs, base: dic
     notes.insert(0, f"median of {len(samples)} timed executions over {len(runs)} program runs "
                     f"({int(per_run)} per run)")
     if median < 1e-6:
-        notes.append("under 1 us per execution: the clock reads (20-50 ns) are a visible part of it")
+        notes.append("under 1 µs per execution: the clock reads (20-50 ns) are a visible part of it")
     return CpuTiming(nest=nest.name, source="measured", median_s=median, min_s=min(mins), max_s=max(maxs),
                      executions=int(per_run), runs=len(runs), total_median_s=statistics.median(totals),
                      note="; ".join(notes), observed_params=observed, details=details, **base)

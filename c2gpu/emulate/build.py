@@ -21,10 +21,11 @@ import dataclasses
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Sequence
+
+from .. import process
 
 __all__ = [
     "CompileResult",
@@ -411,21 +412,9 @@ def compile_for_cpu(
             str(src), "-o", str(exe_path),
             *extra_flags,
         ]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            return CompileResult(
-                ok=False, returncode=None, stdout=_text(e.stdout),
-                stderr=_text(e.stderr) + f"\ncompiler timed out after {timeout} s",
-                command=cmd, exe_path=exe_path, cpp_source=cpp,
-            )
+        r = process.run(cmd, timeout=timeout)
+    stderr = r.stderr_text + (f"\ncompiler timed out after {timeout} s" if r.timed_out else "")
     return CompileResult(
-        ok=proc.returncode == 0, returncode=proc.returncode, stdout=proc.stdout,
-        stderr=proc.stderr, command=cmd, exe_path=exe_path, cpp_source=cpp,
+        ok=r.returncode == 0, returncode=r.returncode, stdout=r.stdout_text,
+        stderr=stderr, command=cmd, exe_path=exe_path, cpp_source=cpp,
     )
-
-
-def _text(b: bytes | str | None) -> str:
-    if b is None:
-        return ""
-    return b if isinstance(b, str) else b.decode(errors="replace")

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import process
 from ..diagnostics import C2GPUError
 from ..ir import Loc
 
@@ -156,64 +156,20 @@ def _preprocess(path: str, options: PreprocessOptions, source: str | None,
 
 MAX_OUTPUT_BYTES = 512 << 20   # preprocessed text: past this a macro expands without bound (a "macro bomb")
 CPP_TIMEOUT = 60.0
+CPP_MEMORY_BYTES = 2 << 30     # address space for the preprocessor (and cc1): a macro bomb fails instead of eating RAM
 
 
-def _run_cpp(cmd: list[str], data: bytes, path: str) -> subprocess.CompletedProcess:
-    """Run the preprocessor with a time limit and a bound on its output (files, not pipes, so a runaway
-    expansion is stopped at MAX_OUTPUT_BYTES instead of filling our memory)."""
-    import tempfile
-    import time
-    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, tempfile.TemporaryFile() as ferr:
-        fin.write(data)
-        fin.seek(0)
-        # its own process group: the driver (cpp, cc -E) runs cc1, and a kill must reach both
-        proc = subprocess.Popen(cmd, stdin=fin, stdout=fout, stderr=ferr, start_new_session=True,
-                                preexec_fn=_limit_memory())
-        deadline = time.monotonic() + CPP_TIMEOUT
-        try:
-            while True:
-                try:
-                    proc.wait(timeout=0.05)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                if os.fstat(fout.fileno()).st_size > MAX_OUTPUT_BYTES:
-                    raise C2GPUError(f"the preprocessed text of '{path}' exceeds {MAX_OUTPUT_BYTES >> 20} MiB "
-                                     "(a macro that expands without bound?)")
-                if time.monotonic() > deadline:
-                    raise C2GPUError(f"the preprocessor took longer than {CPP_TIMEOUT:g} s on '{path}'")
-        finally:
-            _kill_group(proc)
-        if os.fstat(fout.fileno()).st_size > MAX_OUTPUT_BYTES:
-            raise C2GPUError(f"the preprocessed text of '{path}' exceeds {MAX_OUTPUT_BYTES >> 20} MiB")
-        fout.seek(0)
-        ferr.seek(0)
-        return subprocess.CompletedProcess(cmd, proc.returncode, fout.read(), ferr.read())
-
-
-CPP_MEMORY_BYTES = 2 << 30     # address space for the preprocessor: a macro bomb fails instead of eating RAM
-
-
-def _limit_memory():
-    """A preexec_fn bounding the preprocessor's memory (inherited by cc1), or None where unsupported."""
-    try:
-        import functools
-        import resource
-        return functools.partial(resource.setrlimit, resource.RLIMIT_AS, (CPP_MEMORY_BYTES, CPP_MEMORY_BYTES))
-    except (ImportError, AttributeError):
-        return None
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Stop the preprocessor and whatever it started (its session), if still running."""
-    import signal
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, AttributeError, OSError):
-        pass
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
+def _run_cpp(cmd: list[str], data: bytes, path: str) -> process.Completed:
+    """Run the preprocessor with bounds on its time, its memory and its output (a runaway expansion is
+    stopped at MAX_OUTPUT_BYTES instead of filling our memory)."""
+    r = process.run(cmd, timeout=CPP_TIMEOUT, input=data, max_output=MAX_OUTPUT_BYTES,
+                    memory_limit=CPP_MEMORY_BYTES)
+    if r.output_exceeded:
+        raise C2GPUError(f"the preprocessed text of '{path}' exceeds {MAX_OUTPUT_BYTES >> 20} MiB "
+                         "(a macro that expands without bound?)")
+    if r.timed_out:
+        raise C2GPUError(f"the preprocessor took longer than {CPP_TIMEOUT:g} s on '{path}'")
+    return r
 
 
 def _make_stub(stub_dir: str, name: str) -> bool:

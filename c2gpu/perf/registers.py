@@ -21,12 +21,12 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .. import process
 from ..algorithms.spills import belady_min, from_three_address
 from ..gpu import GPU
 from .dfg import TAC
@@ -69,9 +69,10 @@ def supported_archs() -> tuple[int, ...]:
     if exe is None:
         return ()
     try:
-        out = subprocess.run([exe, "--list-gpu-arch"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.TimeoutExpired):
+        r = process.run([exe, "--list-gpu-arch"], timeout=60)
+    except OSError:
         return ()
+    out = "" if r.timed_out else r.stdout_text
     return tuple(sorted({int(m) for m in re.findall(r"compute_(\d+)", out)}))
 
 
