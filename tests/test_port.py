@@ -39,7 +39,7 @@ PROGRAMS = {
     "decrementing.c": ({"N": "101"}, {}),
     "dist2.c": ({"N": "500", "M": "40"}, {}),
     "reductions.c": ({}, {}),
-    "while_loop.c": ({}, {}),
+    "while_loop.c": ({"N": "50"}, {}),
     "selected.c": ({}, {}),
     "gauss_seidel.c": ({"N": "30", "TSTEPS": "2"}, {}),
     "external_call.c": ({"N": "500"}, {}),
