@@ -18,7 +18,10 @@ Options read from the pipeline options: gpu (key, file or GPU), params
 """
 from __future__ import annotations
 
+from c2gpu.codegen import build_nest_code
 from c2gpu.pipeline import Pass, PassFailed
+from c2gpu.plan import NestPlan, SharedMemoryPlan
+from c2gpu.shared_tiles import candidate_budgets, plan_shared_memory
 
 
 def _gpu(ctx):
@@ -38,15 +41,10 @@ def _shared_plan(nest, ctx):
     return None
 
 
-def _nest_code(nest, mapping, shared):
-    from c2gpu.port import build_nest_code
+def _nest_code(nest, plan: NestPlan):
+    """The CUDA of a (candidate) plan, for the arrays it copies and ptxas's registers; the reason when none."""
     try:
-        return build_nest_code(nest, mapping, shared), None
-    except TypeError:
-        try:
-            return build_nest_code(nest, mapping), None
-        except Exception as e:
-            return None, f"{type(e).__name__}: {e}"
+        return build_nest_code(nest, plan), None
     except Exception as e:   # CodegenError and friends: no kernel text, no ArrayPlans
         return None, str(e)
 
@@ -54,20 +52,19 @@ def _nest_code(nest, mapping, shared):
 class KernelAnalyses(Pass):
     name = "kernel-analysis"
     description = "build the static analyses of every mapped kernel for the GPU (--gpu) and sizes (--param)"
-    requires = ("mapping",)
+    requires = ("plan",)
     provides = ("kernel-analysis",)
 
     def run(self, nest, ctx):
         from c2gpu.perf.predict import kernel_items
         from c2gpu.perf.profile import KernelAnalysis, PerfError
-        mapping = ctx.get("mapping", nest)
+        plan = ctx.get("plan", nest)
         gpu = _gpu(ctx)
-        shared = _shared_plan(nest, ctx)
-        code, _err = _nest_code(nest, mapping, shared)
+        code, _err = _nest_code(nest, plan)
         codes = {k.name: k for k in (code.kernels if code is not None else [])}
         out = {}
-        for kernel, host in kernel_items(mapping):
-            splan = shared.kernels.get(kernel.name) if shared is not None and hasattr(shared, "kernels") else None
+        for kernel, host in kernel_items(plan.mapping):
+            splan = plan.tiles_of(kernel.name)
             try:
                 out[kernel.name] = KernelAnalysis(nest, kernel, gpu, ctx.options.get("params") or {},
                                                   host_lids=host, code=codes.get(kernel.name), shared=splan,
@@ -166,7 +163,6 @@ class Performance(Pass):
             return perf
         # shared memory is a decision: compare the plain kernels with the tiled ones under each candidate budget
         # (from the GPU's shared memory per SM and the occupancy to keep), keep the fastest, report them all
-        from c2gpu.passes.shared_memory import candidate_budgets, plan_shared_memory
         model = perf.default_model
         plain = self.predict(nest, mapping, gpu, None, opts)
         trials = [(None, "no shared memory", plain)]
@@ -192,7 +188,7 @@ class Performance(Pass):
     def predict(nest, mapping, gpu, shared, opts):
         from c2gpu.perf.predict import predict_nest
         from c2gpu.perf.profile import PerfError
-        code, err = _nest_code(nest, mapping, shared)
+        code, err = _nest_code(nest, NestPlan(nest.name, mapping, shared or SharedMemoryPlan()))
         try:
             perf = predict_nest(nest, mapping, gpu, opts.get("params") or {}, code=code, shared=shared,
                                 options=opts, models=opts.get("models"), search=opts.get("block_search", True),

@@ -23,62 +23,14 @@ import re
 from dataclasses import dataclass
 
 
-from c2gpu.ir import Flag, Loc, Loop, Nest, Origin, Reduction
+from c2gpu.ir import Loop, Nest, Reduction
+from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.poly import Sym
 
 DIMS = ("x", "y", "z")
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 2)}
 MAPPABLE_REDUCTIONS = ("+", "max", "min")
-
-
-@dataclass(frozen=True)
-class MappedLoop:
-    lid: int
-    var: str              # normalized variable (thread index)
-    dim: str              # "x", "y" or "z"
-    trip: Sym
-    origin: Origin | None  # the C loop variable in terms of `var`, when normalization rewrote the loop
-    c_var: str            # the loop variable as the C code names it
-    loc: Loc
-
-
-@dataclass(frozen=True)
-class Kernel:
-    name: str
-    loops: tuple[MappedLoop, ...]     # outermost first
-    body_lid: int                     # the innermost mapped loop: its body runs in each thread
-    block: tuple[int, int, int]
-    reductions: tuple[Reduction, ...]  # scalar reductions across threads (block tree + atomics)
-    why: str
-
-
-@dataclass(frozen=True)
-class HostLoop:
-    lid: int
-    var: str
-    header: str
-    body: tuple["HostLoop | Kernel", ...]
-    why: str
-
-
-@dataclass(frozen=True)
-class Mapping:
-    nest: str
-    items: tuple["HostLoop | Kernel", ...]
-    notes: tuple[str, ...]
-
-    def kernels(self) -> list[Kernel]:
-        out: list[Kernel] = []
-
-        def walk(items):
-            for it in items:
-                if isinstance(it, Kernel):
-                    out.append(it)
-                else:
-                    walk(it.body)
-        walk(self.items)
-        return out
 
 
 def _only_loop_child(loop: Loop) -> Loop | None:

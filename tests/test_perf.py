@@ -14,7 +14,8 @@ from c2gpu.perf.machine import machine_params
 from c2gpu.perf.predict import kernel_items, predict_nest
 from c2gpu.perf.profile import KernelAnalysis, PerfError
 from c2gpu.pipeline import PassManager
-from c2gpu.port import build_nest_code
+from c2gpu.codegen import build_nest_code
+from c2gpu.plan import NestPlan, SharedMemoryPlan
 from c2gpu.registry import available_passes
 
 from conftest import TESTDATA, write_c
@@ -229,7 +230,7 @@ def test_transfer_bytes_equal_the_array_plan_copies():
     prog, mgr = mapped(TESTDATA / "matmul_ptr.c")
     nest = prog.nests[0]
     mapping = mgr.result("mapping", nest)
-    code = build_nest_code(nest, mapping)
+    code = build_nest_code(nest, NestPlan(nest.name, mapping, SharedMemoryPlan()))
     env = {"n": 300}
     perf = predict_nest(nest, mapping, A100, env, code=code, search=False, registers="estimate")
     expect = []

@@ -19,7 +19,7 @@ from c2gpu.verify import verify
 
 from conftest import TESTDATA, requires_tool
 
-PIPELINE = ["normalize", "dependence", "mapping"]
+PIPELINE = ["normalize", "dependence", "mapping", "plan"]
 POLY = str(TESTDATA / "polybench")
 
 # file -> (defines for a quick run, mapping options)
@@ -194,7 +194,7 @@ def test_copies_only_what_is_read_and_written(tmp_path):
 def test_x_dimension_goes_to_the_coalesced_loop(tmp_path):
     res = port_file(str(TESTDATA / "matmul.c"), PreprocessOptions(), _manager({}), str(tmp_path / "m.cu"))
     (o,) = [o for o in res.ported if o.nest.name == "matmul@16"]
-    (k,) = o.mapping.kernels()
+    (k,) = o.plan.kernels()
     assert [(m.c_var, m.dim) for m in k.loops] == [("i", "y"), ("j", "x")]
     assert k.block == (32, 8, 1)
 
@@ -203,7 +203,7 @@ def test_user_overrides_map_and_block(tmp_path):
     mgr = _manager({"map": ["i"], "block": (64,)})
     res = port_file(str(TESTDATA / "matmul.c"), PreprocessOptions(), mgr, str(tmp_path / "m.cu"))
     (o,) = [o for o in res.ported if o.nest.name == "matmul@16"]
-    (k,) = o.mapping.kernels()
+    (k,) = o.plan.kernels()
     assert [(m.c_var, m.dim) for m in k.loops] == [("i", "x")] and k.block == (64, 1, 1)
     assert "c2gpu_block(64, 1, 1)" in o.code.wrapper
 

@@ -14,7 +14,7 @@ import pytest
 from c2gpu.emulate.build import compile_for_cpu
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.nvcc import compile_cuda
-from c2gpu.port import c_only_constructs
+from c2gpu.codegen import c_only_constructs
 
 from conftest import requires_tool, write_c
 
@@ -321,7 +321,7 @@ def test_c_only_constructs_name_what_cxx_rejects(tmp_path):
 
 
 def test_keyword_renaming_avoids_taken_names_and_leaves_comments():
-    from c2gpu.port import rename_cxx_keywords
+    from c2gpu.codegen import rename_cxx_keywords
     text = "/* copies in and out */ float *new = x; int new_ = 1; y = \"new\"; template[0] = 2;"
     assert rename_cxx_keywords(text) == \
         "/* copies in and out */ float *new__ = x; int new_ = 1; y = \"new\"; template_[0] = 2;"

@@ -10,7 +10,7 @@ from c2gpu.verify import verify
 
 from conftest import TESTDATA, requires_tool
 
-PIPELINE = ["normalize", "dependence", "mapping", "shared-memory"]
+PIPELINE = ["normalize", "dependence", "mapping", "shared-memory", "plan"]
 
 
 def plan_for(name, nest, defines=(), **opts):

@@ -34,6 +34,7 @@ from ..model.prediction import Prediction
 from ..model.roofline import Roofline, roofline
 from ..occupancy import Occupancy
 from .cexpr import CExprError, evaluate
+from ..shared_tiles import tiles_for_kernel
 from .machine import machine_params
 from .profile import (Geometry, InstructionCounts, Intensity, KernelAnalysis, MemoryAnalysis, PerfError)
 from .registers import Registers
@@ -216,16 +217,7 @@ def _replan_shared(nest, kernel, block, options, plan):
     if plan is None:
         return None
     try:
-        from c2gpu.passes import shared_memory as sm
-        k2 = replace(kernel, block=block)
-        tile = int(options.get("shared_tile") or sm.DEFAULT_TILE)
-        budget = int(options.get("shared_budget") or sm.DEFAULT_BUDGET)
-        an = sm.Analyzer(nest, k2, tile, dict(options.get("params") or {}))
-        opps = an.opportunities()
-        if not opps:
-            return None
-        decisions, gap = sm.select(opps, budget, options.get("shared_force", ()), options.get("shared_exclude", ()))
-        return sm.KernelSharedPlan(k2.name, budget, tuple(decisions), tile, gap)
+        return tiles_for_kernel(nest, replace(kernel, block=block), options)
     except Exception:
         return plan
 

@@ -12,6 +12,7 @@ become per-thread partial results.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -19,10 +20,10 @@ import islpy as isl
 import jinja2
 from pycparser import c_ast, c_generator
 
-from . import polyhedral as ph
-from .frontend.lower import _array_chain
-from .ir import Access, Loop, Nest
-from .poly import Poly
+from .. import polyhedral as ph
+from ..frontend.lower import _array_chain
+from ..ir import Access, Loop, Nest
+from ..poly import Poly
 
 FLOAT_TYPES = ("float", "double")
 
@@ -31,7 +32,9 @@ class CodegenError(Exception):
     """The plan cannot be turned into code; the message says why (shown to the user)."""
 
 
+@functools.lru_cache(maxsize=1)
 def templates() -> jinja2.Environment:
+    # one environment per process: jinja2 caches compiled templates in it
     return jinja2.Environment(loader=jinja2.PackageLoader("c2gpu.templates", "."), keep_trailing_newline=True,
                               trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
 
@@ -493,7 +496,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     dynamic = [e for e in extents if not ((p := c_to_poly(e)) is not None and p.is_const() and p.const_value() > 0)]
     launch_if = " && ".join(f"({e}) > 0" for e in dynamic)
     body = "\n".join(line.rstrip() for line in body.strip().splitlines() if line.strip())
-    from .frontend.ctypes import SIZES
+    from ..frontend.ctypes import SIZES
     tree_bytes = sum(block[0] * block[1] * block[2] * SIZES.get(r["type"], 8) for r in reductions)
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
                       tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes,

@@ -1,0 +1,14 @@
+"""CUDA code generation from a finalized plan (c2gpu/plan.py).
+
+kernel   one kernel per plan Kernel: thread indices, guards, the body printed from the C AST, array plans
+tiled    the same kernel with shared-memory tiles staged by the whole block (seed 004, section 6.1)
+wrapper  the host wrapper around a nest's kernels and the call that replaces the nest
+splice   the user's file with the calls spliced in (whole file, split .cu + .c, or kernels only)
+"""
+from .kernel import ArrayPlan, CodegenError, KernelCode, templates
+from .splice import c_only_constructs, emit_kernels, escape_c_string, render_port, render_split, splice
+from .wrapper import NestCode, build_nest_code, declared_in_nest, loop_finals, nonempty_condition, rename_cxx_keywords
+
+__all__ = ["ArrayPlan", "CodegenError", "KernelCode", "NestCode", "build_nest_code", "c_only_constructs",
+           "declared_in_nest", "emit_kernels", "escape_c_string", "loop_finals", "nonempty_condition", "rename_cxx_keywords",
+           "render_port", "render_split", "splice", "templates"]

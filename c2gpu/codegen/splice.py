@@ -1,0 +1,214 @@
+"""The user's file with ported nests replaced by calls to their wrappers (`render_port`), or split into a
+.cu file and the C file calling it (`render_split`), or the kernels alone (`emit_kernels`).
+
+Everything outside the ported nests stays exactly as the user wrote it: the file is spliced by source
+coordinates, never regenerated.  `#line` directives keep compiler messages pointing at the user's own lines.
+Nests that cannot be ported stay as they were, preceded by a comment that says why.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import __version__
+from ..ir import Program
+from ..source import SpanError, for_span
+from .kernel import templates
+from .wrapper import CXX_KEYWORDS
+
+
+def splice(path: str, source: str, outcomes: list[NestOutcome], after_nest=None, line_file: str | None = None):
+    """The user's text with ported nests replaced by calls and refused ones annotated.
+
+    after_nest(outcome) may return extra C text to put right after the nest (or its call): used by verify
+    to dump outputs at the same point in the original and in the port.
+    Returns (text, list of (outcome, SpanError) for nests whose text could not be located).
+    """
+    edits = []   # (start, end, replacement)
+    failures = []
+    for o in outcomes:
+        if o.nest.loc.file != path:
+            continue
+        try:
+            start, end = for_span(source, o.nest.loc.line, o.nest.loc.col)
+        except SpanError as e:
+            failures.append((o, e))
+            continue
+        extra = after_nest(o) if after_nest and o.ported and o.code is not None else ""
+        if o.ported and o.code is not None:
+            repl = "{ " + o.code.call + (" " + extra if extra else "") + " }"
+            repl += f" /* c2gpu: ported nest {o.nest.name} to the GPU */"
+            edits.append((start, end, repl))
+        else:
+            reason = o.reason.replace("*/", "* /")
+            if extra:
+                edits.append((end, end, " " + extra))
+            edits.append((start, start, f"/* c2gpu: not ported: {reason} */ "))
+    edits.sort(key=lambda e: (e[0], e[1]))
+    out = []
+    pos = 0
+    q = line_file or path
+    for start, end, repl in edits:
+        out.append(source[pos:start])
+        out.append(repl)
+        if end > start:
+            # keep the rest of the last line, then resynchronise line numbers
+            nl = source.find("\n", end)
+            nl = len(source) if nl < 0 else nl + 1
+            out.append(source[end:nl])
+            line_after = source.count("\n", 0, nl) + 1
+            out.append(f'#line {line_after} "{escape_c_string(q)}"\n')
+            pos = nl
+        else:
+            pos = start
+    out.append(source[pos:])
+    return "".join(out), failures
+
+
+def escape_c_string(p: str) -> str:
+    return p.replace("\\", "\\\\").replace('"', '\\"')
+
+
+# malloc, calloc and realloc return a void * the prelude's shim converts (templates/prelude.cu.j2)
+SHIMMED_ALLOCATORS = ("malloc", "calloc", "realloc")
+
+
+def _user_nodes(program: Program):
+    """(node, its line) for every AST node of the user's code (c2gpu's own libc headers left out).
+
+    A node without coordinates (a designated initializer) gets the line of the nearest node around it.
+    """
+    include_dir = str(Path(__file__).resolve().parent.parent / "include")
+    stack = [(n, None) for n in reversed(program.ast.ext)] if program.ast is not None else []
+    while stack:
+        n, line = stack.pop()
+        if n.coord is not None and str(n.coord.file).startswith(include_dir):
+            continue
+        line = n.coord.line if n.coord is not None else line
+        yield n, line
+        stack.extend((c, line) for _, c in reversed(n.children()))
+
+
+def _names(node) -> list[str]:
+    from pycparser import c_ast
+    if isinstance(node, c_ast.IdentifierType):
+        return list(node.names)
+    return [v for v in (getattr(node, "name", None), getattr(node, "declname", None), getattr(node, "field", None))
+            if isinstance(v, str)]
+
+
+def _is_void_ptr(t) -> bool:
+    from pycparser import c_ast
+    return (isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.TypeDecl)
+            and isinstance(t.type.type, c_ast.IdentifierType) and t.type.type.names == ["void"])
+
+
+def c_only_constructs(program: Program) -> list[str]:
+    """Why this file's host code cannot be compiled as C++ (then the port is split into .cu + .c).
+
+    Variable-length array parameters, C++ keywords used as names (`int new;`), a void * value
+    converted implicitly to another pointer type (`int *p = v;`; malloc's is shimmed), designated
+    initializers.  Each reason names the construct and its line.
+    """
+    from pycparser import c_ast
+    reasons = []
+    for ext in program.ast.ext if program.ast is not None else ():
+        if isinstance(ext, c_ast.FuncDef) and ext.decl.type.args is not None:
+            for p in ext.decl.type.args.params:
+                t = getattr(p, "type", None)
+                while isinstance(t, (c_ast.ArrayDecl, c_ast.PtrDecl)):
+                    if isinstance(t, c_ast.ArrayDecl) and t.dim is not None and not isinstance(t.dim, c_ast.Constant):
+                        reasons.append(f"{ext.decl.name}() has a variable-length array parameter '{p.name}'")
+                        break
+                    t = t.type
+    located = list(_user_nodes(program))
+    nodes = [n for n, _ in located]
+    lines = {id(n): line for n, line in located}
+    where = lambda n: f"line {lines[id(n)]}"  # noqa: E731
+    keyword = next(((name, n) for n in nodes for name in _names(n) if name in CXX_KEYWORDS), None)
+    if keyword is not None:
+        reasons.append(f"'{keyword[0]}' ({where(keyword[1])}) is a C++ keyword")
+    # void * values: variables and parameters declared void *, functions returning one (not the shimmed allocators)
+    void_vars = {n.name for n in nodes if isinstance(n, c_ast.Decl) and _is_void_ptr(n.type)}
+    void_funcs = {n.name for n in nodes if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.FuncDecl)
+                  and _is_void_ptr(n.type.type) and n.name not in SHIMMED_ALLOCATORS}
+    void_vars -= void_funcs
+
+    def is_void_value(e) -> bool:
+        return ((isinstance(e, c_ast.ID) and e.name in void_vars)
+                or (isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) and e.name.name in void_funcs))
+
+    for n in nodes:
+        if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.PtrDecl) and not _is_void_ptr(n.type) \
+                and is_void_value(n.init):
+            reasons.append(f"'{n.name}' ({where(n)}) is initialized from a void * without a cast")
+            break
+        if isinstance(n, c_ast.Assignment) and n.op == "=" and is_void_value(n.rvalue) \
+                and not (isinstance(n.lvalue, c_ast.ID) and n.lvalue.name in void_vars):
+            reasons.append(f"a void * is assigned without a cast ({where(n)})")
+            break
+    named = next((n for n in nodes if isinstance(n, c_ast.NamedInitializer)), None)
+    if named is not None:
+        reasons.append(f"a designated initializer ({where(named)})")
+    clash = next((n for n in nodes if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.FuncDecl)
+                  and n.name in CUDA_FUNCTIONS), None)
+    if clash is not None:
+        reasons.append(f"{clash.name}() ({where(clash)}) has the name of a CUDA function")
+    return reasons
+
+
+# Functions CUDA (and so c2gpu's CPU execution layer) defines that C does not: a C file defining one cannot
+# be compiled together with the kernels.
+CUDA_FUNCTIONS = frozenset("min max umin umax llmin llmax ullmin ullmax rsqrt rsqrtf saturate".split())
+
+
+def render_split(path: str, source: str, outcomes: list[NestOutcome], cu_name: str, host_name: str,
+                 after_nest=None, prefix: str = "") -> tuple[str, str]:
+    """(kernels and extern "C" wrappers for nvcc, the user's C file calling them for cc)."""
+    spliced, failures = splice(path, source, outcomes, after_nest)
+    for o, e in failures:
+        o.ported, o.reason = False, f"cannot locate the nest in the source text: {e}"
+    if failures:
+        spliced, _ = splice(path, source, outcomes, after_nest)
+    ported = [o for o in outcomes if o.ported]
+    atomics = any(r["helper"] for o in ported for k in o.code.kernels for r in k.reductions)
+    cu = templates().get_template("prelude.cu.j2").render(
+        version=__version__, source=path, output=cu_name, summary=f"kernels and host wrappers for {host_name}",
+        cxx_compat=False, atomics=atomics, prototypes=[])
+    cu += "\n".join(o.code.wrapper_with('extern "C"') for o in ported)
+    protos = "".join(o.code.prototype("") + ";\n" for o in ported)
+    host = (prefix + f"/* Generated by c2gpu {__version__} from {path}: the nests marked below call the CUDA "
+            f"wrappers in {cu_name}. */\n" + protos + f'#line 1 "{escape_c_string(path)}"\n' + spliced)
+    return cu, host
+
+
+def render_port(path: str, source: str, outcomes: list[NestOutcome], output_name: str, after_nest=None,
+                prefix: str = "") -> str:
+    ported = [o for o in outcomes if o.ported]
+    spliced, failures = splice(path, source, outcomes, after_nest)
+    for o, e in failures:
+        o.ported = False
+        o.reason = f"cannot locate the nest in the source text: {e}"
+    if failures:  # redo without the nests we could not find
+        spliced, _ = splice(path, source, outcomes, after_nest)
+        ported = [o for o in outcomes if o.ported]
+    atomics = any(r["helper"] for o in ported for k in o.code.kernels for r in k.reductions)
+    summary = (f"{len(ported)} of {len(outcomes)} loop nests ported" if outcomes else "no loop nests found")
+    head = prefix + templates().get_template("prelude.cu.j2").render(
+        version=__version__, source=path, output=output_name, summary=summary, cxx_compat=True, atomics=atomics,
+        prototypes=[o.code.prototype() for o in ported])
+    body = f'#line 1 "{escape_c_string(path)}"\n' + spliced
+    if not body.endswith("\n"):
+        body += "\n"
+    before = head + body + "\n"
+    directive_line = before.count("\n") + 1
+    return before + f'#line {directive_line + 1} "{escape_c_string(output_name)}"\n' + "\n".join(o.code.wrapper for o in ported)
+
+
+def emit_kernels(outcomes: list[NestOutcome], path: str) -> str:
+    """Just the kernels and wrappers (c2gpu emit)."""
+    ported = [o for o in outcomes if o.ported]
+    atomics = any(r["helper"] for o in ported for k in o.code.kernels for r in k.reductions)
+    head = templates().get_template("prelude.cu.j2").render(
+        version=__version__, source=path, output="kernels.cu", summary=f"kernels and host wrappers of {len(ported)} nests",
+        cxx_compat=False, atomics=atomics, prototypes=[])
+    return head + "\n".join(o.code.wrapper for o in ported)

@@ -1,0 +1,332 @@
+"""The host side of a ported nest: the wrapper that copies arrays, launches the kernels (inside the host
+loops the plan keeps) and restores what C leaves behind (loop variables' exit values, live-out scalars).
+
+`build_nest_code(nest, plan)` is the entry point: it renders every kernel of the plan (codegen.kernel,
+codegen.tiled) and the wrapper around them, and returns the call that replaces the nest in the user's file.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import islpy as isl
+
+from .. import polyhedral as ph
+from ..ir import Loop, Nest
+from ..plan import NestPlan, require_plan
+from .kernel import ArrayPlan, CodegenError, KernelCode, kernel_code, plan_arrays, templates
+from .tiled import tiled_kernel
+
+NARROW_INTS = {"int", "signed int", "unsigned int", "unsigned", "signed", "short", "unsigned short", "char",
+               "signed char", "unsigned char", "_Bool"}
+
+
+@dataclass
+class NestCode:
+    """A nest's CUDA: its kernels and the host wrapper (static, for a whole-file port) that launches them."""
+    nest: Nest
+    wrapper: str                    # the kernels, then the wrapper function
+    kernels: list[KernelCode]
+    arrays: list[ArrayPlan]
+    call: str                       # the statement that replaces the nest
+    name: str                       # the wrapper function's name
+    params: str                     # its parameter list
+    notes: list[str]
+    reductions: list[dict]
+    shared_decisions: list = field(default_factory=list)   # every shared-memory opportunity and its decision
+    render: Callable[[str], str] | None = field(default=None, repr=False)   # linkage -> kernels and wrapper
+
+    def prototype(self, linkage: str = "static") -> str:
+        """`static void c2gpu_f_12(float *a, int n)`; linkage "" for a plain declaration, 'extern "C"' for C."""
+        return f"{linkage} void {self.name}({self.params})".lstrip()
+
+    def wrapper_with(self, linkage: str) -> str:
+        """The kernels and the wrapper declared with another linkage (a split port: extern "C" for the C file)."""
+        return self.render(linkage)
+
+
+
+@dataclass(frozen=True)
+class LoopFinal:
+    """A loop variable declared outside its `for` header: C leaves it a value after the nest; the port restores it."""
+    name: str       # as the C code names it
+    ctype: str
+    when: str       # C condition on the nest's parameters under which the loop's header runs at least once
+    value: str      # the variable's value after the nest in that case (otherwise it keeps the value it had)
+
+
+def _c_var(lp: Loop) -> str:
+    return lp.origin.var if lp.origin is not None else lp.var
+
+
+def loop_finals(nest: Nest) -> list[LoopFinal]:
+    """The value every loop variable declared outside its header has after the nest, as C on the parameters.
+
+    `for (i = lo; cond; i += step)` leaves i == lo + step * max(0, trip) after each execution of its
+    header.  The value after the nest is the one of the header execution that comes last: isl takes
+    the lexicographic maximum over the schedule (enclosing iterations interleaved with the textual
+    position of each loop in its parent's body) of every loop with that variable, within their
+    domains; the variable is unchanged when no such header runs.  Computed from the bounds at nest
+    entry, never by running the loops.  Refuses (CodegenError) what it cannot state exactly: a
+    condition around the loop that is not affine, a loop inside another loop with the same variable.
+    """
+    parent: dict[int, Loop | None] = {nest.root.lid: None}
+    position: dict[int, int] = {nest.root.lid: 0}
+    for lp in nest.loops():
+        for k, child in enumerate(lp.body):
+            if isinstance(child, Loop):
+                parent[child.lid], position[child.lid] = lp, k
+
+    def enclosing(lp: Loop) -> list[Loop]:
+        out = []
+        while parent[lp.lid] is not None:
+            lp = parent[lp.lid]
+            out.insert(0, lp)
+        return out
+
+    inside = declared_in_nest(nest)
+    by_name: dict[str, list[Loop]] = {}
+    for lp in nest.loops():
+        if not lp.declared_in_header and _c_var(lp) not in inside:
+            by_name.setdefault(_c_var(lp), []).append(lp)
+    params = f"[{', '.join(nest.params)}]"
+    out = []
+    for name, loops in by_name.items():
+        depth = max(len(enclosing(lp)) for lp in loops)
+        headers = None
+        for lp in loops:
+            where = f"loop variable '{name}' (line {lp.loc.line})"
+            path = enclosing(lp)
+            bad = next((g for g in lp.guards if g.constraints is None), None)
+            problem = ("is also the variable of a loop around it" if any(p in loops for p in path) else
+                       f"keeps a value after the nest that depends on the condition '{bad.text}' (line "
+                       f"{bad.loc.line}), which c2gpu cannot evaluate on the host" if bad is not None else
+                       "has an unknown trip count" if lp.trip_count is None or not lp.normalized else "")
+            if problem and not _may_be_read_after(nest, name):
+                headers = None
+                break                  # its value after the nest is never read: nothing to restore
+            if problem:
+                raise CodegenError(f"{where} {problem}")
+            names = {p.var: ph.dim(p.lid) for p in path}
+            # schedule: [v0, pos1, v1, pos2, ..., v(d-1), pos(d)], padded with zeros to the deepest loop
+            sched = [term for p, q in zip(path, path[1:] + [lp]) for term in (names[p.var], str(position[q.lid]))]
+            sched += ["0"] * (2 * (depth - len(path)))
+            start = ph.poly_to_isl(lp.origin.lower, names) if lp.origin is not None else "0"
+            step = lp.origin.step if lp.origin is not None else 1
+            trip = ph.sym_to_isl(lp.trip_count, names)
+            # (prefixed names: the nest's parameters may be called s0, x or t)
+            dims = [f"c2gpu_s{k}" for k in range(2 * depth)] + ["c2gpu_x"]
+            cons = ph.domain_constraints(path, names, lp.guards)
+            cons += [f"c2gpu_s{k} = {term}" for k, term in enumerate(sched)]
+            cons.append(f"exists (c2gpu_t : c2gpu_t = {trip} and ((c2gpu_t >= 1 and c2gpu_x = {start} + {step} * "
+                        f"c2gpu_t) or (c2gpu_t <= 0 and c2gpu_x = {start})))")
+            inner = ", ".join(names[p.var] for p in path)
+            exists = f"exists ({inner} : {' and '.join(cons)})" if inner else " and ".join(cons)
+            e = isl.Set(f"{params} -> {{ [{', '.join(dims)}] : {exists} }}")
+            headers = e if headers is None else headers.union(e)
+        if headers is None:
+            continue
+        value = headers.lexmax().dim_max(2 * depth).coalesce()
+        if value.domain().is_empty():
+            continue               # no header runs: the variable keeps its value
+        last = loops[-1]
+        out.append(LoopFinal(name, last.c_type, ph.to_c(value.domain().coalesce(), list(nest.params)),
+                             ph.to_c(value, list(nest.params))))
+    return out
+
+
+def _may_be_read_after(nest: Nest, name: str) -> bool:
+    """Nest.live_after when the IR has it; without it, every variable may be read after the nest."""
+    return name in nest.live_after if hasattr(nest, "live_after") else True
+
+
+def declared_in_nest(nest: Nest) -> set[str]:
+    """Names declared inside the nest (`int j;` in a loop body): gone after it, nothing to restore."""
+    return {name for lp in nest.loops() for name in lp.declared}
+
+
+def _kernels_with_hosts(items, host_vars):
+    for it in items:
+        if hasattr(it, "loops"):
+            yield it, list(host_vars)
+        else:
+            yield from _kernels_with_hosts(it.body, host_vars + [it])
+
+
+def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
+    """The kernels, the host wrapper and the call that replaces the nest, as `plan` decided them."""
+    plan = require_plan(plan, "code generation")
+    mapping, shared = plan.mapping, plan.tiles
+    by_id = {lp.lid: lp for lp in nest.loops()}
+    arrays = plan_arrays(nest, set())
+    array_map = {a.name: a for a in arrays}
+    scalar_types = {s.name: s.ctype for s in nest.scalars}
+    kernels: list[KernelCode] = []
+    launch_items = []
+    # a reduction result read by a later kernel (in a host time loop) is read where it is: on the device
+    reduced = frozenset(r.target for k in mapping.kernels() for r in k.reductions)
+
+    def host_var_decls(host_loops) -> list[tuple[str, str]]:
+        out = []
+        for h in host_loops:
+            lp = by_id[h.lid]
+            out.append((lp.origin.var if lp.origin else lp.var, lp.c_type))
+            if lp.origin is not None:
+                out.append((lp.var, "int"))
+        return out
+
+    def build(items, host_loops):
+        result = []
+        for it in items:
+            if hasattr(it, "loops"):
+                kc = kernel_code(nest, it, array_map, host_var_decls(host_loops), reduced)
+                splan = shared.kernels.get(it.name) if shared is not None else None
+                if splan is not None and splan.chosen:
+                    kc, text = tiled_kernel(nest, it, splan, array_map, kc)
+                else:
+                    text = templates().get_template("kernel.cu.j2").render(k=kc)
+                kc.text = text
+                kernels.append(kc)
+                result.append({"kind": "launch", "k": kc})
+            else:
+                lp = by_id[it.lid]
+                prologue = []
+                if lp.origin is not None:
+                    o = lp.origin
+                    prologue.append(f"const int {lp.var} = ({o.var} - ({o.lower.to_c()})) / ({o.step});")
+                result.append({"kind": "loop", "header": lp.header, "prologue": prologue,
+                               "body": build(it.body, host_loops + [it])})
+        return result
+
+    launch_items = build(mapping.items, [])
+    reductions = []
+    for k in kernels:
+        for r in k.reductions:
+            if r["target"] not in [x["target"] for x in reductions]:
+                reductions.append({"target": r["target"], "type": r["type"]})
+    # host loop variables declared outside their for header need a declaration in the wrapper
+    decls = []
+    for lp in nest.loops():
+        if lp.lid in _host_lids(mapping.items) and not lp.declared_in_header:
+            decls.append(f"{lp.c_type} {lp.origin.var if lp.origin else lp.var};")
+    # the wrapper's parameters: arrays, scalars the kernels read, reduction results
+    red_names = {r["target"] for r in reductions}
+    host_names = {n for k in _host_lids(mapping.items) for n in (by_id[k].var, by_id[k].origin.var if by_id[k].origin else by_id[k].var)}
+    scalar_params = []
+    for k in kernels:
+        for p, a in zip(k.params, k.args):
+            if a.startswith("d_") or a in host_names or a in red_names:
+                continue
+            if (p, a) not in scalar_params:
+                scalar_params.append((p, a))
+    for name in nest.params:
+        t = scalar_types.get(name, "int")
+        if (f"{t} {name}", name) not in scalar_params:
+            scalar_params.append((f"{t} {name}", name))
+    params, args = [], []
+    for a in arrays:
+        const = "" if a.written else "const "
+        params.append(f"{const}{a.ctype} *{a.name}")
+        args.append(f"({const}{a.ctype} *)({a.name})")
+    widened = []
+    for p, a in scalar_params:
+        ctype = p[:-len(a)].strip()
+        if ctype in NARROW_INTS:
+            # the wrapper's sizes, offsets and grid are computed from these: in 64 bits, since n * m
+            # elements may pass 2^31 where n and m do not
+            widened.append(f"const long long {a} = c2gpu_arg_{a};")
+            p = f"{ctype} c2gpu_arg_{a}"
+        params.append(p)
+        args.append(a)
+    for r in reductions:
+        params.append(f"{r['type']} *{r['target']}")
+        args.append(f"&{r['target']}")
+    privates = {v: k.name for k in kernels for v, _ in k.last_values}
+    for k in kernels:
+        stale = next((a for a in k.args if privates.get(a, k.name) != k.name), None)
+        if stale is not None:
+            # it would get the host's value from before the nest, not the one the other kernel's threads left
+            raise CodegenError(f"scalar '{stale}' is private to the threads of {privates[stale]} and read by {k.name}")
+    lasts = []
+    for k in kernels:
+        for v, t in k.last_values:
+            if v not in [x["name"] for x in lasts]:
+                lasts.append({"name": v, "type": t})
+                params.append(f"{t} *c2gpu_out_{v}")
+                args.append(f"&{v}")
+    finals = loop_finals(nest)
+    for f in finals:
+        params.append(f"{f.ctype} *c2gpu_final_{f.name}")
+        args.append(f"&{f.name}")
+    wname = "c2gpu_" + "".join(c if c.isalnum() or c == "_" else "_" for c in nest.name)  # function@line: unique
+    # the kernels and wrapper are C++: a C name that is a C++ keyword (`new`) gets another spelling there
+    param_list = rename_cxx_keywords(", ".join(params))
+    nonempty = nonempty_condition(nest)
+    for k in kernels:
+        k.text = rename_cxx_keywords(k.text)
+    kernel_text = "\n".join(k.text for k in kernels)
+
+    def render(linkage: str) -> str:
+        text = templates().get_template("wrapper.cu.j2").render(w={
+            "nest": nest.name, "source": f"{nest.loc.file}:{nest.loc.line}",
+            "signature": f"{linkage} void {wname}({', '.join(params)})",
+            "nonempty": nonempty, "decls": decls, "finals": finals, "widened": widened, "lasts": lasts,
+            "arrays": arrays, "reductions": reductions, "plan": launch_items})
+        return kernel_text + "\n" + rename_cxx_keywords(text)
+
+    call = f"{wname}({', '.join(args)});"
+    decisions = [d for k in (shared.kernels.values() if shared is not None else ()) for d in k.decisions]
+    return NestCode(nest, render("static"), kernels, arrays, call, wname, param_list, list(mapping.notes),
+                    reductions, decisions, render)
+
+
+def _host_lids(items) -> set[int]:
+    out = set()
+    for it in items:
+        if not hasattr(it, "loops"):
+            out.add(it.lid)
+            out |= _host_lids(it.body)
+    return out
+
+
+def nonempty_condition(nest: Nest) -> str:
+    """C condition on the parameters under which the nest executes at least one statement."""
+    params = None
+    for stmt in nest.statements():
+        dom, _ = ph.statement_domain(nest, stmt)
+        p = dom.params()
+        params = p if params is None else params.union(p)
+    if params is None:
+        return "1"
+    return ph.to_c(params.coalesce(), list(nest.params))
+
+
+# C++ keywords that are ordinary names in C (`bool`, `true` and `false` left out: C code that has them
+# usually means stdbool's, which C++ accepts)
+CXX_KEYWORDS = frozenset("""
+    alignas alignof and and_eq asm bitand bitor catch char8_t char16_t char32_t class compl concept consteval
+    constexpr constinit const_cast co_await co_return co_yield decltype delete dynamic_cast explicit export
+    friend mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+    reinterpret_cast requires static_assert static_cast template this thread_local throw try typeid typename
+    using virtual wchar_t xor xor_eq""".split())
+
+_COMMENT_OR_LITERAL = r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
+
+
+def rename_cxx_keywords(text: str) -> str:
+    """Generated CUDA with C names that are C++ keywords renamed (`new` -> `new_`, longer if that is taken).
+
+    Comments and literals are left as they are ("copies in what it reads, and ..." keeps its `and`).
+    """
+    words = set(re.findall(r"[A-Za-z_]\w*", re.sub(_COMMENT_OR_LITERAL, " ", text, flags=re.S)))
+    renames = {}
+    for kw in sorted(words & CXX_KEYWORDS):
+        new = kw + "_"
+        while new in words:
+            new += "_"
+        renames[kw] = new
+    if not renames:
+        return text
+    pattern = re.compile(f"({_COMMENT_OR_LITERAL})|\\b({'|'.join(renames)})\\b", re.S)
+    return pattern.sub(lambda m: m.group(1) or renames[m.group(2)], text)

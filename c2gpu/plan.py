@@ -1,0 +1,194 @@
+"""The plan of a ported nest: what runs where on the GPU, as data.
+
+The mapping pass decides which loops become the CUDA grid (`Kernel`, `MappedLoop`) and which stay on the
+host (`HostLoop`); the shared-memory pass finds the tiles worth staging (`SharedOpportunity`) and picks them
+by greedy knapsack (`KernelSharedPlan`); the plan pass (passes/plan.py) then makes the last decisions, the
+block shape of every kernel and the shared-memory budget (by predicted time when a GPU is given), and hands
+on one `NestPlan`.  Code generation, the port and the reports accept only a `NestPlan` (`require_plan`),
+so none of them re-derives a decision.  Sizes are polynomials (`Sym`) and integers, never C text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .ir import Access, Loc, Origin, Reduction
+from .poly import Sym
+
+
+@dataclass(frozen=True)
+class MappedLoop:
+    lid: int
+    var: str              # normalized variable (thread index)
+    dim: str              # "x", "y" or "z"
+    trip: Sym
+    origin: Origin | None  # the C loop variable in terms of `var`, when normalization rewrote the loop
+    c_var: str            # the loop variable as the C code names it
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    loops: tuple[MappedLoop, ...]     # outermost first
+    body_lid: int                     # the innermost mapped loop: its body runs in each thread
+    block: tuple[int, int, int]
+    reductions: tuple[Reduction, ...]  # scalar reductions across threads (block tree + atomics)
+    why: str
+
+
+@dataclass(frozen=True)
+class HostLoop:
+    lid: int
+    var: str
+    header: str
+    body: tuple["HostLoop | Kernel", ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class Mapping:
+    nest: str
+    items: tuple["HostLoop | Kernel", ...]
+    notes: tuple[str, ...]
+
+    def kernels(self) -> list[Kernel]:
+        out: list[Kernel] = []
+
+        def walk(items):
+            for it in items:
+                if isinstance(it, Kernel):
+                    out.append(it)
+                else:
+                    walk(it.body)
+        walk(self.items)
+        return out
+
+
+@dataclass(frozen=True)
+class TileDim:
+    coeffs: tuple[tuple[str, int], ...]   # (normalized variable, coefficient) of the subscript
+    const: int                             # constant part of the subscript (without parameters)
+    params: str                            # the parameter part as C text ("" when none)
+    extent: int                            # elements of the tile in this dimension
+
+
+@dataclass(frozen=True)
+class SharedOpportunity:
+    array: str
+    elem_type: str
+    elem_size: int
+    accesses: tuple[Access, ...]           # the reads served from the tile
+    tiled_lid: int | None                  # loop split into chunks (None: one tile for the whole kernel)
+    covered_lids: tuple[int, ...]
+    dims: tuple[TileDim, ...]
+    pad: int                               # extra elements per row against bank conflicts
+    conflicts: int                         # bank-conflict degree of the shared reads (with the padding)
+    conflicts_unpadded: int
+    loads_saved_per_block: float           # global loads per block (all chunks) the tile replaces, minus its loads
+    tile_loads_per_block: float            # (for a store tile: global memory transactions saved per block)
+    kind: str                              # "reuse", "halo", "small array", "store"
+    tile_name: str = ""                    # name of the shared array (c2gpu_sh_<tile_name>)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(d.extent for d in self.dims[:-1]) + (self.dims[-1].extent + self.pad,)
+
+    @property
+    def size_bytes(self) -> int:
+        n = 1
+        for e in self.shape:
+            n *= e
+        return n * self.elem_size
+
+    @property
+    def name(self) -> str:
+        return self.array
+
+    @property
+    def value(self) -> float:
+        return self.loads_saved_per_block / self.size_bytes
+
+
+@dataclass(frozen=True)
+class SharedDecision:
+    opportunity: SharedOpportunity
+    taken: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class KernelSharedPlan:
+    kernel: str
+    budget: int
+    decisions: tuple[SharedDecision, ...]
+    tile: int
+    greedy_gap: float                      # (exact - greedy) / exact on this kernel's opportunities
+
+    @property
+    def chosen(self) -> list[SharedOpportunity]:
+        return [d.opportunity for d in self.decisions if d.taken]
+
+
+@dataclass(frozen=True)
+class SharedMemoryPlan:
+    kernels: dict[str, KernelSharedPlan] = field(default_factory=dict)
+
+
+
+@dataclass(frozen=True)
+class BudgetTrial:
+    """One shared-memory budget the model compared (None: no shared memory), with the predicted times."""
+    budget: int | None
+    why: str
+    total_s: float
+    kernel_s: float
+
+
+@dataclass(frozen=True)
+class NestPlan:
+    """Every decision about how one nest runs on the GPU, made once by the plan pass.
+
+    mapping:   the kernels (with their final block shapes) and the host loops around them.
+    tiles:     the shared-memory tiles each kernel stages (no entry: none).
+    decisions: every shared-memory opportunity found, per kernel, with what was decided and why (the reports).
+    trials:    the shared-memory budgets the model compared, when a GPU decided them (else empty).
+    budget:    the budget that won (None: no shared memory, or no GPU decided).
+    """
+    nest: str
+    mapping: Mapping
+    tiles: SharedMemoryPlan
+    decisions: tuple[tuple[str, SharedDecision], ...] = ()
+    trials: tuple[BudgetTrial, ...] = ()
+    budget: int | None = None
+
+    def kernels(self) -> list[Kernel]:
+        return self.mapping.kernels()
+
+    def tiles_of(self, kernel: str) -> KernelSharedPlan | None:
+        return self.tiles.kernels.get(kernel)
+
+
+class PlanError(TypeError):
+    """Something other than a finalized NestPlan was handed to code generation, a model or a report."""
+
+
+def require_plan(obj, who: str) -> NestPlan:
+    """`obj` if it is a finalized NestPlan; otherwise a PlanError saying what is missing."""
+    if isinstance(obj, NestPlan):
+        return obj
+    got = type(obj).__name__
+    raise PlanError(f"{who} needs a finalized NestPlan (the result of the 'plan' pass: mapping, block shapes and "
+                    f"shared-memory tiles decided), not a {got}; run a pipeline that ends with the 'plan' pass")
+
+
+def with_blocks(mapping: Mapping, blocks: dict[str, tuple[int, int, int]]) -> Mapping:
+    """The mapping with the given kernels' block shapes (a block-tree reduction keeps a power-of-two block)."""
+    def fix(item):
+        if isinstance(item, Kernel):
+            b = tuple(blocks.get(item.name, item.block))
+            n = b[0] * b[1] * b[2]
+            if item.reductions and n & (n - 1):
+                return item
+            return replace(item, block=b)
+        return replace(item, body=tuple(fix(x) for x in item.body))
+    return replace(mapping, items=tuple(fix(x) for x in mapping.items))

@@ -1,0 +1,69 @@
+"""The plan pass: the one place where a nest's plan is finalized (c2gpu/plan.py).
+
+Without a GPU the plan is the mapping with its default block shapes and the tiles the shared-memory pass
+chose under the default budget.  With a GPU (--gpu) the performance pass has compared block shapes (seed
+004, section 5.2.1) and shared-memory budgets by predicted time; the plan takes its choice: the kernels get
+the block shapes that won, and the tiles are chosen again under the budget that won (tiles are sized by the
+block), or dropped when the plain kernels are predicted faster.  Everything after this pass (code generation,
+the port, the reports) reads the plan and decides nothing again.
+"""
+from __future__ import annotations
+
+from c2gpu.ir import Nest
+from c2gpu.pipeline import Pass, PassFailed
+from c2gpu.plan import BudgetTrial, NestPlan, SharedMemoryPlan, with_blocks
+from c2gpu.shared_tiles import plan_shared_memory
+
+PLAIN_FASTER = "the plain kernel is predicted faster than the tiled one (see the budget trials)"
+
+
+class FinalizePlan(Pass):
+    name = "plan"
+    description = "finalize each nest's plan: block shapes and shared-memory budget (by predicted time with --gpu)"
+    requires = ("mapping",)
+    provides = ("plan",)
+
+    def run(self, nest: Nest, ctx) -> NestPlan:
+        mapping = ctx.get("mapping", nest)
+        tiles = _optional(ctx, "shared-memory", nest)
+        perf = _optional(ctx, "performance", nest) if ctx.options.get("gpu") is not None else None
+        return finalize(nest, mapping, tiles, perf, ctx.options)
+
+
+def _optional(ctx, analysis: str, nest: Nest):
+    """An analysis the plan uses when it can be had: a refusal there (a size the model cannot evaluate) costs
+    the model's choice, not the port."""
+    if analysis not in {a for p in ctx.manager.steps for a in p.provides}:
+        return None                 # not in this pipeline (`--passes ...,mapping,plan`: no tiles)
+    try:
+        return ctx.get(analysis, nest)
+    except PassFailed:
+        return None
+
+
+def finalize(nest: Nest, mapping, tiles: SharedMemoryPlan | None, perf, options: dict) -> NestPlan:
+    """The plan of `nest`: `mapping` and the default `tiles` (None: the shared-memory pass did not run), with
+    the block shapes and budget `perf` chose."""
+    ran_shared = tiles is not None
+    found = tiles = tiles if tiles is not None else SharedMemoryPlan()
+    if perf is None:
+        return NestPlan(nest.name, mapping, tiles, _decisions(found, False))
+    mapping = with_blocks(mapping, {k.name: k.block for k in perf.kernels})
+    trials = tuple(BudgetTrial(b, why, total, kern) for b, why, total, kern in perf.shared_trials or ())
+    budget = perf.shared_budget if trials else None
+    plain_won = bool(trials) and budget is None
+    if plain_won:
+        tiles = SharedMemoryPlan()
+    elif ran_shared:
+        tiles = found = plan_shared_memory(nest, mapping, options, budget)
+    return NestPlan(nest.name, mapping, tiles, _decisions(found, plain_won), trials, budget)
+
+
+def _decisions(tiles: SharedMemoryPlan, plain_won: bool):
+    out = []
+    for kname, kp in tiles.kernels.items():
+        for d in kp.decisions:
+            if plain_won and d.taken:
+                d = type(d)(d.opportunity, False, PLAIN_FASTER)
+            out.append((kname, d))
+    return tuple(out)
