@@ -28,6 +28,7 @@ _BUILTIN_FALLBACK = {
     "occupancy": "c2gpu.passes.kernel_analyses:OccupancyPass",
     "traffic": "c2gpu.passes.kernel_analyses:Traffic",
     "performance": "c2gpu.passes.kernel_analyses:Performance",
+    "plan": "c2gpu.passes.plan:FinalizePlan",
 }
 
 
