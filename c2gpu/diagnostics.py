@@ -1,7 +1,15 @@
-"""User-facing errors in compiler style: `file:line:col: error: message`."""
+"""User-facing errors in compiler style (`file:line:col: error: message`), and the table of diagnostic codes.
+
+Every `Flag` and every refusal (`PassFailed`) carries a stable code from CODES; reports print it
+(`[unknown-call]`, `"code": "unknown-call"`), users filter on it and silence it (`silence`).  A test scans
+the sources and fails on a code missing here, so this table is the complete list.
+"""
 from __future__ import annotations
 
-from .ir import Loc
+from dataclasses import dataclass
+from typing import Iterable
+
+from .ir import Flag, Loc
 
 
 class C2GPUError(Exception):
@@ -16,3 +24,50 @@ class C2GPUError(Exception):
     def __str__(self) -> str:
         where = f"{self.loc}: " if self.loc else ""
         return f"{where}error: {self.message}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    kind: str       # "limit": limits what c2gpu can prove about the loops around it; "refusal": a pass
+                    # refused the nest; "note": about the file (a nest skipped, a pragma); "bug": c2gpu's fault
+    summary: str
+
+
+CODES: dict[str, Diagnostic] = {
+    # what lowering (c2gpu/frontend/lower.py) finds in the C
+    "address-taken": Diagnostic("limit", "the address of a variable of the nest is taken, so it may change through a pointer"),
+    "array-escapes": Diagnostic("limit", "an array is passed to a function, which may read or write any of it"),
+    "exposed-loop-variable": Diagnostic("limit", "a global or static loop variable may change through a pointer write"),
+    "inside-while": Diagnostic("limit", "the nest sits inside a while loop, so it runs an unknown number of times"),
+    "local-array": Diagnostic("limit", "an array is declared inside the nest"),
+    "loop-var-modified": Diagnostic("limit", "a loop variable is assigned in the loop body"),
+    "non-affine-bound": Diagnostic("limit", "a loop's bounds or step are not affine, or its variable may wrap"),
+    "non-affine-subscript": Diagnostic("limit", "a subscript is not an affine function of the loop variables"),
+    "pointer-modified": Diagnostic("limit", "a pointer is assigned inside the nest, so its subscripts move"),
+    "shadows-loop-variable": Diagnostic("limit", "a variable declared in the nest hides a loop variable"),
+    "static-local": Diagnostic("limit", "a static or extern variable declared in the nest is shared by every iteration"),
+    "unknown-array": Diagnostic("limit", "an array that is not declared"),
+    "unknown-call": Diagnostic("limit", "a call to a function whose reads and writes c2gpu cannot see"),
+    "unknown-identifier": Diagnostic("limit", "a name that is not declared"),
+    "unsupported-access": Diagnostic("limit", "an access c2gpu does not analyse (struct member, dereference)"),
+    "unsupported-statement": Diagnostic("limit", "a statement whose control flow c2gpu cannot analyse (break, goto, ...)"),
+    "not-analysed": Diagnostic("note", "a nest that could not be described (too deep, or an internal error)"),
+    "skipped": Diagnostic("note", "a nest left out by a pragma or outside '#pragma scop' regions"),
+    "unknown-pragma": Diagnostic("note", "a '#pragma c2gpu' that c2gpu does not know"),
+    # what the passes find
+    "out-of-bounds-subscript": Diagnostic("limit", "a subscript leaves its dimension for every size the loops allow"),
+    "nest-too-deep": Diagnostic("refusal", "the nest is deeper than exact dependence analysis allows"),
+    "carried-dependence": Diagnostic("refusal", "a loop that would run in parallel carries a dependence"),
+    "not-proven-parallel": Diagnostic("refusal", "a loop that would run in parallel is not proven parallel"),
+    "may-alias": Diagnostic("refusal", "pointers that may point to the same memory keep a loop from running in parallel"),
+    "pass-failed": Diagnostic("refusal", "a pass refused the nest (the message says why)"),
+    "internal-error": Diagnostic("bug", "a pass crashed on the nest: a bug in c2gpu or in a plugin pass"),
+}
+
+
+def silence(flags: Iterable[Flag], codes: Iterable[str]) -> list[Flag]:
+    """`flags` without those whose code the user silenced; a code not in CODES is the user's mistake."""
+    silenced = set(codes)
+    for code in sorted(silenced - CODES.keys()):
+        raise C2GPUError(f"unknown diagnostic code '{code}' (known: {', '.join(sorted(CODES))})")
+    return [f for f in flags if f.code not in silenced]

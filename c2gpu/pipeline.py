@@ -1,11 +1,14 @@
-"""Pass pipeline: passes declare what they require and provide; the manager orders, caches and times them.
+"""Pass pipeline: passes declare what they require, use and provide; the manager orders, caches and times them.
 
 A pass works on one nest at a time, so a failure in one nest is recorded for
-that nest and never stops the others.  Analysis passes return a result that is
-cached by (analysis name, nest name); a transform pass returns a new `Nest`
-and the cache entries for that nest are dropped unless the pass lists them in
-`preserves` (modelled on LLVM's new pass manager, which numba records but never
-enforces: we enforce it).
+that nest and never stops the others.  Results are cached per nest object (by
+identity, not by name: nests of different files share names such as
+`main@29`, and one manager analyses them all).  A transform pass returns a new
+`Nest`; an analysis of the old nest carries over to the new one only when the
+pass lists it in `preserves` and every analysis it was computed from carries
+over too (modelled on LLVM's new pass manager, which numba records but never
+enforces: we enforce it, transitively).  A pass reads only the analyses it
+declares, so the declarations are the dependence graph invalidation follows.
 """
 from __future__ import annotations
 
@@ -13,19 +16,31 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
-from .ir import Flag, Nest, Program
+from .ir import Flag, Loc, Nest, Program
 
 
 class PipelineError(Exception):
-    """A pipeline that cannot be built (missing provider, unknown pass, cycle)."""
+    """A pipeline that cannot be built (missing provider, unknown pass, cycle), or a pass that reads an
+    analysis it did not declare: a bug in a pass, the same for every input, so it stops the run."""
 
 
 class PassFailed(Exception):
-    """Raised inside a pass to refuse a nest with a user-facing reason."""
+    """Raised inside a pass to refuse a nest with a user-facing reason.
+
+    code: a stable code of c2gpu.diagnostics.CODES, which users filter and silence on.
+    loc:  the line that blocks (None: the nest's first line).
+    """
+
+    def __init__(self, message: str, *, code: str = "pass-failed", loc: Loc | None = None):
+        super().__init__(message)
+        self.message, self.code, self.loc = message, code, loc
+
+    def flag(self, nest: Nest) -> Flag:
+        return Flag(self.code, self.message, self.loc or nest.loc)
 
 
 class _Repeated(PassFailed):
-    """A cached refusal, raised again for every pass that needs the failed analysis."""
+    """A refusal already recorded, raised again for every pass that needs the refused analysis."""
 
 
 class Pass:
@@ -33,7 +48,8 @@ class Pass:
 
     name:        unique name (`c2gpu passes` lists it).
     description: one line for humans.
-    requires:    analysis names whose results `run` reads through `ctx.get`.
+    requires:    analyses `run` reads through `ctx.get` (always computed first; a refusal there refuses this).
+    uses:        analyses `run` reads when this pipeline computes them (`ctx.get_optional`, `ctx.available`).
     provides:    analysis names this pass computes (analysis passes provide exactly one).
     transforms:  True when `run` returns a new Nest instead of an analysis result.
     preserves:   for transforms, the analyses that stay valid ("*" = all).
@@ -41,6 +57,7 @@ class Pass:
     name: str = ""
     description: str = ""
     requires: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
     provides: tuple[str, ...] = ()
     transforms: bool = False
     preserves: tuple[str, ...] = ()
@@ -56,15 +73,41 @@ class PassTiming:
     runs: int = 0
 
 
-@dataclass
+@dataclass(frozen=True)
 class PassContext:
-    """What a running pass sees: the program, options, and other analyses on demand."""
+    """What a running pass sees: the program, options, and the analyses it declared, on demand."""
     program: Program
     options: dict[str, Any]
     manager: "PassManager"
+    running: Pass | None = None     # the pass being run: it may read what it declared, nothing else
 
     def get(self, analysis: str, nest: Nest) -> Any:
+        """A declared analysis of `nest`, computed on first use; its refusal refuses the caller too."""
         return self.manager.analysis(analysis, nest, self)
+
+    def get_optional(self, analysis: str, nest: Nest) -> Any:
+        """A declared analysis of `nest` when this pipeline computes it, else None; None too when it refused
+        `nest` (the refusal is already among the nest's errors)."""
+        if not self.available(analysis):
+            return None
+        try:
+            return self.manager.analysis(analysis, nest, self)
+        except PassFailed:
+            return None
+
+    def available(self, analysis: str) -> bool:
+        """Whether a pass of this pipeline (a step, or one a step requires) computes `analysis`."""
+        return analysis in self.manager.scheduled
+
+
+@dataclass(eq=False)
+class _NestRecord:
+    """What the manager knows of one nest object; holding the nest keeps its id from being reused."""
+    nest: Nest
+    results: dict[str, Any] = field(default_factory=dict)
+    refusals: dict[str, PassFailed] = field(default_factory=dict)
+    inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)   # analysis -> what its pass declared
+    errors: list[Flag] = field(default_factory=list)
 
 
 class PassManager:
@@ -81,10 +124,9 @@ class PassManager:
                     self.providers.setdefault(a, p)
         self.options = options or {}
         self.steps = self.build(list(pipeline))
-        self.cache: dict[tuple[str, str], Any] = {}
-        self.failed: dict[tuple[str, str], PassFailed] = {}
+        self.scheduled: frozenset[str] = frozenset(a for n in self.order() for a in self.available[n].provides)
+        self._records: dict[int, _NestRecord] = {}
         self.timings: dict[str, PassTiming] = {}
-        self.errors: dict[str, list[Flag]] = {}
         self.print_after: set[str] = set()
         self.dump: Callable[[str, Nest], None] | None = None
 
@@ -102,7 +144,8 @@ class PassManager:
         return steps
 
     def _check_requirements(self, p: Pass, chain: list[str]) -> None:
-        for req in p.requires:
+        # a used analysis may have no provider (then it is unavailable), but it must not close a cycle
+        for req in p.requires + tuple(u for u in p.uses if u in self.providers):
             provider = self.providers.get(req)
             if provider is None:
                 raise PipelineError(f"pass '{p.name}' requires '{req}', which no registered pass provides")
@@ -127,17 +170,14 @@ class PassManager:
     # -- running ------------------------------------------------------------------
     def run(self, program: Program) -> Program:
         ctx = PassContext(program, self.options, self)
-        nests = []
-        for nest in program.nests:
-            nests.append(self.run_nest(nest, ctx))
-        return replace(program, nests=tuple(nests))
+        return replace(program, nests=tuple(self.run_nest(nest, ctx) for nest in program.nests))
 
     def run_nest(self, nest: Nest, ctx: PassContext) -> Nest:
         for p in self.steps:
             try:
                 if p.transforms:
                     new = self._timed(p, nest, ctx)
-                    self._invalidate(nest.name, p)
+                    self._carry_over(nest, new, p)
                     nest = new
                 else:
                     for a in p.provides:
@@ -145,50 +185,92 @@ class PassManager:
             except _Repeated:
                 pass                    # already recorded when the analysis first failed
             except PassFailed as e:
-                self._fail(nest, p, str(e))
+                self._record(nest).errors.append(e.flag(nest))
+            except PipelineError:
+                raise                   # a pass reading what it did not declare: wrong for every nest
             except Exception as e:  # a bug in one pass must not stop other nests
-                self._fail(nest, p, f"internal error in pass '{p.name}': {type(e).__name__}: {e}")
+                self._record(nest).errors.append(Flag(
+                    "internal-error", f"internal error in pass '{p.name}': {type(e).__name__}: {e}", nest.loc))
             if p.name in self.print_after and self.dump:
                 self.dump(p.name, nest)
         return nest
 
-    def _fail(self, nest: Nest, p: Pass, message: str) -> None:
-        self.errors.setdefault(nest.name, []).append(Flag("pass-failed", message, nest.loc))
-
     def analysis(self, name: str, nest: Nest, ctx: PassContext, provider: Pass | None = None) -> Any:
-        key = (name, nest.name)
-        if key in self.failed:
-            raise self.failed[key]      # a refusal is an answer too: not recomputed, not reported twice
-        if key in self.cache:
-            return self.cache[key]
+        record = self._record(nest)
+        if name in record.refusals:
+            raise record.refusals[name]     # a refusal is an answer too: not recomputed, not reported twice
+        if name in record.results:
+            return record.results[name]
         p = provider or self.providers.get(name)
         if p is None:
             raise PipelineError(f"no pass provides '{name}'")
         try:
             result = self._timed(p, nest, ctx)
+        except _Repeated as e:              # an analysis it needs refused the nest: reported there, once
+            record.refusals[name], record.inputs[name] = e, p.requires + p.uses
+            raise
         except PassFailed as e:
-            self.failed[key] = _Repeated(str(e))
-            self.errors.setdefault(nest.name, []).append(Flag("pass-failed", str(e), nest.loc))
-            raise self.failed[key] from None
-        self.cache[key] = result
+            record.refusals[name] = _Repeated(e.message, code=e.code, loc=e.loc)
+            record.inputs[name] = p.requires + p.uses
+            record.errors.append(e.flag(nest))
+            raise record.refusals[name] from None
+        record.results[name], record.inputs[name] = result, p.requires + p.uses
         return result
 
     def _timed(self, p: Pass, nest: Nest, ctx: PassContext) -> Any:
         t0 = time.perf_counter()
         try:
-            return p.run(nest, ctx)
+            return p.run(nest, replace(ctx, running=p))
         finally:
             t = self.timings.setdefault(p.name, PassTiming(p.name))
             t.seconds += time.perf_counter() - t0
             t.runs += 1
 
-    def _invalidate(self, nest_name: str, p: Pass) -> None:
-        if "*" in p.preserves:
-            return
-        for store in (self.cache, self.failed):
-            for key in [k for k in store if k[1] == nest_name and k[0] not in p.preserves]:
-                del store[key]
+    def _record(self, nest: Nest) -> _NestRecord:
+        return self._records.setdefault(id(nest), _NestRecord(nest))
 
+    def _carry_over(self, old: Nest, new: Nest, p: Pass) -> None:
+        """Move what is known of `old` to `new` (the same object when the transform changed nothing in
+        place): errors always, analyses that `p` preserves together with everything they were computed from."""
+        record = self._records.pop(id(old), None)
+        if record is None:
+            return
+        valid: dict[str, bool] = {}
+
+        def survives(a: str) -> bool:
+            if a not in valid:
+                valid[a] = False        # guards a cycle of declarations; built pipelines have none
+                valid[a] = ("*" in p.preserves or a in p.preserves) and \
+                    all(survives(d) for d in record.inputs[a] if d in record.inputs)
+            return valid[a]
+
+        kept = [a for a in record.inputs if survives(a)]
+        self._records[id(new)] = _NestRecord(
+            new, {a: record.results[a] for a in kept if a in record.results},
+            {a: record.refusals[a] for a in kept if a in record.refusals},
+            {a: record.inputs[a] for a in kept}, record.errors)
+
+    # -- answers --------------------------------------------------------------------
     def result(self, name: str, nest: Nest) -> Any:
         """A cached analysis result, or None when it was not computed (or failed) for this nest."""
-        return self.cache.get((name, nest.name))
+        record = self._records.get(id(nest))
+        return None if record is None else record.results.get(name)
+
+    def errors_of(self, nest: Nest) -> list[Flag]:
+        """Why passes refused `nest` (the nest the run returned), in the order the refusals happened."""
+        record = self._records.get(id(nest))
+        return [] if record is None else list(record.errors)
+
+    @property
+    def errors(self) -> dict[str, list[Flag]]:
+        """errors_of by nest name, for callers not yet moved to errors_of: a name names one nest only within
+        one program, so with several programs the lists of equally named nests are merged."""
+        out: dict[str, list[Flag]] = {}
+        for record in self._records.values():
+            if record.errors:
+                out.setdefault(record.nest.name, []).extend(record.errors)
+        return out
+
+    def clear(self) -> None:
+        """Forget every nest (results, refusals, errors); timings stay."""
+        self._records.clear()

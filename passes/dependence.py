@@ -67,7 +67,7 @@ import islpy as isl
 
 from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement
 from c2gpu.libc import MATH_FUNCTIONS
-from c2gpu.pipeline import Pass
+from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.polyhedral import Domain, Encoder, Unencodable, con, sub
 from c2gpu.poly import Poly
 
@@ -167,11 +167,11 @@ class DependenceAnalysis(Pass):
 
     def run(self, nest: Nest, ctx) -> DependenceInfo:
         options = getattr(ctx, "options", None) or {}
-        depth = _depth(nest.root)
-        if depth > MAX_DEPTH:
-            from c2gpu.pipeline import PassFailed
+        depth, too_deep = _depth(nest.root)
+        if too_deep is not None:
             raise PassFailed(f"the nest is {depth} loops deep: exact dependence analysis is limited to "
-                             f"{MAX_DEPTH} nested loops (its cost grows with the depth)")
+                             f"{MAX_DEPTH} nested loops (its cost grows with the depth)",
+                             code="nest-too-deep", loc=too_deep.loc)
         return analyze(nest, assume_no_alias=bool(options.get("assume_no_alias")),
                        program=getattr(ctx, "program", None))
 
@@ -183,13 +183,17 @@ MAX_DEPTH = 48
 MAX_PAIRS = 20000
 
 
-def _depth(lp: Loop) -> int:
-    best, stack = 0, [(lp, 1)]
+def _depth(lp: Loop) -> tuple[int, Loop | None]:
+    """How deep the nest is, and its first loop (in source order) nested deeper than MAX_DEPTH: the line a
+    refusal points at."""
+    best, first_too_deep, stack = 0, None, [(lp, 1)]
     while stack:
         node, d = stack.pop()
         best = max(best, d)
-        stack.extend((c, d + 1) for c in node.body if isinstance(c, Loop))
-    return best
+        if d > MAX_DEPTH and first_too_deep is None:
+            first_too_deep = node
+        stack.extend(reversed([(c, d + 1) for c in node.body if isinstance(c, Loop)]))
+    return best, first_too_deep
 
 
 # --------------------------------------------------------------------------- internal model

@@ -1,8 +1,10 @@
 """The pass manager: ordering, build-time errors, caching, invalidation, failure isolation, timings."""
+from dataclasses import replace
+
 import pytest
 
 from c2gpu.frontend import load_program
-from c2gpu.ir import Nest
+from c2gpu.ir import Loc, Nest
 from c2gpu.pipeline import Pass, PassFailed, PassManager, PipelineError
 from c2gpu.registry import available_passes
 
@@ -125,3 +127,174 @@ def test_builtin_normalize_registered_and_transforms(program):
     second = out.nests[1].root
     assert second.var == "i_n" and second.origin.var == "i" and second.origin.step == 2
     assert second.trip_count.to_c() == "(n - 1)/2"
+
+
+# --------------------------------------------------------------------------- one manager, many programs
+
+class WhichFile(Pass):
+    name, provides = "which-file", ("which-file",)
+
+    def run(self, nest, ctx):
+        if nest.loc.file.endswith("b.c"):
+            raise PassFailed("refused in b.c only")
+        return nest.loc.file
+
+
+def test_one_manager_keeps_equally_named_nests_of_two_programs_apart(tmp_path):
+    a = load_program(str(write_c(tmp_path, SRC, "a.c")))
+    b = load_program(str(write_c(tmp_path, SRC, "b.c")))
+    assert [n.name for n in a.nests] == [n.name for n in b.nests]
+    pm = PassManager([WhichFile()], ["which-file"])
+    a, b = pm.run(a), pm.run(b)
+    assert pm.result("which-file", a.nests[0]).endswith("a.c")
+    assert pm.result("which-file", b.nests[0]) is None
+    assert pm.errors_of(a.nests[0]) == []
+    assert [f.message for f in pm.errors_of(b.nests[0])] == ["refused in b.c only"]
+    # the by-name view of callers not yet moved to errors_of
+    assert [f.message for f in pm.errors[b.nests[0].name]] == ["refused in b.c only"]
+
+
+class Copy(Pass):
+    """A transform that returns a new Nest object, as normalize does."""
+    name, transforms = "copy", True
+
+    def run(self, nest, ctx):
+        return replace(nest)
+
+
+class CopyKeepsCount(Copy):
+    name, preserves = "copy-keep", ("count",)
+
+
+def test_results_are_found_by_the_nest_the_run_returns(program):
+    Counter.calls = 0
+    pm = PassManager([Counter(), CopyKeepsCount()], ["count", "copy-keep", "count"])
+    out = pm.run(program)
+    assert Counter.calls == len(program.nests)        # preserved across the copy: not computed again
+    assert out.nests[0] is not program.nests[0]
+    assert pm.result("count", out.nests[0]) == 1
+    assert pm.result("count", program.nests[0]) is None
+
+
+def test_errors_follow_the_nest_through_a_transform(program):
+    pm = PassManager([Fails(), Copy()], ["fails", "copy"])
+    out = pm.run(program)
+    assert [f.message for f in pm.errors_of(out.nests[0])] == ["refused on purpose"]
+
+
+# --------------------------------------------------------------------------- transitive invalidation
+
+class UsesCalls(UsesCount):
+    calls = 0
+
+    def run(self, nest, ctx):
+        UsesCalls.calls += 1
+        return super().run(nest, ctx)
+
+
+class KeepsUsesOnly(Copy):
+    name, preserves = "copy-keep-uses", ("uses",)
+
+
+class KeepsBoth(Copy):
+    name, preserves = "copy-keep-both", ("uses", "count")
+
+
+@pytest.mark.parametrize("transform, recomputed", [("copy-keep-uses", True), ("copy-keep-both", False)])
+def test_invalidation_is_transitive(program, transform, recomputed):
+    """'uses' is computed from 'count': a transform that drops 'count' drops 'uses' too, preserved or not."""
+    Counter.calls = UsesCalls.calls = 0
+    pm = PassManager([Counter(), UsesCalls(), KeepsUsesOnly(), KeepsBoth()], ["uses", transform, "uses"])
+    out = pm.run(program)
+    runs = 2 if recomputed else 1
+    assert UsesCalls.calls == Counter.calls == runs * len(program.nests)
+    assert pm.result("uses", out.nests[0]) == 10
+
+
+# --------------------------------------------------------------------------- declared reads
+
+class MaybeCount(Pass):
+    name, uses, provides = "maybe", ("count",), ("maybe",)
+
+    def run(self, nest, ctx):
+        return ctx.available("count"), ctx.get_optional("count", nest)
+
+
+def test_used_analysis_is_read_only_when_the_pipeline_computes_it(program):
+    without = PassManager([Counter(), MaybeCount()], ["maybe"])
+    out = without.run(program)
+    assert without.result("maybe", out.nests[0]) == (False, None)
+    with_count = PassManager([Counter(), MaybeCount()], ["count", "maybe"])
+    out = with_count.run(program)
+    assert with_count.result("maybe", out.nests[0]) == (True, 1)
+    assert with_count.order() == ["count", "maybe"]
+
+
+class MaybeFails(Pass):
+    name, uses, provides = "maybe-fails", ("fails",), ("maybe-fails",)
+
+    def run(self, nest, ctx):
+        return ctx.get_optional("fails", nest)
+
+
+def test_a_refused_used_analysis_reads_as_none_and_is_reported_once(program):
+    pm = PassManager([Fails(), MaybeFails()], ["fails", "maybe-fails"])
+    out = pm.run(program)
+    first = out.nests[0]
+    assert pm.result("maybe-fails", first) is None and pm.result("fails", first) is None
+    assert [f.message for f in pm.errors_of(first)] == ["refused on purpose"]
+
+
+def test_a_cycle_through_uses_is_rejected():
+    class A(Pass):
+        name, uses, provides = "a", ("b",), ("a",)
+
+    class B(Pass):
+        name, requires, provides = "b", ("a",), ("b",)
+    with pytest.raises(PipelineError, match="cycle"):
+        PassManager([A(), B()], ["a"])
+
+
+# --------------------------------------------------------------------------- refusals: code, location, once
+
+class Blocks(Pass):
+    name, provides = "blocks", ("blocks",)
+
+    def run(self, nest, ctx):
+        raise PassFailed("loop 'i' carries a dependence", code="carried-dependence",
+                         loc=Loc(nest.loc.file, nest.loc.line, 42))
+
+
+class NeedsFails(Pass):
+    name, requires, provides = "needs-fails", ("fails",), ("needs-fails",)
+
+    def run(self, nest, ctx):
+        return ctx.get("fails", nest)
+
+
+def test_refusal_flag_carries_its_code_and_blocking_line(program):
+    pm = PassManager([Blocks(), Fails()], ["blocks", "fails"])
+    out = pm.run(program)
+    first, second = out.nests
+    blocked, default = pm.errors_of(first)
+    assert (blocked.code, blocked.loc.col, blocked.message) == ("carried-dependence", 42, "loop 'i' carries a dependence")
+    assert (default.code, default.loc) == ("pass-failed", first.loc)    # no code, no line: the defaults
+    assert pm.errors_of(second)[-1].code == "internal-error"
+
+
+def test_a_refusal_is_reported_once_however_many_passes_need_it(program):
+    pm = PassManager([Fails(), NeedsFails()], ["fails", "needs-fails", "needs-fails"])
+    out = pm.run(program)
+    assert [f.message for f in pm.errors_of(out.nests[0])] == ["refused on purpose"]
+
+
+def test_too_deep_nest_is_refused_at_the_first_loop_beyond_the_limit(tmp_path):
+    from c2gpu.passes.dependence import MAX_DEPTH
+    depth = MAX_DEPTH + 2
+    src = "void f(float *a) {\n" + "".join(f"for (int i{k} = 0; i{k} < 2; i{k}++)\n" for k in range(depth)) + \
+        "a[i0] = 1.0f;\n}\n"
+    pm = PassManager(available_passes(), ["dependence"])
+    out = pm.run(load_program(str(write_c(tmp_path, src))))
+    (flag,) = pm.errors_of(out.nests[0])
+    assert flag.code == "nest-too-deep" and flag.message.startswith(f"the nest is {depth} loops deep")
+    assert flag.loc.line == 2 + MAX_DEPTH             # loop k sits on line k + 2
