@@ -28,17 +28,14 @@ def _gpu(ctx):
     from c2gpu.gpu import GPU, load_gpu
     g = ctx.options.get("gpu")
     if g is None:
-        raise PassFailed("performance analyses need a GPU: give --gpu NAME (see `c2gpu gpus`)")
+        raise PassFailed("performance analyses need a GPU: give --gpu NAME (see `c2gpu gpus`)", code="needs-gpu")
     return g if isinstance(g, GPU) else load_gpu(str(g))
 
 
 def _shared_plan(nest, ctx):
-    if "shared-memory" in ctx.manager.providers and ctx.options.get("shared_memory", "auto") != "off":
-        try:
-            return ctx.get("shared-memory", nest)
-        except Exception:
-            return None
-    return None
+    if ctx.options.get("shared_memory", "auto") == "off":
+        return None
+    return ctx.get_optional("shared-memory", nest)
 
 
 def _nest_code(nest, plan: NestPlan):
@@ -70,7 +67,7 @@ class KernelAnalyses(Pass):
                                                   host_lids=host, code=codes.get(kernel.name), shared=splan,
                                                   registers=ctx.options.get("registers", "auto"))
             except PerfError as e:
-                raise PassFailed(str(e)) from None
+                raise PassFailed(str(e), code="not-predicted") from None
         return out
 
 
@@ -84,7 +81,7 @@ class _PerKernel(Pass):
             try:
                 out[name] = self.compute(ka, tuple(ka.kernel.block))
             except PerfError as e:
-                raise PassFailed(str(e)) from None
+                raise PassFailed(str(e), code="not-predicted") from None
         return out
 
     def compute(self, ka, block):  # pragma: no cover - interface
@@ -149,12 +146,11 @@ class Performance(Pass):
     name = "performance"
     description = "predicted kernel, launch and transfer time with every model, roofline bound, block-size table"
     requires = ("mapping",)
+    uses = ("shared-memory",)
     provides = ("performance",)
 
     def run(self, nest, ctx):
-        if ctx.manager.result("mapping", nest) is None and ctx.manager.errors.get(nest.name):
-            return None    # not mapped: the reason is already in the nest's flags
-        mapping = ctx.get("mapping", nest)
+        mapping = ctx.get("mapping", nest)    # not mapped: refused with the mapping's reason, recorded once
         gpu = _gpu(ctx)
         opts = ctx.options
         shared = _shared_plan(nest, ctx)
@@ -195,9 +191,9 @@ class Performance(Pass):
                                 include_context=bool(opts.get("include_context")),
                                 registers=opts.get("registers", "auto"))
         except PerfError as e:
-            raise PassFailed(str(e)) from None
+            raise PassFailed(str(e), code="not-predicted") from None
         if err:
             perf.notes.append(f"no CUDA code for this nest ({err}): registers estimated, transfers not costed")
         if not perf.kernels:
-            raise PassFailed("; ".join(perf.notes) or "no kernel could be analysed")
+            raise PassFailed("; ".join(perf.notes) or "no kernel could be analysed", code="not-predicted")
         return perf

@@ -75,6 +75,12 @@ class Mapper:
             return f"loop '{self.c_var(loop)}' is not proven parallel"
         return v.reasons[0].message
 
+    def blocking_loc(self, loop: Loop):
+        """Where the first reason `loop` is not parallel happens (the dependence's sink), else the loop."""
+        v = self.deps.verdicts.get(loop.lid)
+        first = v.reasons[0] if v is not None and v.reasons else None
+        return (first.sink or first.source or loop.loc) if first is not None else loop.loc
+
     def c_var(self, loop: Loop) -> str:
         return loop.origin.var if loop.origin is not None else loop.var
 
@@ -115,23 +121,28 @@ class Mapper:
         if ok:
             return self.kernel(loop, reds)
         if self.wanted(loop) is True:
-            raise PassFailed(f"--map asks for loop '{self.c_var(loop)}' (line {loop.loc.line}), but {self.reason(loop)}")
+            raise PassFailed(f"--map asks for loop '{self.c_var(loop)}' (line {loop.loc.line}), but {self.reason(loop)}",
+                             code="map-refused", loc=loop.loc)
         where = f"loop '{self.c_var(loop)}' at line {loop.loc.line}"
         if self.status(loop) == "reduction":
             raise PassFailed(f"{where} is a reduction c2gpu does not run across threads (only scalar +, max and "
-                             f"min reductions are): {self.reason(loop)}")
+                             f"min reductions are): {self.reason(loop)}", code="unmapped-reduction", loc=loop.loc)
         if self.status(loop) != "carried":
             # not proven either way (aliasing, calls, non-affine accesses): the nest stays on the CPU
-            raise PassFailed(f"{where} is not proven parallel: {self.reason(loop)}")
+            raise PassFailed(f"{where} is not proven parallel: {self.reason(loop)}", code="not-proven-parallel",
+                             loc=self.blocking_loc(loop))
         # proven sequential (a time loop): keep it on the host if everything inside can become kernels
         kids = [n for n in loop.body if isinstance(n, Loop)]
         if not kids:
-            raise PassFailed(f"{where} cannot run in parallel: {self.reason(loop)}")
+            raise PassFailed(f"{where} cannot run in parallel: {self.reason(loop)}", code="carried-dependence",
+                             loc=self.blocking_loc(loop))
         if not _body_is_only_loops(loop) or len(kids) != len(loop.body):
             raise PassFailed(f"{where} cannot run in parallel ({self.reason(loop)}), and it cannot stay on the host "
-                             "around kernels because it has statements outside its inner loops")
+                             "around kernels because it has statements outside its inner loops",
+                             code="carried-dependence", loc=self.blocking_loc(loop))
         if any(k.guards != loop.guards for k in kids):
-            raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line}: guarded inner loops under a host loop are not supported")
+            raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line}: guarded inner loops under a host loop "
+                             "are not supported", code="guarded-host-loop", loc=loop.loc)
         body = tuple(self.plan(k) for k in kids)
         return HostLoop(loop.lid, self.c_var(loop), loop.header, body,
                         f"loop '{self.c_var(loop)}' stays on the host: {self.reason(loop)}")
@@ -150,7 +161,8 @@ class Mapper:
                 chain.append(nxt)
                 continue
             if want is True:
-                raise PassFailed(f"--map asks for loop '{self.c_var(nxt)}' (line {nxt.loc.line}), but {self.reason(nxt)}")
+                raise PassFailed(f"--map asks for loop '{self.c_var(nxt)}' (line {nxt.loc.line}), but {self.reason(nxt)}",
+                                 code="map-refused", loc=nxt.loc)
             break
         # a short innermost loop (RGB channels, a 3-point stencil) would leave most of a warp idle as a
         # grid dimension: it stays in the thread unless the user maps it
@@ -166,11 +178,12 @@ class Mapper:
             # each thread would need the one value the scalar has across iterations (or after the loop)
             raise PassFailed(f"loop '{self.c_var(root)}' at line {root.loc.line}: scalar '{shared[0]}' is written in "
                              "the loop and keeps its value across iterations or after it; c2gpu ports only private "
-                             "scalars and +, max, min reductions")
+                             "scalars and +, max, min reductions", code="shared-scalar", loc=root.loc)
         dims = self.assign_dims(chain)
         block = self.block_shape(len(chain))
         if reds and (block[0] * block[1] * block[2]) & (block[0] * block[1] * block[2] - 1):
-            raise PassFailed(f"block {block} has a thread count that is not a power of two, which the reduction tree needs")
+            raise PassFailed(f"block {block} has a thread count that is not a power of two, which the reduction tree "
+                             "needs", code="block-not-power-of-two", loc=root.loc)
         mapped = tuple(MappedLoop(lp.lid, lp.var, dims[lp.lid], lp.trip_count, lp.origin, self.c_var(lp), lp.loc)
                        for lp in chain)
         name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
@@ -222,7 +235,8 @@ class MapLoops(Pass):
         deps = ctx.get("dependence", nest)
         blockers = [f for f in nest.all_flags() if f.code == "unsupported-statement"]
         if blockers:
-            raise PassFailed(f"{blockers[0].message} (line {blockers[0].loc.line})")
+            raise PassFailed(f"{blockers[0].message} (line {blockers[0].loc.line})", code="unsupported-statement",
+                             loc=blockers[0].loc)
         mapper = Mapper(nest, deps, ctx.options)
         item = mapper.plan(nest.root)
         notes = list(getattr(deps, "notes", ()))

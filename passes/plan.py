@@ -10,8 +10,8 @@ the port, the reports) reads the plan and decides nothing again.
 from __future__ import annotations
 
 from c2gpu.ir import Nest
-from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.plan import BudgetTrial, NestPlan, SharedMemoryPlan, with_blocks
+from c2gpu.pipeline import Pass
+from c2gpu.plan import BudgetTrial, NestPlan, SharedDecision, SharedMemoryPlan, with_blocks
 from c2gpu.shared_tiles import plan_shared_memory
 
 PLAIN_FASTER = "the plain kernel is predicted faster than the tiled one (see the budget trials)"
@@ -21,24 +21,16 @@ class FinalizePlan(Pass):
     name = "plan"
     description = "finalize each nest's plan: block shapes and shared-memory budget (by predicted time with --gpu)"
     requires = ("mapping",)
+    # when the pipeline computes them; a refusal there (a size the model cannot evaluate) costs the model's
+    # choice, not the port
+    uses = ("shared-memory", "performance")
     provides = ("plan",)
 
     def run(self, nest: Nest, ctx) -> NestPlan:
         mapping = ctx.get("mapping", nest)
-        tiles = _optional(ctx, "shared-memory", nest)
-        perf = _optional(ctx, "performance", nest) if ctx.options.get("gpu") is not None else None
+        tiles = ctx.get_optional("shared-memory", nest)
+        perf = ctx.get_optional("performance", nest) if ctx.options.get("gpu") is not None else None
         return finalize(nest, mapping, tiles, perf, ctx.options)
-
-
-def _optional(ctx, analysis: str, nest: Nest):
-    """An analysis the plan uses when it can be had: a refusal there (a size the model cannot evaluate) costs
-    the model's choice, not the port."""
-    if analysis not in {a for p in ctx.manager.steps for a in p.provides}:
-        return None                 # not in this pipeline (`--passes ...,mapping,plan`: no tiles)
-    try:
-        return ctx.get(analysis, nest)
-    except PassFailed:
-        return None
 
 
 def finalize(nest: Nest, mapping, tiles: SharedMemoryPlan | None, perf, options: dict) -> NestPlan:
@@ -64,6 +56,6 @@ def _decisions(tiles: SharedMemoryPlan, plain_won: bool):
     for kname, kp in tiles.kernels.items():
         for d in kp.decisions:
             if plain_won and d.taken:
-                d = type(d)(d.opportunity, False, PLAIN_FASTER)
+                d = SharedDecision(d.opportunity, False, PLAIN_FASTER)
             out.append((kname, d))
     return tuple(out)
