@@ -57,9 +57,15 @@ CODES: dict[str, Diagnostic] = {
     # what the passes find
     "out-of-bounds-subscript": Diagnostic("limit", "a subscript leaves its dimension for every size the loops allow"),
     "nest-too-deep": Diagnostic("refusal", "the nest is deeper than exact dependence analysis allows"),
-    "carried-dependence": Diagnostic("refusal", "a loop that would run in parallel carries a dependence"),
-    "not-proven-parallel": Diagnostic("refusal", "a loop that would run in parallel is not proven parallel"),
-    "may-alias": Diagnostic("refusal", "pointers that may point to the same memory keep a loop from running in parallel"),
+    "carried-dependence": Diagnostic("refusal", "the outermost loop carries a dependence and cannot stay on the host"),
+    "not-proven-parallel": Diagnostic("refusal", "the outermost loop is not proven parallel (aliasing, calls, non-affine accesses)"),
+    "unmapped-reduction": Diagnostic("refusal", "a reduction c2gpu does not run across threads (only scalar +, max, min)"),
+    "shared-scalar": Diagnostic("refusal", "a scalar keeps its value across iterations or after the loop"),
+    "guarded-host-loop": Diagnostic("refusal", "a loop on the host whose inner loops have guards of their own"),
+    "map-refused": Diagnostic("refusal", "a loop --map asks for cannot be mapped"),
+    "block-not-power-of-two": Diagnostic("refusal", "a block whose thread count the reduction tree cannot use"),
+    "needs-gpu": Diagnostic("refusal", "performance analyses need a GPU (--gpu)"),
+    "not-predicted": Diagnostic("refusal", "the performance models could not evaluate the kernels"),
     "pass-failed": Diagnostic("refusal", "a pass refused the nest (the message says why)"),
     "internal-error": Diagnostic("bug", "a pass crashed on the nest: a bug in c2gpu or in a plugin pass"),
 }

@@ -83,11 +83,13 @@ class PassContext:
 
     def get(self, analysis: str, nest: Nest) -> Any:
         """A declared analysis of `nest`, computed on first use; its refusal refuses the caller too."""
+        self._check_declared(analysis)
         return self.manager.analysis(analysis, nest, self)
 
     def get_optional(self, analysis: str, nest: Nest) -> Any:
         """A declared analysis of `nest` when this pipeline computes it, else None; None too when it refused
         `nest` (the refusal is already among the nest's errors)."""
+        self._check_declared(analysis)
         if not self.available(analysis):
             return None
         try:
@@ -98,6 +100,11 @@ class PassContext:
     def available(self, analysis: str) -> bool:
         """Whether a pass of this pipeline (a step, or one a step requires) computes `analysis`."""
         return analysis in self.manager.scheduled
+
+    def _check_declared(self, analysis: str) -> None:
+        p = self.running
+        if p is not None and analysis not in p.requires and analysis not in p.uses:
+            raise PipelineError(f"pass '{p.name}' reads '{analysis}' without declaring it in `requires` or `uses`")
 
 
 @dataclass(eq=False)

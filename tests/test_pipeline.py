@@ -213,6 +213,19 @@ def test_invalidation_is_transitive(program, transform, recomputed):
 
 # --------------------------------------------------------------------------- declared reads
 
+class Sneaky(Pass):
+    name, provides = "sneaky", ("sneaky",)
+
+    def run(self, nest, ctx):
+        return ctx.get("count", nest)
+
+
+def test_reading_an_undeclared_analysis_is_a_pipeline_error(program):
+    pm = PassManager([Counter(), Sneaky()], ["count", "sneaky"])
+    with pytest.raises(PipelineError, match="pass 'sneaky' reads 'count' without declaring it in `requires` or `uses`"):
+        pm.run(program)
+
+
 class MaybeCount(Pass):
     name, uses, provides = "maybe", ("count",), ("maybe",)
 
