@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,12 +33,13 @@ from typing import Callable
 
 import numpy as np
 
+from . import process
 from .diagnostics import C2GPUError
 from .emulate.build import CompilerNotFoundError, compile_for_cpu
 from .frontend import PreprocessOptions
 from .ir import Nest
-from .port import NestOutcome, _esc, _nonempty, _read_source, analyse_for_port, c_only_constructs, render_port, \
-    render_split
+from .codegen import c_only_constructs, escape_c_string, nonempty_condition, render_port, render_split
+from .port import NestOutcome, analyse_for_port, read_source
 from .source import for_span, insert_at
 
 DUMP_RUNTIME = r"""/* c2gpu verify: dump of the values each ported nest writes */
@@ -107,7 +107,7 @@ class Probe:
 def probe(o: NestOutcome, k: int) -> Probe:
     """The instrumentation of ported nest `o` (k-th of the file: its locals are c2gpu_v<k>_*)."""
     nest, v = o.nest, f"c2gpu_v{k}_"
-    entry = [f"const int {v}ran = ({_nonempty(nest)}) != 0;"]
+    entry = [f"const int {v}ran = ({nonempty_condition(nest)}) != 0;"]
     exit = [f'c2gpu_dump("{nest.name}|{RAN}", "int", &{v}ran, 1, sizeof(int));']
     for n, a in enumerate(a for a in o.code.arrays if a.written):
         first, end = touched_region(a)
@@ -161,7 +161,7 @@ def instrument_original(path: str, source: str, probes: dict[str, Probe], outcom
             start, end = for_span(source, o.nest.loc.line, o.nest.loc.col)
             edits.append((start, "{ " + probes[o.nest.name].entry + " "))
             edits.append((end, " " + probes[o.nest.name].exit + " }"))
-    return DUMP_RUNTIME + f'#line 1 "{_esc(path)}"\n' + insert_at(source, edits)
+    return DUMP_RUNTIME + f'#line 1 "{escape_c_string(path)}"\n' + insert_at(source, edits)
 
 
 def _probed(outcomes: list[NestOutcome], probes: dict[str, Probe]) -> list[NestOutcome]:
@@ -170,22 +170,11 @@ def _probed(outcomes: list[NestOutcome], probes: dict[str, Probe]) -> list[NestO
             if o.nest.name in probes else o for o in outcomes]
 
 
-def _run(cmd: list[str], env: dict, timeout: float, what: str, cwd: str) -> subprocess.CompletedProcess:
-    # a session of its own: on a timeout the kill reaches what the command started too (cc -> cc1, as, ld;
-    # the user's program -> its children), so nothing keeps running after verify returns
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        import signal
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            proc.kill()
-        proc.communicate()
-        raise C2GPUError(f"{what} did not finish within {timeout:g} s (use --timeout to allow more)") from None
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+def _run(cmd: list[str], env: dict, timeout: float, what: str, cwd: str) -> process.Completed:
+    r = process.run(cmd, timeout=timeout, env=env, cwd=cwd)
+    if r.timed_out:
+        raise C2GPUError(f"{what} did not finish within {timeout:g} s (use --timeout to allow more)")
+    return r
 
 
 def read_dump(path: Path) -> list[tuple[str, str, np.ndarray]]:
@@ -289,7 +278,7 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
     program, outcomes = analyse_for_port(path, options, manager)
     if not any(o.ported for o in outcomes):
         return VerifyResult(False, "no nest of this file could be ported, so there is nothing to verify", outcomes=outcomes)
-    source = _read_source(path)
+    source = read_source(path)
     src_dir = str(Path(path).resolve().parent)
     # compilers run in the temporary directory: relative include directories must be made absolute
     flags = [f"-D{n}={v}" for n, v in options.defines] + [f"-I{Path(d).resolve()}" for d in options.include_dirs] \
@@ -325,7 +314,7 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
         commands.append(cmd)
         r = _run(cmd, dict(os.environ), timeout, "compiling the original program", str(tmp))
         if r.returncode != 0:
-            raise C2GPUError(f"the original program does not compile:\n{r.stderr.decode(errors='replace').strip()}")
+            raise C2GPUError(f"the original program does not compile:\n{r.stderr_text.strip()}")
         port_cu.write_text(edit(port_cu.name, cu_text), errors="surrogateescape")
         if split:
             host_c = tmp / "ported.host.c"
@@ -334,14 +323,14 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
             commands.append(cmd)
             r = _run(cmd, dict(os.environ), timeout, "compiling the ported host code", str(tmp))
             if r.returncode != 0:
-                raise C2GPUError(f"the ported host code does not compile:\n{r.stderr.decode(errors='replace').strip()}")
+                raise C2GPUError(f"the ported host code does not compile:\n{r.stderr_text.strip()}")
             _compile_cu(port_cu, tmp / "kernels.o", ["-c", "-w", *flags], cxx, timeout, commands)
             link = [shutil.which(cxx) or cxx, str(tmp / "host.o"), str(tmp / "kernels.o"), "-o", str(port_exe),
                     "-pthread", "-lm"]
             commands.append(link)
             r = _run(link, dict(os.environ), timeout, "linking the ported program", str(tmp))
             if r.returncode != 0:
-                raise C2GPUError(f"the ported program does not link:\n{r.stderr.decode(errors='replace').strip()}")
+                raise C2GPUError(f"the ported program does not link:\n{r.stderr_text.strip()}")
         else:
             _compile_cu(port_cu, port_exe, ["-w", *flags, "-lm"], cxx, timeout, commands)
 
@@ -349,7 +338,7 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
             env = dict(os.environ, C2GPU_DUMP=str(tmp / f"{name}.dump"), **emu)
             r = _run([str(exe)], env, timeout, f"the {name} program", str(tmp))
             how = f"was killed by signal {-r.returncode}" if r.returncode < 0 else f"exited with status {r.returncode}"
-            err = r.stderr.decode(errors="replace").strip()[-2000:]
+            err = r.stderr_text.strip()[-2000:]
             return read_dump(tmp / f"{name}.dump"), r.returncode, how + (f":\n{err}" if err else "")
 
         expected, status, exited = run(orig_exe, "original", {})
