@@ -45,9 +45,9 @@ from fractions import Fraction
 
 import islpy as isl
 
-from c2gpu.ir import Access, ArrayInfo, Flag, Loop, Nest, Statement
-from c2gpu.polyhedral import Domain, Encoder, con, sub, to_c
-from c2gpu.poly import Poly
+from .ir import Access, ArrayInfo, Flag, Loop, Nest, Statement
+from .polyhedral import Domain, Encoder, con, sub, to_c
+from .poly import Poly
 
 CODE = "out-of-bounds-subscript"
 
