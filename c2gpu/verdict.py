@@ -9,9 +9,10 @@ context creation.  Verdicts:
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable
+
+from . import units
 
 PORT = "port"
 RESIDENT = "port only if the data stays on the GPU"
@@ -30,7 +31,7 @@ class BreakEven:
     evaluations: int = 0
 
     def sentence(self, gpu: str) -> str:
-        goal = "worth porting" if self.target == 1.0 else f"{self.target:g}x faster on the GPU"
+        goal = "worth porting" if self.target == 1.0 else f"{units.speedup(self.target)} faster on the GPU"
         if self.value is None:
             return f"not {goal} on {gpu} for any {self.param} in {self.searched[0]:,}..{self.searched[1]:,}"
         return f"{goal} when {self.param} >= {self.value:,} on {gpu}"
@@ -62,14 +63,7 @@ def _pct(part: float, whole: float) -> str:
     return f"{100.0 * part / whole:.0f}%" if whole > 0 else "0%"
 
 
-def fmt_time(s: float | None) -> str:
-    if s is None or math.isnan(s):
-        return "n/a"
-    if s >= 1:
-        return f"{s:.3g} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3g} ms"
-    return f"{s * 1e6:.3g} µs"
+fmt_time = units.seconds   # advisor.py and cli.py import it from here until they import c2gpu.units
 
 
 def decide(nest: str, gpu: str, model: str, cpu_s: float | None, cpu_source: str, cpu_note: str,
@@ -92,21 +86,22 @@ def decide(nest: str, gpu: str, model: str, cpu_s: float | None, cpu_source: str
     fixed = kernel_s + launch_s + (context_s if include_context else 0.0)
     if v.speedup > 1.0:
         v.verdict = PORT
-        v.reason = (f"the GPU takes {fmt_time(total)} in all against {fmt_time(cpu_s)} on the CPU "
-                    f"({v.speedup:.1f}x faster end to end; {bottleneck} is the largest part)")
+        v.reason = (f"the GPU takes {units.seconds(total)} in all against {units.seconds(cpu_s)} on the CPU "
+                    f"({units.speedup(v.speedup)} faster end to end; {bottleneck} is the largest part)")
     elif include_context and v.kernel_speedup is not None and v.kernel_speedup > 1.0 and fixed >= cpu_s:
         v.verdict = KEEP
-        v.reason = (f"creating the CUDA context ({fmt_time(context_s)}) costs more than the whole CPU time "
-                    f"({fmt_time(cpu_s)}); in a program that already uses the GPU the kernels would be "
-                    f"{v.kernel_speedup:.1f}x faster")
+        v.reason = (f"creating the CUDA context ({units.seconds(context_s)}) costs more than the whole CPU time "
+                    f"({units.seconds(cpu_s)}); in a program that already uses the GPU the kernels would be "
+                    f"{units.speedup(v.kernel_speedup)} faster")
     elif v.kernel_speedup is not None and v.kernel_speedup > 1.0:
         v.verdict = RESIDENT
-        v.reason = (f"the kernels take {fmt_time(kernel_s + launch_s)} against {fmt_time(cpu_s)} on the CPU, but "
-                    f"moving the data costs {fmt_time(transfer_s)} ({_pct(transfer_s, total)} of the GPU time)")
+        v.reason = (f"the kernels take {units.seconds(kernel_s + launch_s)} against {units.seconds(cpu_s)} "
+                    f"on the CPU, but moving the data costs {units.seconds(transfer_s)} "
+                    f"({_pct(transfer_s, total)} of the GPU time)")
     else:
         v.verdict = KEEP
-        v.reason = (f"even without transfers the GPU needs {fmt_time(kernel_s + launch_s)} against "
-                    f"{fmt_time(cpu_s)} on the CPU ({bottleneck} dominates)")
+        v.reason = (f"even without transfers the GPU needs {units.seconds(kernel_s + launch_s)} against "
+                    f"{units.seconds(cpu_s)} on the CPU ({bottleneck} dominates)")
     return v
 
 

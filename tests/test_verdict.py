@@ -4,7 +4,7 @@ import json
 import pytest
 
 from c2gpu.cli import main
-from c2gpu.verdict import KEEP, PORT, RESIDENT, decide, find_break_even
+from c2gpu.verdict import KEEP, PORT, RESIDENT, BreakEven, decide, find_break_even
 
 from conftest import TESTDATA
 
@@ -22,6 +22,18 @@ def test_decide_classes():
     # context creation counts only when asked
     v = decide("n", "a100", "gpuperf", 10e-3, "measured", "", 0, 10e-6, 1e-3, 0.15, True)
     assert v.verdict == KEEP and v.total_gpu_s == pytest.approx(0.15101)
+
+
+def test_reasons_write_times_and_speedups_like_every_report():
+    v = decide("n", "a100", "gpuperf", 10e-3, "measured", "", 0.2e-3, 10e-6, 0.79e-3, 0.15, False)
+    assert v.reason.startswith("the GPU takes 1 ms in all against 10 ms on the CPU (10x faster end to end;")
+    v = decide("n", "a100", "gpuperf", 1e-3, "measured", "", 5e-3, 10e-6, 0.1e-3, 0.15, False)
+    assert v.reason == ("the kernels take 110 µs against 1 ms on the CPU, but moving the data costs 5 ms "
+                        "(98% of the GPU time)")
+    v = decide("n", "a100", "gpuperf", 10e-3, "measured", "", 0, 10e-6, 1e-3, 0.15, True)
+    assert v.reason == ("creating the CUDA context (150 ms) costs more than the whole CPU time (10 ms); in a "
+                        "program that already uses the GPU the kernels would be 9.9x faster")
+    assert BreakEven("N", 12.5, 1000, (2, 65536)).sentence("a100") == "12.5x faster on the GPU when N >= 1,000 on a100"
 
 
 def test_break_even_bisection_on_a_monotone_model():

@@ -4,7 +4,8 @@ from __future__ import annotations
 import os
 import sys
 
-from ..verdict import KEEP, PORT, RESIDENT, fmt_time
+from .. import units
+from ..verdict import KEEP, PORT, RESIDENT
 
 COLOURS = {PORT: "32", RESIDENT: "33", KEEP: "31"}   # green, yellow, red
 
@@ -32,16 +33,17 @@ def nest_table(nest, advice, perf, colour: bool = False) -> str:
         how = (f"measured ({' '.join(cpu.compiler[:1])} {' '.join(cpu.flags[:1])}, median of {cpu.runs} runs"
                f"{', ' + str(cpu.executions) + ' executions per run' if cpu.executions and cpu.executions > 1 else ''})"
                if cpu.source == "measured" else f"static estimate ({cpu.note})")
-        rows.append(("CPU", f"{fmt_time(cpu.median_s)} per execution, {how}"))
+        rows.append(("CPU", f"{units.seconds(cpu.median_s)} per execution, {how}"))
     else:
         rows.append(("CPU", f"unknown ({cpu.note if cpu else 'no baseline'})"))
-    ctx = f" + context {fmt_time(v.context_s)}" if perf.include_context else \
-        f" (context creation {fmt_time(v.context_s)} not included)"
-    rows.append(("GPU", f"{fmt_time(v.total_gpu_s)} on {perf.gpu.name} = kernels {fmt_time(v.kernel_s)} + launches "
-                        f"{fmt_time(v.launch_s)} + transfers {fmt_time(v.transfer_s)}{ctx}; model {v.model}"))
+    ctx = f" + context {units.seconds(v.context_s)}" if perf.include_context else \
+        f" (context creation {units.seconds(v.context_s)} not included)"
+    rows.append(("GPU", f"{units.seconds(v.total_gpu_s)} on {perf.gpu.name} = kernels {units.seconds(v.kernel_s)} "
+                        f"+ launches {units.seconds(v.launch_s)} + transfers {units.seconds(v.transfer_s)}{ctx}; "
+                        f"model {v.model}"))
     if v.speedup is not None:
-        ks = f", {v.kernel_speedup:.3g}x kernels only" if v.kernel_speedup is not None else ""
-        rows.append(("speedup", f"{v.speedup:.3g}x end to end{ks}"))
+        ks = f", {units.speedup(v.kernel_speedup)} kernels only" if v.kernel_speedup is not None else ""
+        rows.append(("speedup", f"{units.speedup(v.speedup)} end to end{ks}"))
     rows.append(("bottleneck", v.bottleneck))
     for be in v.break_even:
         rows.append(("break-even", be.sentence(perf.gpu.key)))
