@@ -50,7 +50,7 @@ Out of scope (we assume what a C compiler may assume): signed integer overflow
 in subscripts and bounds, type punning between arrays of different types, and
 side effects of math-library calls (errno).  Equal cells means equal subscripts
 in every dimension only while every subscript stays inside its extent:
-passes/subscript_bounds.py reports a subscript that leaves its dimension
+c2gpu/subscript_bounds.py reports a subscript that leaves its dimension
 (`b[i][j-1]` at j = 0 reads row i-1, undefined behaviour) as a finding, and the
 loops around it are not proven.  Conversions (casts, narrow and unsigned types)
 are checked by lowering: a subscript, bound or guard whose conversion can change
@@ -71,7 +71,7 @@ from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.polyhedral import Domain, Encoder, Unencodable, con, sub
 from c2gpu.poly import Poly
 
-from . import subscript_bounds
+from c2gpu import subscript_bounds
 from .scalars import guard_depth, live_after, outlives_nest, privatizable, scalar_reduction
 
 STATUSES = ("parallel", "reduction", "carried", "unknown")
