@@ -36,7 +36,7 @@ def main() -> None:
             t2 = time.perf_counter()
             prog = lower_program(ast, str(path), opts)
             t3 = time.perf_counter()
-            manager.cache.clear()
+            manager.clear()
             manager.run(prog)
             t4 = time.perf_counter()
             for k, dt in enumerate((t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
