@@ -10,7 +10,7 @@ csmith comes from Debian's `csmith` and `libcsmith-dev` packages (.ci/run instal
 include "csmith.h" from /usr/include/csmith, which needs <stdint.h>, <limits.h>, <string.h>, <float.h>,
 <math.h>, <assert.h> and <stdio.h>: c2gpu's own minimal headers provide them.
 
-Default run: 40 programs analysed, 10 ported (tests/test_csmith_differential.py ports and runs 100 more, with
+Default run: 40 programs analysed, 10 ported (tests/test_csmith_differential.py ports and runs 40 more, with
 fewer C features).  `pytest -m slow`: 1000 and 100.  A crash found here becomes a
 small program in tests/regressions/ (see test_robustness.py::test_regression).
 """
