@@ -45,8 +45,10 @@ from typing import Mapping
 import islpy as isl
 
 from .. import polyhedral as ph
+from .. import units
 from ..counting import enclosing_loops, evaluate_instances
 from ..diagnostics import C2GPUError
+from ..normalize import normalize_nest
 from ..ir import Access, Loop, Nest, Program
 from ..poly import Poly
 from .timing import CpuTiming
@@ -183,8 +185,7 @@ def host_cpu(base: CpuDescription | None = None, cpuinfo: str = "/proc/cpuinfo",
 def _normalized(nest: Nest) -> Nest:
     if all(lp.normalized for lp in nest.loops()):
         return nest
-    from c2gpu.passes.normalize import NormalizeLoops   # installed package c2gpu.passes
-    return NormalizeLoops().run(nest, None)
+    return normalize_nest(nest)
 
 
 def _loop_paths(loop: Loop, path: tuple[Loop, ...] = ()):
@@ -371,7 +372,7 @@ def static_estimate(nest: Nest, params: Mapping[str, int] | None = None, cpu: Cp
     bound_by = max(unit_cycles, key=unit_cycles.get) if unit_cycles and max(unit_cycles.values()) >= issue else "issue"
     note = (f"static estimate ({reason}): " if reason else "static estimate: ") + \
         (f"{cpu.name} at {cpu.clock_ghz:g} GHz; scalar code at issue throughput (no SIMD, no dependence stalls), "
-         f"guards ignored; {_fmt_bytes(footprint)} touched once from {level.upper()} ({bw:g} GB/s); "
+         f"guards ignored; {units.byte_size(footprint)} touched once from {level.upper()} ({bw:g} GB/s); "
          f"{limiter}-bound; an order of magnitude, not a measurement")
     if unknown_classes:
         note += f"; op classes {', '.join(unknown_classes)} taken at 1 per cycle"
@@ -392,10 +393,3 @@ def estimate_program(program: Program, params: Mapping[str, int] | None = None,
     """`static_estimate` for every nest of `program`, by nest name."""
     cpu = cpu or load_cpu()
     return {n.name: static_estimate(n, params, cpu, reason) for n in program.nests}
-
-
-def _fmt_bytes(n: int) -> str:
-    for unit, size in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n} B"
