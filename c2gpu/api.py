@@ -17,204 +17,35 @@ recommendations, the shared-memory decisions and the emitted CUDA.  The reports 
 """
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .diagnostics import C2GPUError
-from .ir import Loc
-from .verdict import KEEP, PORT, RESIDENT, BreakEven
+from . import driver
+from .diagnostics import C2GPUError  # noqa: F401  (raised by analyze(); c2gpu.api.C2GPUError for callers)
+from .model import MODELS
+from .options import Options, OptionsError, load_gpu_option, parse_defines, parse_params
+from .pipelines import PORT
+from .report.model import (VERDICT_CLASSES, Hotspot, KernelReport, Location, LoopReport, NestReport, RelatedLocation,
+                           Report, SharedMemoryDecision)
 
 __all__ = ["analyze", "Report", "NestReport", "LoopReport", "KernelReport", "SharedMemoryDecision", "Location",
            "RelatedLocation", "Hotspot", "VERDICT_CLASSES"]
-
-#: Verdict classes (stable identifiers, used as SARIF rule ids ``c2gpu/<class>``), with what each means.
-VERDICT_CLASSES: dict[str, str] = {
-    "port": "porting pays off: the GPU is faster end to end, transfers and launches included",
-    "port-if-resident": "the kernels beat the CPU, but only if the data stays on the GPU: the transfers eat the gain",
-    "keep-on-cpu": "the GPU is slower than the CPU even without the transfers",
-    "not-portable": "c2gpu cannot port the nest (a dependence, an unknown call, possible aliasing, ...)",
-    "unknown": "no verdict: there is no CPU time or no GPU prediction to compare",
-}
-
-_CLASS_OF = {PORT: "port", RESIDENT: "port-if-resident", KEEP: "keep-on-cpu"}
 
 SOURCE_NAME = "<source>"
 """The file name that locations carry when `analyze` is given C source text instead of a path."""
 
 
-# --------------------------------------------------------------------------- the report objects
-
-# A place in a C file: 1-based line, 1-based column (0 when unknown); the IR's own type.
-Location = Loc
-
-
-@dataclass(frozen=True)
-class RelatedLocation:
-    """A location with what happens there (the access of a hotspot, the line that blocks a port)."""
-    location: Location
-    message: str
-
-
-@dataclass(frozen=True)
-class LoopReport:
-    """One loop of a nest, outermost first, with the dependence pass's verdict on it."""
-    var: str                     # the loop variable as written in C
-    header: str                  # "for (i = 0; i < N; i++)"
-    location: Location
-    trip_count: str | None       # symbolic C expression ("N", "N - i - 1"), None when unknown
-    status: str | None           # "parallel", "reduction", "carried", "unknown"; None when not analysed
-    reason: str = ""             # why it is not parallel (or which reduction), one sentence
-
-    @property
-    def parallel(self) -> bool:
-        """True when the loop's iterations may run concurrently (parallel, or a reduction c2gpu handles)."""
-        return self.status in ("parallel", "reduction")
-
-
-@dataclass(frozen=True)
-class KernelReport:
-    """One CUDA kernel of a ported nest, with its mapping and predictions (seconds per launch)."""
-    name: str
-    grid_loops: dict[str, str]   # C loop variable -> grid dimension ("x", "y", "z")
-    block: tuple[int, ...]
-    grid: tuple[int, ...] | None
-    launches: float
-    predicted_s: dict[str, float]   # model -> predicted kernel time per launch
-    limiter: str | None          # roofline limiter: "memory" or "compute"
-    occupancy: float | None      # active warps / maximum warps per SM
-
-
-@dataclass(frozen=True)
-class SharedMemoryDecision:
-    """A shared-memory opportunity (a tile of an array) and what c2gpu decided for it."""
-    kernel: str
-    array: str
-    kind: str                    # "reuse", "halo", "small array", "store"
-    shape: tuple[int, ...]
-    size_bytes: int
-    value: float                 # global loads saved per block per byte of shared memory
-    loads_saved_per_block: float
-    bank_conflicts: int          # conflict degree of the shared reads (1: none)
-    padded: bool
-    taken: bool
-    reason: str
-
-
-@dataclass(frozen=True)
-class Hotspot:
-    """A memory access the compute units waited on (Resios), with the share of the kernel time."""
-    kernel: str
-    text: str
-    line: int | None
-    idle_s: float
-    share: float
-
-
-@dataclass
-class NestReport:
-    """Everything c2gpu says about one loop nest.
-
-    Times are in seconds.  `verdict` is the sentence of the terminal report ("port", "port only if the data
-    stays on the GPU", "keep on the CPU") or None when there is no verdict; `verdict_class` its stable
-    identifier (see `VERDICT_CLASSES`).  `speedup` is end to end (transfers and launches included),
-    `kernel_speedup` the kernels alone.  `data` is the nest's entry of `analyze --format json`.
-    """
-    name: str
-    function: str
-    location: Location
-    loops: list[LoopReport]
-    ported: bool
-    refusal: str = ""
-    blocking: list[RelatedLocation] = field(default_factory=list)
-    mapping: str = ""
-    kernels: list[KernelReport] = field(default_factory=list)
-    host_loops: list[str] = field(default_factory=list)
-    gpu: str | None = None
-    model: str | None = None
-    predicted_s: dict[str, float] = field(default_factory=dict)    # model -> total GPU time
-    gpu_s: dict[str, float] = field(default_factory=dict)          # total, kernels, launches, transfers, context
-    cpu_s: float | None = None
-    cpu_source: str | None = None                                  # "measured" or "static estimate"
-    verdict: str | None = None
-    verdict_class: str = "unknown"
-    reason: str = ""
-    speedup: float | None = None
-    kernel_speedup: float | None = None
-    bottleneck: str | None = None
-    break_even: list[BreakEven] = field(default_factory=list)
-    recommendations: list[str] = field(default_factory=list)
-    hotspots: list[Hotspot] = field(default_factory=list)
-    shared_memory: list[SharedMemoryDecision] = field(default_factory=list)
-    cuda: str | None = None
-    source: str = ""
-    data: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def parallel_loops(self) -> list[str]:
-        """The C variables of the loops whose iterations may run concurrently."""
-        return [lp.var for lp in self.loops if lp.parallel]
-
-    def __repr__(self) -> str:
-        speed = f", speedup={self.speedup:.3g}x" if self.speedup is not None else ""
-        what = self.verdict_class if self.ported else f"not-portable: {self.refusal[:60]}"
-        return f"<NestReport {self.name} at {self.location}: {what}{speed}>"
-
-
-@dataclass
-class Report:
-    """The analysis of one C file (or source text): its nests, in source order.
-
-    `errors` lists what could not be read (a syntax error costs its declaration, the rest is analysed).
-    `data` is the file's entry of `analyze --format json`; `to_json()` gives the whole document.
-    """
-    path: str
-    nests: list[NestReport]
-    gpu: str | None = None
-    gpu_name: str | None = None
-    gpu_peaks: dict[str, float] = field(default_factory=dict)   # dram_gbs, fp32_gflops, fp64_gflops
-    errors: list[str] = field(default_factory=list)
-    data: dict = field(default_factory=dict, repr=False)
-    input_errors: list[dict] = field(default_factory=list, repr=False)
-
-    def nest(self, name: str) -> NestReport:
-        """The nest named `name` ("matmul@16"), or the first nest of function `name`."""
-        for n in self.nests:
-            if n.name == name:
-                return n
-        for n in self.nests:
-            if n.function == name:
-                return n
-        raise KeyError(name)
-
-    def to_json(self, indent: int | None = 2) -> str:
-        """The same document as `c2gpu analyze --format json` (schema c2gpu/schemas/analysis.schema.json)."""
-        from .report import ir_json
-        files = [self.data] if self.data else []
-        return json.dumps(ir_json.document(files, list(self.input_errors)), indent=indent) + "\n"
-
-    def __repr__(self) -> str:
-        on = f" on {self.gpu}" if self.gpu else ""
-        verdicts = ", ".join(f"{n.name}: {n.verdict_class}" + (f" {n.speedup:.3g}x" if n.speedup is not None else "")
-                             for n in self.nests)
-        return f"<Report {self.path}{on}: {len(self.nests)} nest{'s' if len(self.nests) != 1 else ''} ({verdicts})>"
-
-
-# --------------------------------------------------------------------------- analyze()
-
 def analyze(path_or_source: str | os.PathLike, *, params: Mapping[str, int] | None = None,
             defines: Mapping[str, Any] | Iterable[str] | None = None, include_dirs: Sequence[str | os.PathLike] = (),
             gpu: str | os.PathLike | None = None, model: str | None = None, run_cpu: bool = True,
-            break_even: bool = True, assume_no_alias: bool = False) -> Report:
+            break_even: bool = True, assume_no_alias: bool = False, name: str | None = None) -> Report:
     """Analyse a C file (or C source text) and return its `Report`.
 
     path_or_source: a path, or C source text (taken as text when it contains a newline or ``{``, or names no
-        existing file; a missing ``*.c`` path raises FileNotFoundError).  Locations of source text name
-        the file ``<source>``.
+        existing file; a missing ``*.c`` path raises FileNotFoundError).
+    name: the file name that locations of source text carry (default ``<source>``); ``#include "..."`` is
+        looked up beside it.  The text is analysed as given, never written to a file.
     params: values of symbolic sizes such as function arguments (``{"n": 4096}``), as ``--param``.
     defines: macros, as ``-D``: ``{"N": 512}`` or ``["N=512", "DEBUG"]``.
     include_dirs: directories for ``#include``, as ``-I``.
@@ -229,16 +60,10 @@ def analyze(path_or_source: str | os.PathLike, *, params: Mapping[str, int] | No
     when the input cannot be read at all.
     """
     text = _source_text(path_or_source)
+    options = _options(params, defines, include_dirs, gpu, model, run_cpu, break_even, assume_no_alias)
     if text is None:
-        return _analyze_path(str(path_or_source), params, defines, include_dirs, gpu, model, run_cpu, break_even,
-                             assume_no_alias)
-    with tempfile.TemporaryDirectory(prefix="c2gpu-api-") as tmp:
-        path = os.path.join(tmp, "source.c")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        report = _analyze_path(path, params, defines, include_dirs, gpu, model, run_cpu, break_even,
-                               assume_no_alias)
-    return _rename(report, path, SOURCE_NAME)
+        return driver.analyze(str(path_or_source), options)
+    return driver.analyze(name or SOURCE_NAME, options, source=text)
 
 
 def _source_text(x) -> str | None:
@@ -254,273 +79,15 @@ def _source_text(x) -> str | None:
     return s
 
 
-def _cli_argv(path, params, defines, include_dirs, gpu, model, run_cpu, break_even, assume_no_alias) -> list[str]:
-    argv = ["analyze", path, "--passes", "normalize,dependence,mapping,shared-memory"]
-    if isinstance(defines, Mapping):
-        items = [f"{k}={v}" if v is not None else str(k) for k, v in defines.items()]
-    else:
-        items = [str(d) for d in (defines or [])]
-    for d in items:
-        argv += ["-D", d]
-    for d in include_dirs:
-        argv += ["-I", str(d)]
-    for k, v in (params or {}).items():
-        argv += ["--param", f"{k}={v}"]
-    if gpu is not None:
-        argv += ["--gpu", str(gpu)]
-        if model:
-            argv += ["--model", model]
-        if not run_cpu:
-            argv.append("--no-run")
-        if not break_even:
-            argv.append("--no-break-even")
-    if assume_no_alias:
-        argv.append("--assume-no-alias")
-    return argv
-
-
-def _analyze_path(path, params, defines, include_dirs, gpu, model, run_cpu, break_even, assume_no_alias) -> Report:
-    from . import cli
-    parser = cli.build_parser()
-    argv = _cli_argv(path, params, defines, include_dirs, gpu, model, run_cpu, break_even, assume_no_alias)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit:
-        raise ValueError(f"invalid options: {' '.join(argv[2:])}") from None
-    try:
-        options = cli._preprocess_options(args)
-        pipeline = args.passes.split(",")
-        manager = cli.make_manager(*cli._performance_pipeline(args, pipeline))
-    except cli.UsageError as e:
-        raise ValueError(str(e)) from None
-    messages: list[str] = []
-    result = cli._analyze_file(args, path, options, manager, want_report=True, err=messages.append)
-    if result.report is None:
-        first = result.errors[0]["message"] if result.errors else f"cannot analyse '{path}'"
-        raise C2GPUError(first)
-    return result.report
-
-
-# --------------------------------------------------------------------------- building a Report
-
-def _loc(loc) -> Location:
-    return Location(loc.file, loc.line, loc.col)
-
-
-def build_report(path: str, program, manager, advice, file_dict: dict, input_errors: list[dict]) -> Report:
-    """The Report of one analysed file: `program` after `manager.run`, `advice` from c2gpu.advisor (or None
-    without --gpu), `file_dict` its JSON entry.  Used by `analyze()` and by the command line's reports."""
-    gpu_key = gpu_name = None
-    peaks: dict[str, float] = {}
-    g = manager.options.get("gpu")
-    if g is not None and hasattr(g, "key"):
-        gpu_key, gpu_name = g.key, g.name
-        peaks = {"dram_gbs": g.dram_bandwidth_gbs, "fp32_gflops": g.peak_fp32_gflops,
-                 "fp64_gflops": g.peak_fp64_gflops}
-    nests = [_nest_report(nest, nd, manager, advice.get(nest.name) if advice else None, path)
-             for nest, nd in zip(program.nests, file_dict.get("nests", []))]
-    return Report(path, nests, gpu_key, gpu_name, peaks, [e["message"] for e in input_errors], file_dict,
-                  list(input_errors))
-
-
-def _nest_source(path: str, nest) -> str:
-    """The nest's lines as written: from its `for` to the end of its last statement and closing braces."""
-    try:
-        lines = Path(nest.loc.file or path).read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
-    start = nest.loc.line
-    if not 1 <= start <= len(lines):
-        return ""
-    last = max([start] + [s.loc.line for s in nest.statements() if s.loc is not None and s.loc.file == nest.loc.file]
-               + [lp.loc.line for lp in nest.loops() if lp.loc is not None and lp.loc.file == nest.loc.file])
-    end = min(last, len(lines))
-    text = lines[start - 1][max(nest.loc.col - 1, 0):] + "\n" + "\n".join(lines[start:end])
-    depth = text.count("{") - text.count("}")
-    while end < len(lines) and end - start < 400 and (depth > 0 or not lines[end - 1].rstrip().endswith((";", "}"))):
-        end += 1
-        depth += lines[end - 1].count("{") - lines[end - 1].count("}")
-    return "\n".join(lines[start - 1:end])
-
-
-def _nest_report(nest, nd: dict, manager, adv, path: str) -> NestReport:
-    deps = manager.result("dependence", nest)
-    mapping = manager.result("mapping", nest)
-    perf = manager.result("performance", nest)
-    loops = []
-    for lp in nest.loops():
-        v = deps.verdicts.get(lp.lid) if deps is not None else None
-        reason = ""
-        if v is not None and v.reasons:
-            reason = v.reasons[0].message
-        elif v is not None and v.reductions:
-            reason = "reduction on " + ", ".join(v.reductions)
-        loops.append(LoopReport(lp.origin.var if lp.origin else lp.var, lp.header, _loc(lp.loc),
-                                lp.trip_count.to_c() if lp.trip_count is not None else None,
-                                v.status if v is not None else None, reason))
-    errs = manager.errors.get(nest.name, [])
-    ported = mapping is not None
-    refusal = "" if ported else (errs[-1].message if errs else "not mapped")
-    rep = NestReport(nest.name, nest.function, _loc(nest.loc), loops, ported, refusal, data=nd,
-                     source=_nest_source(path, nest))
-    if not ported:
-        rep.blocking = _blocking(nest, deps, refusal)
-        rep.verdict_class = "not-portable"
-        rep.reason = f"not ported: {refusal}"
-    else:
-        _describe_mapping(rep, nest, mapping)
-        code, decisions = _code_and_decisions(nest, mapping, perf, manager)
-        rep.cuda = code
-        rep.shared_memory = decisions
-    if perf is not None:
-        _add_performance(rep, perf)
-    if adv is not None:
-        v = adv.verdict
-        rep.cpu_s = adv.cpu.median_s if adv.cpu is not None else None
-        rep.cpu_source = adv.cpu.source if adv.cpu is not None else None
-        if v is not None:
-            rep.verdict, rep.reason = v.verdict, v.reason
-            rep.verdict_class = _CLASS_OF.get(v.verdict, "unknown")
-            rep.speedup, rep.kernel_speedup, rep.bottleneck = v.speedup, v.kernel_speedup, v.bottleneck
-            rep.gpu_s = {"total": v.total_gpu_s, "kernels": v.kernel_s, "launches": v.launch_s,
-                         "transfers": v.transfer_s, "context": v.context_s}
-            rep.break_even = list(v.break_even)
-            rep.recommendations = list(v.recommendations)
-            rep.model = v.model
-        elif not ported:
-            rep.verdict = (nd.get("verdict") or {}).get("verdict") or "not ported"
-        else:               # mapped, but the performance could not be predicted (a symbolic size, ...)
-            rep.reason = f"no prediction: {adv.refusal}" if adv.refusal else "no prediction"
-    return rep
-
-
-def _blocking(nest, deps, refusal: str = "") -> list[RelatedLocation]:
-    """Where a refused nest is blocked: the loops that carry a dependence (or could not be proven parallel),
-    the accesses involved, and the flags (unknown call, unsupported statement) with their lines; the loop the
-    refusal names comes first."""
-    out: list[RelatedLocation] = []
-    seen: set[tuple[int, int, str]] = set()
-
-    def add(loc, msg):
-        if loc is None or not loc.line:
-            return
-        key = (loc.line, loc.col, msg)
-        if key not in seen:
-            seen.add(key)
-            out.append(RelatedLocation(_loc(loc), msg))
-
-    by_id = {lp.lid: lp for lp in nest.loops()}
-    blocked = []
-    if deps is not None:
-        named = [(f"loop '{v.var}'" not in refusal, lid, v) for lid, v in deps.verdicts.items()
-                 if v.status in ("carried", "unknown")]
-        blocked = [v for _, _, v in sorted(named, key=lambda t: (t[0], t[1]))]
-    for v in blocked:                       # the loops first, then the accesses of their dependences
-        lp = by_id.get(v.lid)
-        first = v.reasons[0] if v.reasons else None
-        if lp is not None:
-            add(lp.loc, f"loop '{v.var}' {'carries a dependence' if v.status == 'carried' else 'is not proven parallel'}"
-                + (f": {first.message}" if first else ""))
-    for v in blocked:
-        for r in v.reasons[:2]:
-            what = f"{r.kind} dependence{' on ' + r.array if r.array else ''} carried by loop '{v.var}'"
-            if r.sink is not None:
-                add(r.sink, f"{what} (sink)")
-            if r.source is not None:
-                add(r.source, f"{what} (source)")
-    for f in nest.all_flags():
-        if f.code != "pass-failed":
-            add(f.loc, f"{f.code}: {f.message}")
-    return out[:12]
-
-
-def _describe_mapping(rep: NestReport, nest, mapping) -> None:
-    from .passes.mapping import Kernel
-    host = []
-
-    def walk(items):
-        for it in items:
-            if not isinstance(it, Kernel):
-                host.append(f"{it.var}: {it.why}" if it.why else it.var)
-                walk(it.body)
-    walk(mapping.items)
-    rep.host_loops = host
-    rep.kernels = [KernelReport(k.name, {m.c_var: m.dim for m in k.loops}, tuple(k.block), None, 1.0, {}, None, None)
-                   for k in mapping.kernels()]
-    _mapping_sentence(rep)
-
-
-def _mapping_sentence(rep: NestReport) -> None:
-    """"c2gpu_matmul_16_k0: i -> y, j -> x (block 32x32x1)", with the block the prediction chose."""
-    parts = [f"{k.name}: {', '.join(f'{v} -> {d}' for v, d in k.grid_loops.items())} "
-             f"(block {'x'.join(str(b) for b in k.block)})" for k in rep.kernels]
-    rep.mapping = "; ".join(parts) + (f"; on the host: {'; '.join(rep.host_loops)}" if rep.host_loops else "")
-
-
-def _code_and_decisions(nest, mapping, perf, manager) -> tuple[str | None, list[SharedMemoryDecision]]:
-    """The CUDA the prediction is about (as `c2gpu port --gpu` writes it: the model's block shapes and
-    shared-memory budget, or no tiles), and every shared-memory opportunity with its decision."""
-    from .passes.shared_memory import plan_shared_memory
-    from .port import build_nest_code, with_blocks
-    default_plan = manager.result("shared-memory", nest)
-    plan = default_plan
-    chose_none = bool(perf is not None and perf.shared_trials and perf.shared_budget is None)
-    if perf is not None:
-        mapping = with_blocks(mapping, {k.name: k.block for k in perf.kernels})
-        budget = perf.shared_budget if perf.shared_trials else None
-        plan = None if chose_none or default_plan is None else plan_shared_memory(nest, mapping, manager.options,
-                                                                                   budget)
-    try:
-        text = build_nest_code(nest, mapping, plan).wrapper
-    except Exception:
-        text = None
-    decisions = []
-    source = plan if plan is not None else default_plan
-    for kname, kp in (source.kernels.items() if source is not None else ()):
-        for d in kp.decisions:
-            o = d.opportunity
-            taken, reason = d.taken, d.reason
-            if chose_none and taken:
-                taken, reason = False, "the plain kernel is predicted faster than the tiled one (see the budget trials)"
-            decisions.append(SharedMemoryDecision(kname, o.array, o.kind, tuple(o.shape), o.size_bytes, o.value,
-                                                  o.loads_saved_per_block, o.conflicts, bool(o.pad), taken, reason))
-    return text, decisions
-
-
-def _add_performance(rep: NestReport, perf) -> None:
-    rep.gpu = perf.gpu.key
-    rep.model = perf.default_model
-    rep.predicted_s = {m: perf.total_s(m) for m in perf.models}
-    kernels = []
-    old = {k.name: k for k in rep.kernels}
-    for k in perf.kernels:
-        o = k.occupancy
-        prev = old.get(k.name)
-        kernels.append(KernelReport(k.name, prev.grid_loops if prev else {}, tuple(k.block), tuple(k.geometry.grid),
-                                    k.launches, {m: k.predictions[m].time_s for m in perf.models}, k.roofline.limiter,
-                                    o.occupancy if o is not None else None))
-        for h in k.hotspots:
-            rep.hotspots.append(Hotspot(k.name, h.text, h.line or None, h.idle_s, h.share))
-    rep.kernels = kernels or rep.kernels
-    if rep.ported:
-        _mapping_sentence(rep)
-
-
-def _rename(obj, old: str, new: str):
-    """Replace the temporary file name `old` by `new` in every string of a report (in place for objects)."""
-    if isinstance(obj, str):
-        return obj.replace(old, new)
-    if isinstance(obj, dict):
-        return {_rename(k, old, new): _rename(v, old, new) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_rename(v, old, new) for v in obj]
-    if isinstance(obj, tuple):
-        return tuple(_rename(v, old, new) for v in obj)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        changes = {f.name: _rename(getattr(obj, f.name), old, new) for f in dataclasses.fields(obj)}
-        if getattr(type(obj), "__dataclass_params__").frozen:
-            return dataclasses.replace(obj, **changes)
-        for k, v in changes.items():
-            setattr(obj, k, v)
-        return obj
-    return obj
+def _options(params, defines, include_dirs, gpu, model, run_cpu, break_even, assume_no_alias) -> Options:
+    """The options of `c2gpu analyze FILE --passes PORT --gpu GPU ...` (OptionsError, a ValueError, for a bad
+    one); without a GPU, model, run_cpu and break_even mean nothing."""
+    if gpu is None and params:
+        raise OptionsError("params need a gpu: they are sizes for the prediction")
+    if gpu is not None and model not in (None, "all", *MODELS):
+        raise OptionsError(f"model '{model}': expected one of {', '.join(sorted(MODELS))}")
+    return Options(defines=parse_defines(defines), include_dirs=tuple(str(d) for d in include_dirs),
+                   pipeline=PORT.name, gpu=None if gpu is None else load_gpu_option(str(gpu)),
+                   models=None if model in (None, "all") else (model,),
+                   params=parse_params(f"{k}={v}" for k, v in (params or {}).items()),
+                   assume_no_alias=assume_no_alias, run_cpu=run_cpu, break_even=break_even)

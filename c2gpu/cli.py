@@ -12,40 +12,64 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass, field
 from typing import Sequence
 
 from . import __version__
 from .diagnostics import C2GPUError
-from .frontend import PreprocessOptions, load_program, load_program_recovering
-from .frontend.preprocess import parse_define
+from .driver import (FileAnalysis, TextStyle, analyze_file, analyze_worker, fresh_manager, make_manager, manager_for,
+                     merge_timings)
 from .frontend.parse import deep_call
-from .pipeline import PassManager, PipelineError
+from .options import Options, OptionsError, load_gpu_option, parse_block, parse_defines, parse_params
+from .pipelines import ANALYZE, PORT
 from .registry import discover
-from .report import ir_json, text
+from .report import ir_json
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_VERIFY_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
-DEFAULT_PIPELINE = ("normalize",)
-PORT_PIPELINE = ("normalize", "dependence", "mapping", "shared-memory")
+# the pipelines and the pass manager live in c2gpu.pipelines and c2gpu.driver; these names stay for the tests
+DEFAULT_PIPELINE = ANALYZE.passes
+PORT_PIPELINE = PORT.passes
+UsageError = OptionsError
+__all__ = ["main", "build_parser", "make_manager", "DEFAULT_PIPELINE", "PORT_PIPELINE", "UsageError"]
 
 
-class UsageError(Exception):
-    pass
+def _options(args, **command_fields) -> Options:
+    """The Options of a command: what every command has (preprocessing, GPU, mapping, pass-manager output),
+    plus `command_fields` (the pipeline, the prediction, the CPU baseline, ...)."""
+    return Options(defines=parse_defines(args.define), include_dirs=tuple(args.include or []), cpp=args.cpp,
+                   gpu=load_gpu_option(args.gpu) if args.gpu else None, assume_no_alias=bool(args.assume_no_alias),
+                   map=tuple(v.strip() for v in args.map.split(",") if v.strip()) if args.map else None,
+                   block=parse_block(args.block) if args.block else None, shared_memory=args.shared_memory,
+                   print_after=tuple(args.print_after), timings=args.timings, **command_fields)
 
 
-def _preprocess_options(args) -> PreprocessOptions:
-    try:
-        defines = tuple(parse_define(d) for d in (args.define or []))
-    except C2GPUError as e:
-        raise UsageError(e.message) from None
-    return PreprocessOptions(defines=defines, include_dirs=tuple(args.include or []), cpp=args.cpp)
+def _prediction_fields(args) -> dict:
+    """analyze's and check's model options (with --gpu)."""
+    return {"models": None if args.model in (None, "all") else (args.model,), "params": parse_params(args.param),
+            "include_context": bool(args.include_context), "registers": args.registers}
+
+
+def _baseline_fields(args) -> dict:
+    """analyze's and check's CPU baseline and break-even options."""
+    return {"run_cpu": not args.no_run, "cc": args.cc, "cflags": tuple(args.cflags.split()), "runs": args.runs,
+            "break_even": not args.no_break_even, "break_even_param": args.break_even, "targets": tuple(args.target)}
 
 
 def _add_frontend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-D", dest="define", action="append", metavar="NAME[=VALUE]", help="define a macro, as for cc")
     p.add_argument("-I", dest="include", action="append", metavar="DIR", help="add an include directory")
     p.add_argument("--cpp", metavar="CMD", help="C preprocessor to use (default: cpp, else cc -E)")
+
+
+def _add_pass_manager_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--print-after", metavar="PASS", action="append", default=[],
+                   help="print each nest's IR after the named pass (on stderr)")
+    p.add_argument("--timings", action="store_true", help="print the time spent in each pass (on stderr)")
+
+
+def _print_timings(timings: dict) -> None:
+    for t in sorted(timings.values(), key=lambda t: -t.seconds):
+        print(f"pass {t.name:<20} {t.runs:5d} runs {t.seconds * 1000:9.2f} ms", file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,9 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text (default), json (schema c2gpu/schemas/analysis.schema.json) or sarif (SARIF 2.1.0; "
                         "needs --gpu)")
     a.add_argument("--passes", metavar="P1,P2", help=f"pipeline to run (default: {','.join(DEFAULT_PIPELINE)})")
-    a.add_argument("--print-after", metavar="PASS", action="append", default=[],
-                   help="print each nest's IR after the named pass")
-    a.add_argument("--timings", action="store_true", help="print the time spent in each pass")
+    _add_pass_manager_args(a)
     a.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     _add_performance_args(a)
     _add_verdict_args(a)
@@ -88,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="treat distinct pointer parameters as non-overlapping (as if declared restrict)")
         p.add_argument("--map", metavar="I,J", help="loop variables to map to the thread grid (as named in the C code)")
         p.add_argument("--block", metavar="BXxBY[xBZ]", help="thread block shape, e.g. 32x8")
+        _add_pass_manager_args(p)
 
     po = sub.add_parser("port", help="write the whole file with the parallel nests ported to CUDA")
     po.add_argument("file", metavar="FILE")
@@ -144,49 +167,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-def make_manager(pipeline: Sequence[str], options: dict | None = None) -> PassManager:
-    registered, failures = discover()
-    for f in failures:
-        print(f"c2gpu: warning: pass {f.origin} failed to load: {f.message}", file=sys.stderr)
-    try:
-        return PassManager([r.instance for r in registered], pipeline, options)
-    except PipelineError as e:
-        raise UsageError(str(e)) from None
-
-
 def cmd_analyze(args) -> int:
-    options = _preprocess_options(args)
-    pipeline = [p for p in (args.passes.split(",") if args.passes else DEFAULT_PIPELINE) if p]
-    manager = make_manager(*_performance_pipeline(args, pipeline))
-    manager.print_after = set(args.print_after)
-    for name in manager.print_after:
-        if name not in manager.available:
-            raise UsageError(f"--print-after: unknown pass '{name}'")
-    manager.dump = lambda pass_name, nest: print(f"--- {nest.name} after {pass_name} ---\n{text.nest_ir(nest)}", file=sys.stderr)
+    if not args.gpu and (args.param or args.model or args.include_context or args.block):
+        raise UsageError("--param, --model, --block and --include-context need --gpu")
+    passes = tuple(p for p in args.passes.split(",") if p) if args.passes else None
+    options = _options(args, pipeline=PORT.name if args.gpu else ANALYZE.name, passes=passes,
+                       **_prediction_fields(args), **_baseline_fields(args))
+    manager = manager_for(options)
+    want_report = _wants_report(args)
+    style = TextStyle(details=args.details, brief=args.brief, colour=_colour(args))
     # the files (directories expand to their *.c files), analysed in order or by --jobs worker processes
     paths, expand_errors = _expand_inputs(args.files)
-    results = _analyze_all(args, paths, options, manager, want_report=_wants_report(args))
+    results = _analyze_all(args.jobs, paths, options, manager, style, want_report)
     status = EXIT_INPUT if expand_errors or any(r.status for r in results) else EXIT_OK
     files = [r.file_dict for r in results if r.file_dict is not None]
     errors = expand_errors + [e for r in results for e in r.errors]
     texts = [r.text for r in results]
     for r in results:
-        _merge_timings(manager.timings, r.timings)
+        merge_timings(manager.timings, r.timings)
     if args.format == "sarif":
         from .report.sarif import sarif_document
         out = json.dumps(sarif_document([r.report for r in results if r.report is not None], errors), indent=2) + "\n"
     else:
         out = (json.dumps(ir_json.document(files, errors), indent=2) + "\n") if args.format == "json" else "".join(texts)
-    if getattr(args, "html", None):
+    if args.html:
         from .report.html import render_html
         with open(args.html, "w", encoding="utf-8") as f:
             f.write(render_html([r.report for r in results if r.report is not None], errors))
-    if args.timings:
-        for t in sorted(manager.timings.values(), key=lambda t: -t.seconds):
-            print(f"pass {t.name:<20} {t.runs:5d} runs {t.seconds * 1000:9.2f} ms", file=sys.stderr)
+    if options.timings:
+        _print_timings(manager.timings)
     _write(out, args.output)
     return status
-
 
 def _write(out: str, path: str | None) -> None:
     if path:
@@ -206,30 +217,6 @@ def cmd_passes(args) -> int:
     for f in failures:
         print(f"{f.origin}: failed to load: {f.message}")
     return EXIT_OK if not failures else EXIT_INPUT
-
-
-def _mapping_options(args) -> dict:
-    opts: dict = {"assume_no_alias": bool(args.assume_no_alias)}
-    for key, attr in (("shared_memory", "shared_memory"), ("shared_budget", "shared_budget")):
-        if getattr(args, attr, None) is not None:
-            opts[key] = getattr(args, attr)
-    if getattr(args, "shared", None):
-        opts["shared_force"] = tuple(args.shared)
-    if getattr(args, "no_shared", None):
-        opts["shared_exclude"] = tuple(args.no_shared)
-    if opts.get("shared_budget") is not None and opts["shared_budget"] < 0:
-        raise UsageError("--shared-budget must be a number of bytes >= 0")
-    if args.map:
-        opts["map"] = [v.strip() for v in args.map.split(",") if v.strip()]
-    if args.block:
-        try:
-            dims = tuple(int(x) for x in args.block.lower().split("x"))
-        except ValueError:
-            raise UsageError(f"--block '{args.block}': expected e.g. 256 or 32x8") from None
-        if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims) or dims[0] * (dims[1:2] or (1,))[0] * (dims[2:3] or (1,))[0] > 1024:
-            raise UsageError(f"--block '{args.block}': 1 to 3 positive sizes with at most 1024 threads in all")
-        opts["block"] = dims
-    return opts
 
 
 def _port_outcomes_report(outcomes) -> str:
@@ -264,26 +251,19 @@ def _port_outcomes_report(outcomes) -> str:
     return "\n".join(lines)
 
 
-def _port_manager(args):
-    """port/emit/verify's pipeline; with --gpu the performance pass decides shared memory by predicted time."""
-    opts = _mapping_options(args)
-    if getattr(args, "gpu", None):
-        from .gpu import GPUDescriptionError, load_gpu
-        try:
-            opts.update({"gpu": load_gpu(args.gpu), "registers": "estimate", "shared_memory": opts.get("shared_memory", "auto")})
-        except GPUDescriptionError as e:
-            raise UsageError(f"--gpu: {e.message}") from None
-        return make_manager(list(PORT_PIPELINE) + ["performance"], opts)
-    return make_manager(PORT_PIPELINE, opts)
+def _port_options(args) -> Options:
+    """port/emit/verify's options; with --gpu the performance pass decides shared memory by predicted time."""
+    return _options(args, pipeline=PORT.name, registers="estimate", shared_budget=args.shared_budget,
+                    shared_force=tuple(args.shared), shared_exclude=tuple(args.no_shared))
 
 
 def cmd_port(args) -> int:
     from .port import port_file
-    options = _preprocess_options(args)
-    manager = _port_manager(args)
+    options = _port_options(args)
+    manager = manager_for(options)
     out = args.output or (args.file[:-2] + ".cu" if args.file.endswith(".c") else args.file + ".cu")
     _not_the_input(out, args.file)
-    result = port_file(args.file, options, manager, out, split=True if args.split else None)
+    result = port_file(args.file, options.preprocess, manager, out, split=True if args.split else None)
     with open(out, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(result.text)
     print(_port_outcomes_report(result.outcomes), file=sys.stderr)
@@ -297,6 +277,8 @@ def cmd_port(args) -> int:
         print(f"wrote {host}: the C code calling the kernels (split because "
               f"{'; '.join(result.split_reasons)}); build with: nvcc -c {_q(out)} && cc -c {_q(host)} && "
               f"nvcc -o prog {_q(out[:-3] + '.o')} {_q(host[:-2] + '.o')}", file=sys.stderr)
+    if options.timings:
+        _print_timings(manager.timings)
     if args.check_compile:
         return _check_compile(out, options)
     return EXIT_OK
@@ -331,27 +313,32 @@ def _check_compile(path: str, options) -> int:
 
 
 def cmd_emit(args) -> int:
-    from .port import analyse_for_port, emit_kernels
-    options = _preprocess_options(args)
-    manager = _port_manager(args)
-    _, outcomes = analyse_for_port(args.file, options, manager)
+    from .codegen import emit_kernels
+    from .port import analyse_for_port
+    options = _port_options(args)
+    manager = manager_for(options)
+    _, outcomes = analyse_for_port(args.file, options.preprocess, manager)
     text = emit_kernels(outcomes, args.file)
     print(_port_outcomes_report(outcomes), file=sys.stderr)
+    if options.timings:
+        _print_timings(manager.timings)
     _write(text, args.output)
     return EXIT_OK
 
 
 def cmd_verify(args) -> int:
     from .verify import verify
-    options = _preprocess_options(args)
+    options = _port_options(args)
     if not args.timeout > 0:
         raise UsageError(f"--timeout {args.timeout:g}: expected a number of seconds > 0")
     if not (args.rtol >= 0 and args.atol >= 0):
         raise UsageError("--rtol and --atol must be >= 0")
-    manager = _port_manager(args)
-    res = verify(args.file, options, manager, rtol=args.rtol, atol=args.atol, timeout=args.timeout, cc=args.cc,
-                 keep=args.keep)
+    manager = manager_for(options)
+    res = verify(args.file, options.preprocess, manager, rtol=args.rtol, atol=args.atol, timeout=args.timeout,
+                 cc=args.cc, keep=args.keep)
     print(_port_outcomes_report(res.outcomes), file=sys.stderr)
+    if options.timings:
+        _print_timings(manager.timings)
     if res.ok:
         print(f"verify: PASS: {res.message}; largest difference {res.max_abs_diff:.3g} "
               f"(relative {res.max_rel_diff:.3g})")
@@ -410,70 +397,6 @@ def cmd_gpus(args) -> int:
     return EXIT_OK
 
 
-def _parse_params(items) -> dict[str, int]:
-    out = {}
-    for item in items or []:
-        name, eq, value = item.partition("=")
-        try:
-            if not eq or not name.strip().isidentifier():
-                raise ValueError
-            out[name.strip()] = int(value.strip(), 0)
-        except ValueError:
-            raise UsageError(f"--param '{item}': expected NAME=INTEGER, e.g. --param n=2048") from None
-    return out
-
-
-def _performance_pipeline(args, pipeline: list[str]) -> tuple[list[str], dict]:
-    """analyze's pipeline and options: with --gpu, the port pipeline plus the performance pass."""
-    if not getattr(args, "gpu", None):
-        if args.param or args.model or args.include_context or args.block:
-            raise UsageError("--param, --model, --block and --include-context need --gpu")
-        return pipeline, _mapping_options(args)   # --assume-no-alias / --map still reach the pipeline
-    from .gpu import GPUDescriptionError, load_gpu
-    try:
-        gpu = load_gpu(args.gpu)
-    except GPUDescriptionError as e:
-        looks_like_file = args.gpu.lower().endswith((".toml", ".json")) or "/" in args.gpu
-        if looks_like_file:
-            raise
-        raise UsageError(f"--gpu: {e.message}") from None
-    from .model import MODELS
-    opts = _mapping_options(args)
-    opts.update({"gpu": gpu, "params": _parse_params(args.param), "include_context": bool(args.include_context),
-                 "registers": args.registers, "shared_memory": getattr(args, "shared_memory", None) or "auto",
-                 "models": None if args.model in (None, "all") else [args.model]})
-    if not args.passes:
-        pipeline = list(PORT_PIPELINE)
-    if "performance" not in pipeline:
-        pipeline = pipeline + ["performance"]
-    return pipeline, opts
-
-
-def _performance_text_hook(manager):
-    if "performance" not in {p.name for p in manager.steps}:
-        return None
-    from .perf.report import performance_text
-
-    def extra(nest) -> str:
-        perf = manager.result("performance", nest)
-        if perf is None:
-            return "  performance: not predicted (see the flags below)"
-        return performance_text(perf)
-    return extra
-
-
-def _with_performance_json(file_dict: dict, program, manager) -> dict:
-    if "performance" in {p.name for p in manager.steps}:
-        from .perf.report import performance_json
-        for nd, nest in zip(file_dict["nests"], program.nests):
-            errs = [f.message for f in manager.errors.get(nest.name, [])]
-            nd["performance"] = performance_json(manager.result("performance", nest),
-                                                 "; ".join(errs) or "not predicted")
-    return file_dict
-
-
-# --------------------------------------------------------------------------- verdict (issue 6)
-
 def _add_verdict_args(a: argparse.ArgumentParser) -> None:
     a.add_argument("--no-run", action="store_true",
                    help="do not build and time the original program: use the static CPU estimate")
@@ -491,62 +414,13 @@ def _add_verdict_args(a: argparse.ArgumentParser) -> None:
                    help="with --gpu, print only the verdict table of each nest (not the performance analysis)")
 
 
-def _advise(args, path, program, manager, options):
-    if "performance" not in {p.name for p in manager.steps}:
-        return None
-    from .advisor import AdvisorOptions, advise
-    aopts = AdvisorOptions(run_cpu=not args.no_run, cc=args.cc, cflags=tuple(args.cflags.split()),
-                           repeats=max(1, args.runs), break_even=not args.no_break_even,
-                           break_even_param=args.break_even, targets=(1.0, *args.target))
-    steps = [p.name for p in manager.steps]
-    return advise(path, program, manager, options, lambda: make_manager(steps, dict(manager.options, block_search=False,
-                                                                                   registers="estimate")), aopts)
-
-
 def _colour(args) -> bool:
     """Colour only for a terminal: never in a file written with -o, nor under NO_COLOR."""
     from .report.verdict_text import use_colour
     return not getattr(args, "output", None) and use_colour()
 
 
-def _verdict_text(program, manager, advice, details=None, colour: bool = False) -> str:
-    from .report.verdict_text import nest_table
-    parts = [f"{program.path}: {len(program.nests)} loop nest{'s' if len(program.nests) != 1 else ''}\n"]
-    for nest in program.nests:
-        parts.append(nest_table(nest, advice.get(nest.name), manager.result("performance", nest), colour))
-        if details is not None and manager.result("performance", nest) is not None:
-            parts.append(details(nest) + "\n")
-    return "\n".join(parts) + "\n"
-
-
-def _with_verdict_json(fd: dict, program, advice) -> dict:
-    if advice is None:
-        return fd
-    from .report.verdict_json import verdict_json
-    for nd, nest in zip(fd["nests"], program.nests):
-        nd["verdict"] = verdict_json(advice.get(nest.name))
-    return fd
-
-
-# --------------------------------------------------------------------------- many files, reports, check (issue 6)
-# analyze's --jobs, --html and --format sarif, and `c2gpu check`.  The reports are rendered from c2gpu.api's
-# Report objects (c2gpu/report/sarif.py, c2gpu/report/html.py).
-
 EXIT_BELOW_MIN = EXIT_VERIFY_FAILED   # check: a nest is below --min-speedup (or cannot be ported)
-
-
-@dataclass
-class _FileAnalysis:
-    """What analysing one file gave: its JSON entry (None when it could not be read), its text report, the
-    input errors, the exit status and, when asked, the c2gpu.api.Report for the SARIF and HTML reports."""
-    path: str
-    file_dict: dict | None
-    text: str
-    errors: list
-    status: int
-    report: object = None
-    messages: list = field(default_factory=list)     # stderr lines of a worker process, printed in file order
-    timings: dict = field(default_factory=dict)
 
 
 def _add_report_args(a: argparse.ArgumentParser) -> None:
@@ -580,53 +454,6 @@ def _expand_inputs(items) -> tuple[list[str], list[dict]]:
     return paths, errors
 
 
-def _analyze_file(args, path, options, manager, want_report=False, err=None) -> _FileAnalysis:
-    """Analyse one file: load it (recovering from errors), run the pipeline, advise, render text and JSON."""
-    err = err or (lambda m: print(m, file=sys.stderr))
-    status, errors = EXIT_OK, []
-    try:
-        # a syntax error or missing header costs its declaration, not the file: report it, analyse the rest
-        program, problems = load_program_recovering(path, options)
-    except C2GPUError as e:
-        problems, program = [e], None
-    for e in problems:
-        err(str(e))
-        errors.append({"path": path, "message": e.message, "location": ir_json.loc(e.loc)})
-        status = EXIT_INPUT
-    if program is None:
-        return _FileAnalysis(path, None, "", errors, status)
-    program = manager.run(program)
-    advice = _advise(args, path, program, manager, options)
-    fd = _with_verdict_json(_with_performance_json(ir_json.program(program, manager.errors), program, manager),
-                            program, advice)
-    texts = []
-    if advice is not None and not args.details:
-        # the verdict of each nest, then (unless --brief) the performance analysis behind it
-        texts.append(_verdict_text(program, manager, advice,
-                                   None if getattr(args, "brief", False) else _performance_text_hook(manager),
-                                   colour=_colour(args)))
-    else:
-        texts.append(text.program(program, manager.errors, extra=_performance_text_hook(manager)))
-        if advice is not None:
-            texts.append(_verdict_text(program, manager, advice, colour=_colour(args)))
-    report = None
-    if want_report:
-        from .api import build_report
-        report = build_report(path, program, manager, advice, fd, errors)
-    return _FileAnalysis(path, fd, "".join(texts), errors, status, report)
-
-
-def _analyze_worker(args, path, want_report) -> _FileAnalysis:
-    """One file in a worker process, with a pipeline of its own (no state shared between files)."""
-    options = _preprocess_options(args)
-    pipeline = [p for p in (args.passes.split(",") if args.passes else DEFAULT_PIPELINE) if p]
-    manager = make_manager(*_performance_pipeline(args, pipeline))
-    messages: list[str] = []
-    result = _analyze_file(args, path, options, manager, want_report, err=messages.append)
-    result.messages, result.timings = messages, dict(manager.timings)
-    return result
-
-
 class _Progress:
     """`[3/17] file.c` on stderr, rewritten in place; only when stderr is a terminal."""
 
@@ -652,10 +479,10 @@ class _Progress:
             self.stream.flush()
 
 
-def _analyze_all(args, paths, options, manager, want_report=False) -> list[_FileAnalysis]:
+def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: TextStyle | None,
+                 want_report: bool) -> list[FileAnalysis]:
     """Every file, results in the order given; --jobs N > 1 uses a process pool (output identical)."""
     import os
-    jobs = getattr(args, "jobs", 1)
     if jobs is None or jobs < 0:
         raise UsageError("--jobs must be 0 (one per CPU) or a positive number")
     jobs = jobs or os.cpu_count() or 1
@@ -665,15 +492,15 @@ def _analyze_all(args, paths, options, manager, want_report=False) -> list[_File
         progress.clear()
         print(message, file=sys.stderr)
 
-    if jobs <= 1 or len(paths) <= 1 or getattr(args, "print_after", None):
+    if jobs <= 1 or len(paths) <= 1 or options.print_after:
         results = []
         for k, path in enumerate(paths):
             progress.show(path)
             # a pipeline per file: analyses and failures are keyed by nest name, which files share (main@29)
-            mine = manager if k == 0 else _fresh_manager(manager)
-            results.append(_analyze_file(args, path, options, mine, want_report, err=err))
+            mine = manager if k == 0 else fresh_manager(manager)
+            results.append(analyze_file(path, options, mine, style=style, want_report=want_report, err=err))
             if mine is not manager:
-                _merge_timings(manager.timings, mine.timings)
+                merge_timings(manager.timings, mine.timings)
             progress.step(path)
         progress.clear()
         return results
@@ -682,7 +509,8 @@ def _analyze_all(args, paths, options, manager, want_report=False) -> list[_File
     import multiprocessing
     # spawned workers (not forked: this process runs threads), each with the deep stack main() gives
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(deep_call, _analyze_worker, args, path, want_report): k for k, path in enumerate(paths)}
+        futures = {pool.submit(deep_call, analyze_worker, path, options, style, want_report): k
+                   for k, path in enumerate(paths)}
         for fut in as_completed(futures):
             k = futures[fut]
             results[k] = fut.result()
@@ -692,20 +520,6 @@ def _analyze_all(args, paths, options, manager, want_report=False) -> list[_File
         for m in r.messages:
             print(m, file=sys.stderr)
     return results
-
-
-def _fresh_manager(manager: PassManager) -> PassManager:
-    """A pipeline configured like `manager`, without its cached analyses and failures."""
-    m = PassManager(list(manager.available.values()), [p.name for p in manager.steps], manager.options)
-    m.print_after, m.dump = manager.print_after, manager.dump
-    return m
-
-
-def _merge_timings(into: dict, more: dict) -> None:
-    for name, t in more.items():
-        mine = into.setdefault(name, type(t)(name))
-        mine.seconds += t.seconds
-        mine.runs += t.runs
 
 
 def _add_check_command(sub) -> None:
@@ -727,8 +541,8 @@ def _add_check_command(sub) -> None:
     c.add_argument("--cc", default="cc", help="C compiler for the CPU baseline (default: cc)")
     c.add_argument("--cflags", default="-O2", help="flags for the CPU baseline build (default: -O2)")
     c.add_argument("--runs", type=int, default=3, help="program runs for the CPU baseline median (default: 3)")
-    c.set_defaults(passes=None, print_after=[], timings=False, details=False, brief=True, format="text", output=None,
-                   html=None, break_even=None, no_break_even=True, target=[])
+    _add_pass_manager_args(c)
+    c.set_defaults(break_even=None, no_break_even=True, target=[])
 
 
 def cmd_check(args) -> int:
@@ -736,24 +550,27 @@ def cmd_check(args) -> int:
         raise UsageError("check needs --gpu NAME (see `c2gpu gpus`)")
     if args.min_speedup <= 0:
         raise UsageError("--min-speedup must be positive")
-    options = _preprocess_options(args)
-    manager = make_manager(*_performance_pipeline(args, list(PORT_PIPELINE)))
+    options = _options(args, pipeline=PORT.name, **_prediction_fields(args), **_baseline_fields(args))
+    manager = manager_for(options)
     paths, expand_errors = _expand_inputs(args.files)
-    results = _analyze_all(args, paths, options, manager)
+    results = _analyze_all(args.jobs, paths, options, manager, None, want_report=True)
     lines, checked, failed = [], 0, 0
     what = "kernel speedup" if args.kernel_only else "speedup"
     for r in results:
-        if r.file_dict is None:
+        if r.report is None:
             continue
-        if not r.file_dict["nests"]:
+        if not r.report.nests:
             lines.append(f"{r.path}: note: no loop nests to check")
-        for nd in r.file_dict["nests"]:
+        for nest in r.report.nests:
             checked += 1
-            ok, message = _check_nest(nd, args.min_speedup, args.kernel_only, what)
+            ok, message = _check_nest(nest, args.min_speedup, args.kernel_only, what)
             failed += not ok
-            loc = nd["location"]
-            lines.append(f"{loc['file']}:{loc['line']}:{loc['col']}: {'note' if ok else 'error'}: nest {nd['name']}: "
-                         f"{message}")
+            loc = nest.location
+            lines.append(f"{loc.file}:{loc.line}:{loc.col}: {'note' if ok else 'error'}: nest {nest.name}: {message}")
+    for r in results:
+        merge_timings(manager.timings, r.timings)
+    if options.timings:
+        _print_timings(manager.timings)
     for line in lines:
         print(line)
     passed = checked - failed
@@ -764,18 +581,15 @@ def cmd_check(args) -> int:
     return EXIT_BELOW_MIN if failed else EXIT_OK
 
 
-def _check_nest(nd: dict, minimum: float, kernel_only: bool, what: str) -> tuple[bool, str]:
-    v = nd.get("verdict")
-    if v is None:
-        perf = nd.get("performance") or {}
-        return False, f"no prediction ({perf.get('error', 'not analysed')}) (min {minimum:g}x)"
-    if not v.get("ported"):
-        return False, f"{v['reason']} (min {minimum:g}x)"
-    s = v.get("kernel_speedup") if kernel_only else v.get("speedup")
+def _check_nest(nest, minimum: float, kernel_only: bool, what: str) -> tuple[bool, str]:
+    """Whether a NestReport passes the gate, and the line's message."""
+    if not nest.has_verdict:
+        return False, f"{nest.no_verdict_reason} (min {minimum:g}x)"
+    s = nest.kernel_speedup if kernel_only else nest.speedup
     if s is None:
-        return False, f"{v['verdict']}: no {what} ({v['reason']}) (min {minimum:g}x)"
+        return False, f"{nest.verdict}: no {what} ({nest.reason}) (min {minimum:g}x)"
     ok = s >= minimum
-    return ok, f"{v['verdict']}, {what} {s:.3g}x ({'>=' if ok else '<'} min {minimum:g}x)"
+    return ok, f"{nest.verdict}, {what} {s:.3g}x ({'>=' if ok else '<'} min {minimum:g}x)"
 
 
 COMMANDS = {"gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify,

@@ -128,9 +128,28 @@ def test_source_text_and_refused_nest():
     assert all(b.location.file == "<source>" for b in first.blocking)
     assert second.ported and second.verdict_class in ("port", "port-if-resident", "keep-on-cpu")
     assert second.loops[0].status == "parallel"
+    assert second.source.splitlines()[0].strip() == "for (i = 0; i < N; i++)"    # the nest's lines, from the text
     text = r.to_json()
     assert "c2gpu-api-" not in text and "source.c" not in text   # no temporary file name leaks
     jsonschema.validate(json.loads(text), SCHEMA)
+
+
+def test_path_and_source_text_give_the_same_report(monkeypatch):
+    """Source text is analysed as given (no temporary file), its locations named by `name`."""
+    import tempfile
+
+    def no_temp_file(*args, **kwargs):
+        raise AssertionError("source text must not be written to a temporary file")
+    monkeypatch.chdir(ROOT)
+    options = dict(defines={"N": 64}, gpu="a100", run_cpu=False, break_even=False)
+    by_path = c2gpu.analyze("testdata/matmul.c", **options)
+    for what in ("mkstemp", "mkdtemp", "NamedTemporaryFile", "TemporaryDirectory"):
+        monkeypatch.setattr(tempfile, what, no_temp_file)
+    by_text = c2gpu.analyze((ROOT / "testdata" / "matmul.c").read_text(), name="testdata/matmul.c", **options)
+    assert by_text.path == "testdata/matmul.c" and by_text.to_json() == by_path.to_json()
+    assert [(n.source, n.cuda, n.mapping) for n in by_text.nests] == [(n.source, n.cuda, n.mapping)
+                                                                      for n in by_path.nests]
+    assert by_text.nests[0].source.splitlines()[0].strip() == "for (i = 0; i < N; i++)"
 
 
 def test_without_a_gpu_loops_mapping_and_cuda_only():

@@ -1,5 +1,6 @@
 """CLI behaviour: exit codes, compiler-style messages without tracebacks, JSON schema."""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,3 +110,25 @@ def test_passes_lists_builtin():
     r = run("passes")
     assert r.returncode == 0
     assert "normalize  (transform, from c2gpu[normalize])" in r.stdout
+
+
+def test_port_timings_and_print_after(tmp_path):
+    """--timings and --print-after work on every command that runs passes, as on analyze (stderr)."""
+    out = tmp_path / "saxpy.cu"
+    r = run("port", str(TESTDATA / "saxpy.c"), "-o", str(out), "--timings")
+    assert r.returncode == 0, r.stderr
+    timed = re.findall(r"^pass (\S+) +(\d+) runs +[\d.]+ ms$", r.stderr, re.M)
+    assert {name for name, _ in timed} >= {"normalize", "dependence", "mapping", "shared-memory"}
+    assert all(int(runs) >= 1 for _, runs in timed)
+    r = run("port", str(TESTDATA / "saxpy.c"), "-o", str(out), "--print-after", "mapping")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^--- saxpy@\d+ after mapping ---$", r.stderr, re.M)
+    assert "after dependence" not in r.stderr
+    r = run("emit", str(TESTDATA / "saxpy.c"), "--print-after", "no-such-pass")
+    assert r.returncode == 2 and "--print-after: unknown pass 'no-such-pass'" in r.stderr
+
+
+def test_check_timings(tmp_path):
+    r = run("check", str(TESTDATA / "saxpy.c"), "--gpu", "a100", "--no-run", "--timings")
+    assert r.returncode in (0, 3), r.stderr
+    assert re.search(r"^pass performance +3 runs +[\d.]+ ms$", r.stderr, re.M)     # once per nest of saxpy.c

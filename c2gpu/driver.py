@@ -1,0 +1,206 @@
+"""The driver: one analysis of a C file (or C source text) under `Options`, for every front door.
+
+`analyze(path, options, source=...) -> Report` is the Python API's (c2gpu.analyze); the command line's
+`analyze` and `check` call `analyze_file` per file (in worker processes with --jobs), which also renders the
+text and JSON reports.  Both run the same pipeline, advisor and report model.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from .diagnostics import C2GPUError
+from .frontend import load_program_recovering
+from .options import Options, OptionsError
+from .pipeline import PassManager, PipelineError
+from .pipelines import PIPELINES, with_performance
+from .registry import discover
+from .report import ir_json, text
+from .report.model import Report, build_report
+
+
+def pipeline_passes(options: Options) -> tuple[str, ...]:
+    """The passes `options` asks for: the explicit list, else the named pipeline; with a GPU, then performance."""
+    passes = options.passes if options.passes is not None else PIPELINES[options.pipeline].passes
+    return with_performance(passes) if options.gpu is not None else passes
+
+
+def make_manager(pipeline: Sequence[str], options: dict | None = None) -> PassManager:
+    """A pass manager over the registered passes (a plugin that fails to load is a warning, not an error)."""
+    registered, failures = discover()
+    for f in failures:
+        print(f"c2gpu: warning: pass {f.origin} failed to load: {f.message}", file=sys.stderr)
+    try:
+        return PassManager([r.instance for r in registered], pipeline, options)
+    except PipelineError as e:
+        raise OptionsError(str(e)) from None
+
+
+def manager_for(options: Options) -> PassManager:
+    """The pass manager of `options`, printing the IR after the passes of --print-after (on stderr)."""
+    manager = make_manager(pipeline_passes(options), options.pass_options())
+    manager.print_after = set(options.print_after)
+    for name in manager.print_after:
+        if name not in manager.available:
+            raise OptionsError(f"--print-after: unknown pass '{name}'")
+    manager.dump = _dump_ir
+    return manager
+
+
+def _dump_ir(pass_name: str, nest) -> None:
+    print(f"--- {nest.name} after {pass_name} ---\n{text.nest_ir(nest)}", file=sys.stderr)
+
+
+def fresh_manager(manager: PassManager) -> PassManager:
+    """A pipeline configured like `manager`, without its cached analyses and failures."""
+    m = PassManager(list(manager.available.values()), [p.name for p in manager.steps], manager.options)
+    m.print_after, m.dump = manager.print_after, manager.dump
+    return m
+
+
+def merge_timings(into: dict, more: dict) -> None:
+    for name, t in more.items():
+        mine = into.setdefault(name, type(t)(name))
+        mine.seconds += t.seconds
+        mine.runs += t.runs
+
+
+# --------------------------------------------------------------------------- one file
+
+@dataclass(frozen=True)
+class TextStyle:
+    """How the text report is written: with the IR of each nest (details), only the verdict table (brief),
+    in colour."""
+    details: bool = False
+    brief: bool = False
+    colour: bool = False
+
+
+@dataclass
+class FileAnalysis:
+    """What analysing one file gave: its JSON entry (None when it could not be read), its text report, the
+    input errors, the exit status (0, or 1 for an input error) and, when asked, its Report."""
+    path: str
+    file_dict: dict | None
+    text: str
+    errors: list
+    status: int
+    report: Report | None = None
+    messages: list = field(default_factory=list)     # stderr lines of a worker process, printed in file order
+    timings: dict = field(default_factory=dict)
+
+
+def analyze_file(path: str, options: Options, manager: PassManager, *, source: str | None = None,
+                 style: TextStyle | None = None, want_report: bool = False,
+                 err: Callable[[str], None] | None = None) -> FileAnalysis:
+    """Analyse one file: load it (recovering from errors), run the pipeline, advise, render JSON, the text
+    report (with `style`) and the Report (with `want_report`).  With `source`, that C text is analysed and
+    `path` only names it.  Input errors go to `err` (default: stderr) as compiler-style messages."""
+    err = err or (lambda m: print(m, file=sys.stderr))
+    status, errors = 0, []
+    try:
+        # a syntax error or missing header costs its declaration, not the file: report it, analyse the rest
+        program, problems = load_program_recovering(path, options.preprocess, source=source)
+    except C2GPUError as e:
+        problems, program = [e], None
+    for e in problems:
+        err(str(e))
+        errors.append({"path": path, "message": e.message, "location": ir_json.loc(e.loc)})
+        status = 1
+    if program is None:
+        return FileAnalysis(path, None, "", errors, status)
+    program = manager.run(program)
+    advice = _advise(options, path, program, manager, source)
+    fd = _with_verdict_json(_with_performance_json(ir_json.program(program, manager.errors), program, manager),
+                            program, advice)
+    report_text = _text(program, manager, advice, style) if style is not None else ""
+    report = build_report(path, program, manager, advice, fd, errors, source) if want_report else None
+    return FileAnalysis(path, fd, report_text, errors, status, report)
+
+
+def analyze_worker(path: str, options: Options, style: TextStyle | None, want_report: bool) -> FileAnalysis:
+    """One file in a worker process, with a pipeline of its own (no state shared between files)."""
+    manager = manager_for(options)
+    messages: list[str] = []
+    result = analyze_file(path, options, manager, style=style, want_report=want_report, err=messages.append)
+    result.messages, result.timings = messages, dict(manager.timings)
+    return result
+
+
+def analyze(path: str, options: Options, source: str | None = None) -> Report:
+    """The Report of the C file `path` or, with `source`, of that C text (`path` then names it in locations).
+    Raises C2GPUError when the input cannot be read at all."""
+    result = analyze_file(path, options, manager_for(options), source=source, want_report=True,
+                          err=lambda message: None)
+    if result.report is None:
+        raise C2GPUError(result.errors[0]["message"] if result.errors else f"cannot analyse '{path}'")
+    return result.report
+
+
+# --------------------------------------------------------------------------- the verdict and the reports
+
+def _advise(options: Options, path: str, program, manager: PassManager, source: str | None):
+    if "performance" not in {p.name for p in manager.steps}:
+        return None
+    from .advisor import AdvisorOptions, advise
+    aopts = AdvisorOptions(run_cpu=options.run_cpu, cc=options.cc, cflags=options.cflags,
+                           repeats=max(1, options.runs), break_even=options.break_even,
+                           break_even_param=options.break_even_param, targets=(1.0, *options.targets))
+    steps = [p.name for p in manager.steps]
+    return advise(path, program, manager, options.preprocess,
+                  lambda: make_manager(steps, dict(manager.options, block_search=False, registers="estimate")),
+                  aopts, source)
+
+
+def _text(program, manager: PassManager, advice, style: TextStyle) -> str:
+    if advice is not None and not style.details:
+        # the verdict of each nest, then (unless brief) the performance analysis behind it
+        return _verdict_text(program, manager, advice, None if style.brief else _performance_text_hook(manager),
+                             colour=style.colour)
+    out = text.program(program, manager.errors, extra=_performance_text_hook(manager))
+    if advice is not None:
+        out += _verdict_text(program, manager, advice, colour=style.colour)
+    return out
+
+
+def _verdict_text(program, manager, advice, details=None, colour: bool = False) -> str:
+    from .report.verdict_text import nest_table
+    parts = [f"{program.path}: {len(program.nests)} loop nest{'s' if len(program.nests) != 1 else ''}\n"]
+    for nest in program.nests:
+        parts.append(nest_table(nest, advice.get(nest.name), manager.result("performance", nest), colour))
+        if details is not None and manager.result("performance", nest) is not None:
+            parts.append(details(nest) + "\n")
+    return "\n".join(parts) + "\n"
+
+
+def _with_verdict_json(fd: dict, program, advice) -> dict:
+    if advice is None:
+        return fd
+    from .report.verdict_json import verdict_json
+    for nd, nest in zip(fd["nests"], program.nests):
+        nd["verdict"] = verdict_json(advice.get(nest.name))
+    return fd
+
+
+def _performance_text_hook(manager):
+    if "performance" not in {p.name for p in manager.steps}:
+        return None
+    from .perf.report import performance_text
+
+    def extra(nest) -> str:
+        perf = manager.result("performance", nest)
+        if perf is None:
+            return "  performance: not predicted (see the flags below)"
+        return performance_text(perf)
+    return extra
+
+
+def _with_performance_json(file_dict: dict, program, manager) -> dict:
+    if "performance" in {p.name for p in manager.steps}:
+        from .perf.report import performance_json
+        for nd, nest in zip(file_dict["nests"], program.nests):
+            errs = [f.message for f in manager.errors.get(nest.name, [])]
+            nd["performance"] = performance_json(manager.result("performance", nest),
+                                                 "; ".join(errs) or "not predicted")
+    return file_dict

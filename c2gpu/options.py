@@ -1,0 +1,132 @@
+"""`Options`: everything one analysis needs, checked once, frozen.
+
+The command line builds it from its arguments (c2gpu/cli.py), the Python API from keyword arguments
+(c2gpu/api.py); the driver (c2gpu/driver.py) runs it.  A bad value raises `OptionsError` with a message for
+the user, naming the option as it is written on the command line: the command line prints it as
+`c2gpu: error: ...` (exit 2), the API raises it (a ValueError).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from .diagnostics import C2GPUError
+from .frontend import PreprocessOptions
+from .frontend.preprocess import parse_define
+
+
+class OptionsError(ValueError):
+    """A bad option; the message is for the user."""
+
+
+@dataclass(frozen=True)
+class Options:
+    # preprocessing, as for cc
+    defines: tuple[tuple[str, str | None], ...] = ()
+    include_dirs: tuple[str, ...] = ()
+    cpp: str | None = None
+    # the pipeline: a name of c2gpu.pipelines.PIPELINES, or an explicit pass list (--passes) that overrides it;
+    # with a GPU the performance pass is added (pipelines.with_performance)
+    pipeline: str = "port"
+    passes: tuple[str, ...] | None = None
+    # the prediction: the GPU description (loaded once), models, sizes
+    gpu: object = None
+    models: tuple[str, ...] | None = None          # None: every model, the validated default marked
+    params: tuple[tuple[str, int], ...] = ()
+    include_context: bool = False
+    registers: str = "auto"                        # "auto", "ptxas" or "estimate"
+    # the mapping and shared memory
+    assume_no_alias: bool = False
+    map: tuple[str, ...] | None = None
+    block: tuple[int, ...] | None = None
+    shared_memory: str = "auto"                    # "auto" or "off"
+    shared_budget: int | None = None
+    shared_force: tuple[str, ...] = ()
+    shared_exclude: tuple[str, ...] = ()
+    # the CPU baseline and the verdict
+    run_cpu: bool = True
+    cc: str = "cc"
+    cflags: tuple[str, ...] = ("-O2",)
+    runs: int = 3
+    break_even: bool = True
+    break_even_param: str | None = None
+    targets: tuple[float, ...] = ()                # speedups to find sizes for, besides 1x
+    # diagnostics of the pass manager (stderr)
+    print_after: tuple[str, ...] = ()
+    timings: bool = False
+
+    def __post_init__(self):
+        if self.shared_budget is not None and self.shared_budget < 0:
+            raise OptionsError("--shared-budget must be a number of bytes >= 0")
+
+    @property
+    def preprocess(self) -> PreprocessOptions:
+        return PreprocessOptions(defines=self.defines, include_dirs=self.include_dirs, cpp=self.cpp)
+
+    def pass_options(self) -> dict:
+        """The options the passes read (PassManager options)."""
+        opts: dict = {"assume_no_alias": self.assume_no_alias, "shared_memory": self.shared_memory}
+        if self.shared_budget is not None:
+            opts["shared_budget"] = self.shared_budget
+        if self.shared_force:
+            opts["shared_force"] = self.shared_force
+        if self.shared_exclude:
+            opts["shared_exclude"] = self.shared_exclude
+        if self.map is not None:
+            opts["map"] = list(self.map)
+        if self.block is not None:
+            opts["block"] = self.block
+        if self.gpu is not None:
+            opts.update({"gpu": self.gpu, "params": dict(self.params), "include_context": self.include_context,
+                         "registers": self.registers, "models": None if self.models is None else list(self.models)})
+        return opts
+
+
+def parse_defines(defines: Mapping[str, object] | Iterable[str] | None) -> tuple[tuple[str, str | None], ...]:
+    """Macros as for -D: {"N": 512} or ["N=512", "DEBUG"]."""
+    if isinstance(defines, Mapping):
+        items = [f"{k}={v}" if v is not None else str(k) for k, v in defines.items()]
+    else:
+        items = [str(d) for d in (defines or [])]
+    try:
+        return tuple(parse_define(d) for d in items)
+    except C2GPUError as e:
+        raise OptionsError(e.message) from None
+
+
+def parse_params(items: Iterable[str]) -> tuple[tuple[str, int], ...]:
+    """Values of symbolic sizes, each "NAME=INTEGER"."""
+    out = {}
+    for item in items or []:
+        name, eq, value = item.partition("=")
+        try:
+            if not eq or not name.strip().isidentifier():
+                raise ValueError
+            out[name.strip()] = int(value.strip(), 0)
+        except ValueError:
+            raise OptionsError(f"--param '{item}': expected NAME=INTEGER, e.g. --param n=2048") from None
+    return tuple(out.items())
+
+
+def parse_block(text: str) -> tuple[int, ...]:
+    """A thread block shape "BX[xBY[xBZ]]" with at most 1024 threads."""
+    try:
+        dims = tuple(int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise OptionsError(f"--block '{text}': expected e.g. 256 or 32x8") from None
+    threads = dims[0] * (dims[1:2] or (1,))[0] * (dims[2:3] or (1,))[0] if dims else 0
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims) or threads > 1024:
+        raise OptionsError(f"--block '{text}': 1 to 3 positive sizes with at most 1024 threads in all")
+    return dims
+
+
+def load_gpu_option(key: str):
+    """The GPU of --gpu: a catalog key, or a description file.  An unknown key is a bad option; a description
+    file that cannot be used is a bad input (its GPUDescriptionError, a C2GPUError, goes on)."""
+    from .gpu import GPUDescriptionError, load_gpu
+    try:
+        return load_gpu(key)
+    except GPUDescriptionError as e:
+        if key.lower().endswith((".toml", ".json")) or "/" in key:
+            raise
+        raise OptionsError(f"--gpu: {e.message}") from None

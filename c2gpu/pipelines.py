@@ -1,0 +1,30 @@
+"""The named pipelines: which passes each command runs, in order, with what each is for.
+
+One place for them (numba's DefaultPassBuilder habit): the command line, the Python API and the advisor's
+break-even probes take their pass lists from here.  A pass added to the port pipeline (say a pass that
+finalizes the plan before `performance`) is one line in `PORT`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    name: str
+    passes: tuple[str, ...]
+    description: str
+
+
+ANALYZE = Pipeline("analyze", ("normalize",), "the loop nests as read, normalized (`analyze` without --gpu)")
+PORT = Pipeline("port", ("normalize", "dependence", "mapping", "shared-memory", "plan"),
+                "dependences, loops mapped to GPU threads, shared-memory tiles, the finalized plan: what port, emit "
+                "and verify need")
+
+PIPELINES: dict[str, Pipeline] = {p.name: p for p in (ANALYZE, PORT)}
+
+
+def with_performance(passes: tuple[str, ...]) -> tuple[str, ...]:
+    """`passes` ending with the performance pass (added when missing): what any run with a GPU adds, so that
+    it predicts the kernels and the advisor can give a verdict."""
+    return passes if "performance" in passes else passes + ("performance",)
