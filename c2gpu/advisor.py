@@ -144,7 +144,7 @@ def advise(path: str, program: Program, manager, options: PreprocessOptions, mak
         perf = manager.result("performance", nest)
         cpu = cpu_times.get(nest.name)
         if perf is None:
-            errs = manager.errors.get(nest.name, [])
+            errs = manager.errors_of(nest)
             out[nest.name] = NestAdvice(nest.name, None, cpu, errs[-1].message if errs else "not predicted")
             continue
         model = perf.default_model

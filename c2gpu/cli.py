@@ -16,7 +16,7 @@ from typing import Sequence
 
 from . import __version__
 from .diagnostics import C2GPUError
-from .driver import (FileAnalysis, TextStyle, analyze_file, analyze_worker, fresh_manager, make_manager, manager_for,
+from .driver import (FileAnalysis, TextStyle, analyze_file, analyze_worker, make_manager, manager_for,
                      merge_timings)
 from .frontend.parse import deep_call
 from .options import Options, OptionsError, load_gpu_option, parse_block, parse_defines, parse_params
@@ -27,10 +27,8 @@ from .report import ir_json
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_VERIFY_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
 # the pipelines and the pass manager live in c2gpu.pipelines and c2gpu.driver; these names stay for the tests
-DEFAULT_PIPELINE = ANALYZE.passes
-PORT_PIPELINE = PORT.passes
 UsageError = OptionsError
-__all__ = ["main", "build_parser", "make_manager", "DEFAULT_PIPELINE", "PORT_PIPELINE", "UsageError"]
+__all__ = ["main", "build_parser", "UsageError"]
 
 
 def _options(args, **command_fields) -> Options:
@@ -84,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--format", choices=("text", "json", "sarif"), default="text",
                    help="text (default), json (schema c2gpu/schemas/analysis.schema.json) or sarif (SARIF 2.1.0; "
                         "needs --gpu)")
-    a.add_argument("--passes", metavar="P1,P2", help=f"pipeline to run (default: {','.join(DEFAULT_PIPELINE)})")
+    a.add_argument("--passes", metavar="P1,P2", help=f"pipeline to run (default: {','.join(ANALYZE.passes)})")
     _add_pass_manager_args(a)
     a.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     _add_performance_args(a)
@@ -209,11 +207,11 @@ def _write(out: str, path: str | None) -> None:
 
 def cmd_passes(args) -> int:
     registered, failures = discover()
-    rows = [(r.instance.name, r.origin, "transform" if r.instance.transforms else "analysis",
-             ", ".join(r.instance.requires) or "-", ", ".join(r.instance.provides) or "-", r.instance.description)
-            for r in registered]
-    for name, origin, kind, req, prov, desc in rows:
-        print(f"{name}  ({kind}, from {origin})\n    {desc}\n    requires: {req}\n    provides: {prov}")
+    for r in registered:
+        p = r.instance
+        print(f"{p.name}  ({'transform' if p.transforms else 'analysis'}, from {r.origin})\n    {p.description}\n"
+              f"    requires: {', '.join(p.requires) or '-'}\n    uses: {', '.join(p.uses) or '-'}\n"
+              f"    provides: {', '.join(p.provides) or '-'}")
     for f in failures:
         print(f"{f.origin}: failed to load: {f.message}")
     return EXIT_OK if not failures else EXIT_INPUT
@@ -494,13 +492,10 @@ def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: 
 
     if jobs <= 1 or len(paths) <= 1 or options.print_after:
         results = []
-        for k, path in enumerate(paths):
+        for path in paths:
             progress.show(path)
-            # a pipeline per file: analyses and failures are keyed by nest name, which files share (main@29)
-            mine = manager if k == 0 else fresh_manager(manager)
-            results.append(analyze_file(path, options, mine, style=style, want_report=want_report, err=err))
-            if mine is not manager:
-                merge_timings(manager.timings, mine.timings)
+            results.append(analyze_file(path, options, manager, style=style, want_report=want_report, err=err))
+            manager.clear()     # the file's report is built: its nests' analyses are not needed any more
             progress.step(path)
         progress.clear()
         return results

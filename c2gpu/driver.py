@@ -52,13 +52,6 @@ def _dump_ir(pass_name: str, nest) -> None:
     print(f"--- {nest.name} after {pass_name} ---\n{text.nest_ir(nest)}", file=sys.stderr)
 
 
-def fresh_manager(manager: PassManager) -> PassManager:
-    """A pipeline configured like `manager`, without its cached analyses and failures."""
-    m = PassManager(list(manager.available.values()), [p.name for p in manager.steps], manager.options)
-    m.print_after, m.dump = manager.print_after, manager.dump
-    return m
-
-
 def merge_timings(into: dict, more: dict) -> None:
     for name, t in more.items():
         mine = into.setdefault(name, type(t)(name))
@@ -200,7 +193,7 @@ def _with_performance_json(file_dict: dict, program, manager) -> dict:
     if "performance" in {p.name for p in manager.steps}:
         from .perf.report import performance_json
         for nd, nest in zip(file_dict["nests"], program.nests):
-            errs = [f.message for f in manager.errors.get(nest.name, [])]
+            errs = [f.message for f in manager.errors_of(nest)]
             nd["performance"] = performance_json(manager.result("performance", nest),
                                                  "; ".join(errs) or "not predicted")
     return file_dict

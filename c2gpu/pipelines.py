@@ -25,6 +25,7 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (ANALYZE, PORT)}
 
 
 def with_performance(passes: tuple[str, ...]) -> tuple[str, ...]:
-    """`passes` ending with the performance pass (added when missing): what any run with a GPU adds, so that
-    it predicts the kernels and the advisor can give a verdict."""
-    return passes if "performance" in passes else passes + ("performance",)
+    """`passes` with what any run with a GPU adds when missing: the shared-memory tiles the model compares, the
+    plan it finalizes (the reports' kernels and CUDA) and the performance pass itself, so that it predicts the
+    kernels and the advisor can give a verdict."""
+    return passes + tuple(p for p in ("shared-memory", "plan", "performance") if p not in passes)

@@ -52,7 +52,7 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
     program = manager.run(program)
     outcomes = []
     for nest in program.nests:
-        errs = manager.errors.get(nest.name, [])
+        errs = manager.errors_of(nest)
         plan = manager.result("plan", nest)
         dep = manager.result("dependence", nest)
         perf = manager.result("performance", nest)

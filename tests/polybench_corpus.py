@@ -24,7 +24,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from c2gpu.cli import PORT_PIPELINE, make_manager
+from c2gpu.driver import make_manager
+from c2gpu.pipelines import PORT
 from c2gpu.emulate.build import compile_for_cpu
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.ir import Loop
@@ -163,7 +164,7 @@ def port(kernel: Path, assume_no_alias: bool) -> Port:
     """c2gpu port KERNEL -o OUT.cu --split -I utilities -I KERNEL_DIR -D MINI_DATASET -D POLYBENCH_DUMP_ARRAYS
     [--assume-no-alias], through the same calls the command line makes."""
     options = PreprocessOptions(defines=DEFINES, include_dirs=(str(UTILITIES), str(kernel.parent)))
-    manager = make_manager(list(PORT_PIPELINE), {"assume_no_alias": assume_no_alias})
+    manager = make_manager(list(PORT.passes), {"assume_no_alias": assume_no_alias})
     res = port_file(str(kernel), options, manager, f"{kernel.stem}.cu", split=True)
     return Port(nests=[o.nest.name for o in res.outcomes], depths={o.nest.name: _depth(o.nest.root) for o in res.outcomes},
                 ported=[o.nest.name for o in res.ported],

@@ -110,6 +110,9 @@ def test_passes_lists_builtin():
     r = run("passes")
     assert r.returncode == 0
     assert "normalize  (transform, from c2gpu[normalize])" in r.stdout
+    # what each pass reads: required analyses, and those it uses when the pipeline computes them
+    plan = r.stdout[r.stdout.index("plan  (analysis"):].split("\n")
+    assert plan[2:5] == ["    requires: mapping", "    uses: shared-memory, performance", "    provides: plan"]
 
 
 def test_port_timings_and_print_after(tmp_path):
@@ -118,7 +121,7 @@ def test_port_timings_and_print_after(tmp_path):
     r = run("port", str(TESTDATA / "saxpy.c"), "-o", str(out), "--timings")
     assert r.returncode == 0, r.stderr
     timed = re.findall(r"^pass (\S+) +(\d+) runs +[\d.]+ ms$", r.stderr, re.M)
-    assert {name for name, _ in timed} >= {"normalize", "dependence", "mapping", "shared-memory"}
+    assert {name for name, _ in timed} >= {"normalize", "dependence", "mapping", "shared-memory", "plan"}
     assert all(int(runs) >= 1 for _, runs in timed)
     r = run("port", str(TESTDATA / "saxpy.c"), "-o", str(out), "--print-after", "mapping")
     assert r.returncode == 0, r.stderr

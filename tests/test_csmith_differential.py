@@ -79,7 +79,8 @@ def _tail(b: bytes, n: int = 600) -> str:
 
 def check_program(k: int, work: str, inc: str) -> ProgramResult:
     """Generate program k, run it, port it, run the port, compare (in a worker process)."""
-    from c2gpu.cli import PORT_PIPELINE, make_manager
+    from c2gpu.driver import make_manager
+    from c2gpu.pipelines import PORT
     from c2gpu.emulate.build import compile_for_cpu
     from c2gpu.frontend import PreprocessOptions
     from c2gpu.port import host_name_for, port_file
@@ -110,7 +111,7 @@ def check_program(k: int, work: str, inc: str) -> ProgramResult:
         return res
 
     cu = d / "port.cu"
-    port = port_file(str(src), PreprocessOptions(include_dirs=(inc,)), make_manager(PORT_PIPELINE, {}), str(cu),
+    port = port_file(str(src), PreprocessOptions(include_dirs=(inc,)), make_manager(PORT.passes, {}), str(cu),
                      split=True)
     mine = [o for o in port.outcomes if o.nest.loc.file == str(src)]
     res.nests = len(mine)

@@ -21,7 +21,8 @@ import subprocess
 
 import pytest
 
-from c2gpu.cli import PORT_PIPELINE, make_manager
+from c2gpu.driver import make_manager
+from c2gpu.pipelines import PORT
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.verify import verify
 
@@ -46,7 +47,7 @@ def final_output(exe, order=None) -> tuple[list[int], list[float]]:
 def _check(tmp_path, seed, family):
     src = tmp_path / f"random_{family}_{seed}.c"
     src.write_text(program(seed, NESTS_PER_PROGRAM, family=family))
-    manager = make_manager(PORT_PIPELINE, {})
+    manager = make_manager(PORT.passes, {})
     built = tmp_path / "verify"
     res = verify(str(src), PreprocessOptions(), manager, keep=str(built))
     ported = [o for o in res.outcomes if o.ported]

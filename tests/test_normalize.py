@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from c2gpu.cli import make_manager
+from c2gpu.driver import make_manager
 from c2gpu.counting import enclosing_loops, evaluate_instances, instances
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.ir import Loop, Nest, Program

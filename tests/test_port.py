@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from c2gpu.cli import make_manager
+from c2gpu.driver import make_manager
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.nvcc import compile_cuda, parse_ptxas
 from c2gpu.port import analyse_for_port, host_name_for, port_file

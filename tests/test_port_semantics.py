@@ -356,7 +356,7 @@ int main(void) {
 @requires_tool("nvcc")
 @requires_tool("g++")
 def test_private_scalar_keeps_the_last_iterations_value(tmp_path):
-    from c2gpu.cli import make_manager
+    from c2gpu.driver import make_manager
     from c2gpu.verify import verify
     src = write_c(tmp_path, PRIVATE_TEMP)
     cu, log = port(tmp_path, PRIVATE_TEMP)

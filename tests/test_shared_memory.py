@@ -2,7 +2,7 @@
 import pytest
 
 from c2gpu.algorithms.knapsack import greedy_gap_statistics, greedy_select, exact_select, Opportunity
-from c2gpu.cli import make_manager
+from c2gpu.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.nvcc import compile_cuda
 from c2gpu.port import port_file

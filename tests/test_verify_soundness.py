@@ -13,7 +13,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from c2gpu.cli import main, make_manager
+from c2gpu.cli import main
+from c2gpu.driver import make_manager
 from c2gpu.emulate import compile_for_cpu
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.port import PIPELINE

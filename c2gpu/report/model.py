@@ -253,7 +253,7 @@ def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) ->
         loops.append(LoopReport(lp.origin.var if lp.origin else lp.var, lp.header, _loc(lp.loc),
                                 lp.trip_count.to_c() if lp.trip_count is not None else None,
                                 v.status if v is not None else None, reason))
-    errs = manager.errors.get(nest.name, [])
+    errs = manager.errors_of(nest)
     ported = plan is not None
     refusal = "" if ported else (errs[-1].message if errs else "not mapped")
     rep = NestReport(nest.name, nest.function, _loc(nest.loc), loops, ported, refusal, data=nd,
