@@ -21,7 +21,8 @@ import jsonschema
 import pytest
 
 from c2gpu.cli import main
-from c2gpu.report.html import benefit_chart, fmt_s, highlight_c, roofline_chart
+from c2gpu import units
+from c2gpu.report.html import benefit_chart, highlight_c, roofline_chart
 from c2gpu.report.sarif import RULE_IDS, artifact_uri
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +129,7 @@ def test_ported_nest_message_speedup_and_hotspots(sarif):
     lead = {"port": "port: ", "port-if-resident": "port only if the data stays on the GPU",
             "keep-on-cpu": "keep on the CPU"}[cls]
     assert text.startswith(lead) and "on h100-sxm" in text and "on the CPU, static estimate" in text
-    assert re.search(r"kernels [\d.]+ [mun]?s \+ launches [\d.]+ [mun]?s \+ transfers [\d.]+ [mun]?s", text)
+    assert re.search(r"kernels [\d.]+ [mµn]?s \+ launches [\d.]+ [mµn]?s \+ transfers [\d.]+ [mµn]?s", text)
     s = props["speedup"]
     assert s == pytest.approx(props["cpuSeconds"] / props["gpuSeconds"]["total"])
     assert (s > 1) == (cls == "port")
@@ -347,5 +348,5 @@ def test_roofline_point():
 
 
 def test_time_units():
-    assert [fmt_s(x) for x in (1.74, 2.3e-3, 671e-6, 22.5e-9, 0.0, None)] == \
+    assert [units.seconds(x) for x in (1.74, 2.3e-3, 671e-6, 22.5e-9, 0.0, None)] == \
         ["1.74 s", "2.3 ms", "671 µs", "22.5 ns", "0 s", "–"]

@@ -7,33 +7,12 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+from .. import units
 from ..gpu import GPU, list_gpus
 from .predict import KernelPerformance, NestPerformance
 
 
-# --------------------------------------------------------------------------- units
-
-def fmt_time(s: float | None) -> str:
-    if s is None or (isinstance(s, float) and math.isnan(s)):
-        return "-"
-    a = abs(s)
-    if a >= 1:
-        return f"{s:.3g} s"
-    if a >= 1e-3:
-        return f"{s * 1e3:.3g} ms"
-    if a >= 1e-6:
-        return f"{s * 1e6:.3g} us"
-    if a == 0:
-        return "0 s"
-    return f"{s * 1e9:.3g} ns"
-
-
-def fmt_bytes(b: float) -> str:
-    for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(b) >= f:
-            return f"{b / f:.3g} {unit}"
-    return f"{b:.0f} B"
-
+# --------------------------------------------------------------------------- units (c2gpu.units has the rest)
 
 def fmt_block(b) -> str:
     return "x".join(str(x) for x in b)
@@ -44,7 +23,7 @@ def _num(x: float) -> str:
         return "-"
     if math.isinf(x):
         return "inf"
-    return f"{x:.3g}"
+    return units.significant(x)
 
 
 # --------------------------------------------------------------------------- gpus
@@ -76,23 +55,25 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
     for k in perf.kernels:
         out.extend(_kernel_text(k, models, d, p))
     if perf.transfers:
-        parts = [f"{t.array} {t.direction} {fmt_bytes(t.bytes)} {fmt_time(t.seconds)}" for t in perf.transfers]
+        parts = [f"{t.array} {t.direction} {units.byte_size(t.bytes)} {units.seconds(t.seconds)}"
+                 for t in perf.transfers]
         out.append(f"{p}transfers (eq. 4.2, PCIe {g.pcie_generation} x{g.pcie_lanes}): " + "; ".join(parts)
-                   + f"; total {fmt_time(perf.transfer_s)}")
+                   + f"; total {units.seconds(perf.transfer_s)}")
     else:
         out.append(f"{p}transfers: none costed")
     launches = sum(k.launches for k in perf.kernels)
     out.append(f"{p}launch overhead: {launches:.0f} launch{'es' if launches != 1 else ''} x "
-               f"{g.kernel_launch_us:g} us = {fmt_time(perf.launch_overhead_s)}")
+               f"{units.seconds(g.kernel_launch_us * 1e-6)} = {units.seconds(perf.launch_overhead_s)}")
     if perf.shared_trials:
-        rows = [f"{'none' if b is None else fmt_bytes(b)} ({why}): {fmt_time(total)}" for b, why, total, _ in perf.shared_trials]
-        kept = "no shared memory" if perf.shared_budget is None else f"budget {fmt_bytes(perf.shared_budget)}"
+        rows = [f"{'none' if b is None else units.byte_size(b)} ({why}): {units.seconds(total)}"
+                for b, why, total, _ in perf.shared_trials]
+        kept = "no shared memory" if perf.shared_budget is None else f"budget {units.byte_size(perf.shared_budget)}"
         out.append(f"{p}shared memory decision (predicted total, {d}): " + "; ".join(rows) + f" -> {kept}; "
-                   f"without shared memory {fmt_time(perf.without_shared_s)}, "
-                   f"with {fmt_time(min(t for b, _, t, _ in perf.shared_trials if b is not None))}")
-    ctx = f" + context creation {fmt_time(perf.context_s)}" if perf.include_context else \
-        f" (CUDA context creation {fmt_time(perf.context_s)} not included; --include-context)"
-    totals = ", ".join(f"{m} {fmt_time(perf.total_s(m))}{' (default)' if m == d else ''}" for m in models)
+                   f"without shared memory {units.seconds(perf.without_shared_s)}, "
+                   f"with {units.seconds(min(t for b, _, t, _ in perf.shared_trials if b is not None))}")
+    ctx = f" + context creation {units.seconds(perf.context_s)}" if perf.include_context else \
+        f" (CUDA context creation {units.seconds(perf.context_s)} not included; --include-context)"
+    totals = ", ".join(f"{m} {units.seconds(perf.total_s(m))}{' (default)' if m == d else ''}" for m in models)
     out.append(f"{p}total (kernels + launches + transfers{ctx}): {totals}")
     for n in perf.notes:
         out.append(f"{p}note: {n}")
@@ -109,14 +90,14 @@ def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
     out.append(f"{p}kernel {k.name}: block {fmt_block(k.block)} ({how}), grid {fmt_block(geo.grid)} = "
                f"{geo.blocks} blocks, {geo.threads} threads, {k.launches:.0f} launch{'es' if k.launches != 1 else ''}")
     q = p + "  "
-    preds = " | ".join(f"{m} {fmt_time(k.predictions[m].time_s)}{' (default)' if m == d else ''}"
+    preds = " | ".join(f"{m} {units.seconds(k.predictions[m].time_s)}{' (default)' if m == d else ''}"
                        f"{' [clamped to roofline]' if k.predictions[m].clamped else ''}" for m in models)
     per = " per launch" if k.launches != 1 else ""
     out.append(f"{q}predicted kernel time{per}: {preds}")
     rf = k.roofline
-    out.append(f"{q}roofline bound: {fmt_time(rf.bound_s)} ({rf.limiter}: DRAM lower bound "
-               f"{fmt_bytes(k.memory.dram_lower_bound)} at peak -> {fmt_time(rf.memory_s)}, "
-               f"{k.intensity.flops / 1e9:.3g} GFLOP at peak -> {fmt_time(rf.compute_s)}; "
+    out.append(f"{q}roofline bound: {units.seconds(rf.bound_s)} ({rf.limiter}: DRAM lower bound "
+               f"{units.byte_size(k.memory.dram_lower_bound)} at peak -> {units.seconds(rf.memory_s)}, "
+               f"{units.flop_count(k.intensity.flops)} at peak -> {units.seconds(rf.compute_s)}; "
                f"{_num(k.intensity.flops_per_dram_byte)} flop/B)")
     o = k.occupancy
     if o is not None:
@@ -131,9 +112,9 @@ def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
                f"arithmetic intensity {_num(k.intensity.alg63)} (Alg. 6.3: {k.intensity.on_chip} on-chip / "
                f"{k.intensity.off_chip} off-chip)")
     mem = k.memory
-    out.append(f"{q}memory per launch: DRAM {fmt_bytes(mem.dram_estimate)} estimated (lower bound "
-               f"{fmt_bytes(mem.dram_lower_bound)}), L2->SM {fmt_bytes(mem.l2_bytes)}, working set "
-               f"{fmt_bytes(mem.working_set)}; L1 reuse window {mem.l1_window} iteration"
+    out.append(f"{q}memory per launch: DRAM {units.byte_size(mem.dram_estimate)} estimated (lower bound "
+               f"{units.byte_size(mem.dram_lower_bound)}), L2->SM {units.byte_size(mem.l2_bytes)}, working set "
+               f"{units.byte_size(mem.working_set)}; L1 reuse window {mem.l1_window} iteration"
                f"{'s' if mem.l1_window != 1 else ''}")
     out.append(f"{q}coalescing (per warp request: 32-B sectors / 128-B lines; L2 sectors, DRAM sectors):")
     for c in mem.accesses:
@@ -154,18 +135,19 @@ def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
         out.append(f"{q}shared-memory tiles: " + "; ".join(k.tiles))
     if k.benefits:
         b = k.benefits
-        out.append(f"{q}GPUPerf ({b.get('case')}): T_comp {fmt_time(b.get('T_comp'))}, T_mem {fmt_time(b.get('T_mem'))}, "
-                   f"T_overlap {fmt_time(b.get('T_overlap'))}; ideal T_fp {fmt_time(b.get('T_fp'))}, "
-                   f"T_mem_min {fmt_time(b.get('T_mem_min'))}")
-        out.append(f"{q}GPUPerf benefits (time a fix could save per launch): B_itilp {fmt_time(b.get('B_itilp'))} "
-                   f"(more ILP/TLP), B_serial {fmt_time(b.get('B_serial'))} (serialization), B_fp "
-                   f"{fmt_time(b.get('B_fp'))} (fewer instructions), B_memlp {fmt_time(b.get('B_memlp'))} "
+        out.append(f"{q}GPUPerf ({b.get('case')}): T_comp {units.seconds(b.get('T_comp'))}, "
+                   f"T_mem {units.seconds(b.get('T_mem'))}, "
+                   f"T_overlap {units.seconds(b.get('T_overlap'))}; ideal T_fp {units.seconds(b.get('T_fp'))}, "
+                   f"T_mem_min {units.seconds(b.get('T_mem_min'))}")
+        out.append(f"{q}GPUPerf benefits (time a fix could save per launch): B_itilp {units.seconds(b.get('B_itilp'))} "
+                   f"(more ILP/TLP), B_serial {units.seconds(b.get('B_serial'))} (serialization), B_fp "
+                   f"{units.seconds(b.get('B_fp'))} (fewer instructions), B_memlp {units.seconds(b.get('B_memlp'))} "
                    f"(memory-level parallelism)")
     if k.hotspots:
         out.append(f"{q}hotspots (Resios: compute units idle while only this access was in flight):")
         for h in k.hotspots:
             where = f" (line {h.line})" if h.line else ""
-            out.append(f"{q}  {h.text}{where}: {fmt_time(h.idle_s)} per launch ({h.share:.0%} of the kernel)")
+            out.append(f"{q}  {h.text}{where}: {units.seconds(h.idle_s)} per launch ({h.share:.0%} of the kernel)")
     elif "resios" in k.predictions:
         out.append(f"{q}hotspots: none (the compute units never waited on memory alone)")
     if k.candidates:
@@ -181,7 +163,7 @@ def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
                 continue
             out.append(f"{q}  {fmt_block(c.block):<11} {c.block[0] * c.block[1] * c.block[2]:>7} "
                        f"{occ.active_warps_per_sm:>8} {occ.occupancy:>5.0%} {occ.limiting_factor:<13}"
-                       + "".join(f" {fmt_time(c.times[m]):>10}" for m in models)
+                       + "".join(f" {units.seconds(c.times[m]):>10}" for m in models)
                        + (f"  {', '.join(c.labels)}" if c.labels else ""))
         for label, (shape, why) in k.strategies.items():
             out.append(f"{q}  5.2.1 {label}: {fmt_block(shape)} ({why})")

@@ -25,10 +25,10 @@ from typing import Iterable
 import jinja2
 from markupsafe import Markup
 
-from .. import __version__
-from ..api import NestReport, Report
+from .. import __version__, units
+from .model import NestReport, Report
 
-# --------------------------------------------------------------------------- units
+# --------------------------------------------------------------------------- styles
 
 VERDICT_STYLE = {   # class -> (label, colour, pale background)
     "port": ("PORT", "#1a7f37", "#dafbe1"),
@@ -39,45 +39,6 @@ VERDICT_STYLE = {   # class -> (label, colour, pale background)
 }
 SEGMENT_COLOURS = {"transfers": "#d4a72c", "launches": "#8250df", "kernels": "#0969da", "context": "#6e7781",
                    "cpu": "#57606a"}
-
-
-def fmt_s(s: float | None) -> str:
-    """Seconds with a unit: 1.74 s, 2.3 ms, 671 µs, 22.5 ns."""
-    if s is None or (isinstance(s, float) and (math.isnan(s) or math.isinf(s))):
-        return "–"
-    a = abs(s)
-    if a == 0:
-        return "0 s"
-    if a < 1e-12:           # rounding noise of the models, below anything a GPU resolves
-        return "~0 s"
-    for unit, f in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if a >= f or unit == "ns":
-            return f"{s / f:.3g} {unit}"
-    return f"{s:.3g} s"
-
-
-def fmt_bytes(b: float | None) -> str:
-    if b is None:
-        return "–"
-    for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(b) >= f:
-            return f"{b / f:.3g} {unit}"
-    return f"{b:.0f} B"
-
-
-def fmt_x(x: float | None) -> str:
-    """A speedup: 0.271×, 12.3×, 257×, 1,107×."""
-    if x is None:
-        return "–"
-    return f"{x:,.0f}×" if x >= 100 else f"{x:.3g}×"
-
-
-def fmt_flops(gflops: float) -> str:
-    if gflops >= 1000:
-        return f"{gflops / 1000:.3g} TFLOP/s"
-    if gflops >= 1:
-        return f"{gflops:.3g} GFLOP/s"
-    return f"{gflops * 1000:.3g} MFLOP/s"
 
 
 def _e(s) -> str:
@@ -233,8 +194,8 @@ def benefit_chart(b: dict, kernel: str) -> Markup:
     for t in ticks:
         out.append(f'<line x1="{X(t):.1f}" y1="{Y(0):.1f}" x2="{X(t):.1f}" y2="{Y(vmax):.1f}" class="grid"/>')
         out.append(f'<line x1="{X(0):.1f}" y1="{Y(t):.1f}" x2="{X(vmax):.1f}" y2="{Y(t):.1f}" class="grid"/>')
-        out.append(_text(X(t), Y(0) + 16, fmt_s(t), "tick", "middle"))
-        out.append(_text(X(0) - 6, Y(t) + 4, fmt_s(t), "tick", "end"))
+        out.append(_text(X(t), Y(0) + 16, units.seconds(t), "tick", "middle"))
+        out.append(_text(X(0) - 6, Y(t) + 4, units.seconds(t), "tick", "end"))
     out.append(f'<line x1="{X(0):.1f}" y1="{Y(0):.1f}" x2="{X(vmax):.1f}" y2="{Y(vmax):.1f}" class="diag"/>')
     out.append(f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" class="frame"/>')
     if t_fp > 0:     # the ideal costs
@@ -264,11 +225,11 @@ def benefit_chart(b: dict, kernel: str) -> Markup:
         xe = X(max(t_mem - bm, 0.0))
         out.append(_arrow(ax, y, xe, y, BENEFIT_COLOURS["B_memlp"]))
         busy.append((xe, y - 4, ax, y + 4))
-        label(xe + 4, y + 15, f"B_memlp {fmt_s(bm)}", "blab", BENEFIT_COLOURS["B_memlp"])
+        label(xe + 4, y + 15, f"B_memlp {units.seconds(bm)}", "blab", BENEFIT_COLOURS["B_memlp"])
     # T_overlap shifts A to A'
     if t_ov > 0 and ax - a2x > 3:
         out.append(_arrow(ax, ay, a2x + 5, ay, BENEFIT_COLOURS["T_overlap"], 1.6, "4 3"))
-        label((ax + a2x) / 2, ay - 8, f"T_overlap {fmt_s(t_ov)}", "small", anchor="middle")
+        label((ax + a2x) / 2, ay - 8, f"T_overlap {units.seconds(t_ov)}", "small", anchor="middle")
     # B_serial, B_itilp, B_fp lower the computation cost, from A' down towards T_fp
     y0 = t_comp
     for k, name in enumerate(("B_serial", "B_itilp", "B_fp")):
@@ -280,7 +241,7 @@ def benefit_chart(b: dict, kernel: str) -> Markup:
         if Y(y1) - Y(y0) >= 2:
             out.append(_arrow(x, Y(y0), x, Y(y1), BENEFIT_COLOURS[name]))
             busy.append((x - 6, Y(y0), x + 6, Y(y1)))
-            label(x + 6, max((Y(y0) + Y(y1)) / 2 + 4, Y(y0) + 30), f"{name} {fmt_s(v)}", "blab",
+            label(x + 6, max((Y(y0) + Y(y1)) / 2 + 4, Y(y0) + 30), f"{name} {units.seconds(v)}", "blab",
                   BENEFIT_COLOURS[name])
         y0 = y1
     out.append(f'<circle cx="{ax:.1f}" cy="{ay:.1f}" r="5.5" fill="#fff" stroke="#24292f" stroke-width="2"/>')
@@ -294,12 +255,12 @@ def benefit_chart(b: dict, kernel: str) -> Markup:
         label(x, y, s, cls)
 
     if t_fp > 0:
-        s_fp = f"T_fp {fmt_s(t_fp)}: ideal computation"
+        s_fp = f"T_fp {units.seconds(t_fp)}: ideal computation"
         w = len(s_fp) * 6.0
         put([(X(0) + 6, Y(t_fp) - 7), (X(vmax) - w - 6, Y(t_fp) - 7), (X(0) + 6, Y(t_fp) + 16),
              (X(vmax) - w - 6, Y(t_fp) + 16)], s_fp, "small", w)
     if t_mm > 0:
-        s_mm = f"T_mem_min {fmt_s(t_mm)}: ideal memory"
+        s_mm = f"T_mem_min {units.seconds(t_mm)}: ideal memory"
         w = len(s_mm) * 6.0
         put([(X(t_mm) + 5, Y(vmax) + 14), (X(t_mm) + 5, Y(vmax * 0.5)), (X(t_mm) + 5, Y(vmax * 0.25))], s_mm,
             "small", w)
@@ -364,9 +325,9 @@ def roofline_chart(peaks: dict, kernel: dict, model: str) -> Markup:
         path = " ".join(f"{X(a):.1f},{Y(b):.1f}" for a, b in pts)
         s = f'<polyline points="{path}" class="{cls}"/>'
         if point_right:     # the kernel's marks are on the right: label the roof next to its ridge
-            s += _text(X(max(ridge, x0)) - 8, Y(peak) + 4, f"{label} {fmt_flops(peak)}", "small", "end")
+            s += _text(X(max(ridge, x0)) - 8, Y(peak) + 4, f"{label} {units.flop_rate(peak * 1e9)}", "small", "end")
         else:
-            s += _text(X(x1) - 6, Y(peak) + dy, f"{label} {fmt_flops(peak)}", "small", "end")
+            s += _text(X(x1) - 6, Y(peak) + dy, f"{label} {units.flop_rate(peak * 1e9)}", "small", "end")
         return s
 
     out.append(roof(p32, "roof", "fp32 peak", -6))
@@ -388,7 +349,7 @@ def roofline_chart(peaks: dict, kernel: dict, model: str) -> Markup:
         share = perf / attainable if attainable else 0
         anchor = "start" if px < L + pw * 0.6 else "end"
         dx = 10 if anchor == "start" else -10
-        out.append(_text(px + dx, py + 4, f"{fmt_flops(perf)} at {ai:.3g} flop/B", "pt2", anchor))
+        out.append(_text(px + dx, py + 4, f"{units.flop_rate(perf * 1e9)} at {ai:.3g} flop/B", "pt2", anchor))
         out.append(_text(px + dx, py + 18, f"{share:.0%} of the roof ({rf.get('limiter', '?')} bound)", "small",
                          anchor))
     else:
@@ -427,9 +388,9 @@ def breakdown_chart(n: NestReport) -> Markup:
             if v > 0:
                 w = max(w, 1.5)
             out.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="26" fill="{SEGMENT_COLOURS[name]}" '
-                       f'rx="2"><title>{_e(name)} {_e(fmt_s(v))}</title></rect>')
+                       f'rx="2"><title>{_e(name)} {_e(units.seconds(v))}</title></rect>')
             x += w
-        out.append(_text(x + 8, y + 18, fmt_s(total), "bval"))
+        out.append(_text(x + 8, y + 18, units.seconds(total), "bval"))
     # composition of the GPU time (100 %)
     y = 104
     out.append(_text(L - 10, y + 15, "GPU time split", "blabel", "end"))
@@ -467,14 +428,14 @@ def _nest_view(n: NestReport, report: Report, index: int) -> dict:
                   "model": model, "kernel_tables": [], "notes": [], "benefit": None, "roofline": None,
                   "kernel_name": "", "kernel_share": "", "kernel_count": 0, "benefits": [], "gpuperf_terms": [],
                   "gpuperf_case": "", "roofline_facts": {}}
-    view["speedup"] = fmt_x(n.speedup)
-    view["kernel_speedup"] = fmt_x(n.kernel_speedup)
-    view["gpu_total"] = fmt_s(n.gpu_s.get("total")) if n.gpu_s else "–"
-    view["cpu"] = fmt_s(n.cpu_s)
+    view["speedup"] = units.speedup(n.speedup)
+    view["kernel_speedup"] = units.speedup(n.kernel_speedup)
+    view["gpu_total"] = units.seconds(n.gpu_s.get("total") if n.gpu_s else None)
+    view["cpu"] = units.seconds(n.cpu_s)
     view["cpu_how"] = ("measured" if n.cpu_source == "measured" else "static estimate") if n.cpu_source else ""
     view["breakdown"] = breakdown_chart(n) if n.gpu_s and n.cpu_s else None
-    view["parts"] = [(k, fmt_s(n.gpu_s.get(k)), SEGMENT_COLOURS[k]) for k in ("transfers", "launches", "kernels")
-                     if n.gpu_s]
+    view["parts"] = [(k, units.seconds(n.gpu_s.get(k)), SEGMENT_COLOURS[k])
+                     for k in ("transfers", "launches", "kernels") if n.gpu_s]
     k = _dominant_kernel(perf, model) if perf and "kernels" in perf else None
     if k is not None:
         b = k.get("gpuperf_benefits_s") or {}
@@ -486,18 +447,19 @@ def _nest_view(n: NestReport, report: Report, index: int) -> dict:
         view["kernel_count"] = len(perf["kernels"])
         if b.get("T_comp") is not None and b.get("T_mem") is not None:
             view["benefit"] = benefit_chart(b, k["name"])
-            view["benefits"] = [(name, fmt_s(b.get(name)), BENEFIT_COLOURS[name], BENEFIT_MEANING[name],
+            view["benefits"] = [(name, units.seconds(b.get(name)), BENEFIT_COLOURS[name], BENEFIT_MEANING[name],
                                  f"{100 * (b.get(name) or 0) / mine * k.get('launches', 1):.0f}%" if mine else "")
                                 for name in ("B_serial", "B_itilp", "B_fp", "B_memlp")]
-            view["gpuperf_terms"] = [(name, fmt_s(b.get(name))) for name in
+            view["gpuperf_terms"] = [(name, units.seconds(b.get(name))) for name in
                                      ("T_comp", "T_mem", "T_overlap", "T_fp", "T_mem_min")]
             view["gpuperf_case"] = (k.get("gpuperf_case") or "").replace("_", " ")
         if report.gpu_peaks:
             view["roofline"] = roofline_chart(report.gpu_peaks, k, model)
             rf = k.get("roofline") or {}
-            view["roofline_facts"] = {"flops": rf.get("flops"), "bytes": fmt_bytes(rf.get("dram_lower_bound_bytes")),
+            view["roofline_facts"] = {"flops": rf.get("flops"),
+                                      "bytes": units.byte_size(rf.get("dram_lower_bound_bytes")),
                                       "ai": rf.get("flops_per_dram_byte"), "limiter": rf.get("limiter"),
-                                      "bound": fmt_s(rf.get("bound_s"))}
+                                      "bound": units.seconds(rf.get("bound_s"))}
     for kk in (perf.get("kernels") or []):
         models = perf.get("models") or [model]
         rows = []
@@ -510,7 +472,7 @@ def _nest_view(n: NestReport, report: Report, index: int) -> dict:
                          "threads": c["block"][0] * c["block"][1] * c["block"][2],
                          "warps": c.get("active_warps_per_sm"),
                          "occ": f"{c['occupancy']:.0%}" if c.get("occupancy") is not None else "–",
-                         "times": [fmt_s((c.get("time_s") or {}).get(m)) for m in models],
+                         "times": [units.seconds((c.get("time_s") or {}).get(m)) for m in models],
                          "labels": ", ".join(c.get("labels") or []) or (c.get("error") or ""),
                          "chosen": chosen})
         occ = kk.get("occupancy") or {}
@@ -521,20 +483,21 @@ def _nest_view(n: NestReport, report: Report, index: int) -> dict:
             "regs": (kk.get("registers") or {}).get("per_thread"), "regs_src": (kk.get("registers") or {}).get("source"),
             "occ": f"{occ['occupancy']:.0%}" if occ.get("occupancy") is not None else "–",
             "limit": occ.get("limiting_factor", "–"),
-            "times": [(m, fmt_s(((kk.get("predictions") or {}).get(m) or {}).get("time_s"))) for m in models]})
+            "times": [(m, units.seconds(((kk.get("predictions") or {}).get(m) or {}).get("time_s"))) for m in models]})
     smd = perf.get("shared_memory_decision")
-    view["shared_trials"] = [{"budget": "none" if t["budget_bytes"] is None else fmt_bytes(t["budget_bytes"]),
-                              "why": t["why"], "total": fmt_s(t["total_s"]), "kernel": fmt_s(t["kernel_s"]),
+    view["shared_trials"] = [{"budget": "none" if t["budget_bytes"] is None else units.byte_size(t["budget_bytes"]),
+                              "why": t["why"], "total": units.seconds(t["total_s"]),
+                              "kernel": units.seconds(t["kernel_s"]),
                               "chosen": t["budget_bytes"] == smd.get("budget_bytes")}
                              for t in (smd or {}).get("trials", [])]
     view["shared"] = [{"kernel": d.kernel, "array": d.array, "kind": d.kind,
-                       "shape": "[" + "][".join(str(x) for x in d.shape) + "]", "size": fmt_bytes(d.size_bytes),
-                       "value": (f"{d.value:,.0f}" if d.value >= 1000 else f"{d.value:.3g}") + " loads/B", "saved": f"{d.loads_saved_per_block:,.0f}",
+                       "shape": "[" + "][".join(str(x) for x in d.shape) + "]", "size": units.byte_size(d.size_bytes),
+                       "value": units.significant(d.value) + " loads/B", "saved": f"{d.loads_saved_per_block:,.0f}",
                        "conflicts": f"{d.bank_conflicts}-way" + (" (padded)" if d.padded else ""),
                        "taken": d.taken, "reason": d.reason} for d in n.shared_memory]
     view["cuda"] = highlight_c(n.cuda) if n.cuda else None
     view["source"] = highlight_c(n.source, n.location.line) if n.source else None
-    view["transfers"] = [(t["array"], t["direction"], fmt_bytes(t["bytes"]), fmt_s(t["time_s"]))
+    view["transfers"] = [(t["array"], t["direction"], units.byte_size(t["bytes"]), units.seconds(t["time_s"]))
                          for t in perf.get("transfers") or []]
     view["break_even"] = [b.sentence(n.gpu or report.gpu or "the GPU") for b in n.break_even]
     if perf.get("error"):
@@ -545,8 +508,8 @@ def _nest_view(n: NestReport, report: Report, index: int) -> dict:
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("c2gpu.templates", "."), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-    env.filters["s"] = fmt_s
-    env.filters["x"] = fmt_x
+    env.filters["s"] = units.seconds
+    env.filters["x"] = units.speedup
     return env
 
 

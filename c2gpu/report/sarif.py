@@ -16,9 +16,8 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from .. import __version__
-from ..api import VERDICT_CLASSES, NestReport, Report
-from ..perf.report import fmt_time
+from .. import __version__, units
+from .model import VERDICT_CLASSES, NestReport, Report
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -79,31 +78,26 @@ def _location(path: str, line: int, col: int = 0, message: str | None = None, ba
     return out
 
 
-def _x(v: float) -> str:
-    """A ratio: 2.29x, 10.9x, 257x, 36,600x."""
-    return f"{v:,.0f}x" if v >= 100 else f"{v:.3g}x"
-
-
 def message_text(n: NestReport, gpu: str | None) -> str:
-    """"port: 257x faster end to end on h100-sxm (kernels 167 us + launches 10.5 us + transfers 83.9 us vs
+    """"port: 257x faster end to end on h100-sxm (kernels 167 µs + launches 10.5 µs + transfers 83.9 µs vs
     67.2 ms on the CPU)", and the break-even sentences."""
     on = f" on {n.gpu or gpu}" if (n.gpu or gpu) else ""
     g = n.gpu_s
-    cpu = f"{fmt_time(n.cpu_s)} on the CPU" + ("" if n.cpu_source == "measured" else ", static estimate")
-    parts = f"kernels {fmt_time(g.get('kernels'))} + launches {fmt_time(g.get('launches'))} + transfers " \
-            f"{fmt_time(g.get('transfers'))}" if g else ""
+    cpu = f"{units.seconds(n.cpu_s)} on the CPU" + ("" if n.cpu_source == "measured" else ", static estimate")
+    parts = f"kernels {units.seconds(g.get('kernels'))} + launches {units.seconds(g.get('launches'))} + transfers " \
+            f"{units.seconds(g.get('transfers'))}" if g else ""
     if g and n.data.get("performance", {}).get("context_included"):
-        parts += f" + context {fmt_time(g.get('context'))}"
+        parts += f" + context {units.seconds(g.get('context'))}"
     c = n.verdict_class
     if c == "not-portable":
         text = f"not portable: {n.refusal}"
     elif c == "port":
-        text = f"port: {_x(n.speedup)} faster end to end{on} ({parts} vs {cpu})"
+        text = f"port: {units.speedup(n.speedup)} faster end to end{on} ({parts} vs {cpu})"
     elif c == "port-if-resident":
-        text = (f"port only if the data stays on the GPU: the kernels are {_x(n.kernel_speedup)} faster{on}, but "
-                f"with the transfers the speedup is {_x(n.speedup)} ({parts} vs {cpu})")
+        text = (f"port only if the data stays on the GPU: the kernels are {units.speedup(n.kernel_speedup)} "
+                f"faster{on}, but with the transfers the speedup is {units.speedup(n.speedup)} ({parts} vs {cpu})")
     elif c == "keep-on-cpu":
-        slower = f"{_x(1 / n.speedup)} slower" if n.speedup else "slower"
+        slower = f"{units.speedup(1 / n.speedup)} slower" if n.speedup else "slower"
         text = f"keep on the CPU: the GPU is {slower} end to end{on} ({parts} vs {cpu})"
     else:
         text = f"no verdict{on}: {n.reason or 'nothing to compare'}"
@@ -141,7 +135,7 @@ def _result(n: NestReport, report: Report, rule_index: dict[str, int], base: str
                 continue
             related.append(_location(n.location.file, h.line, 0,
                                      f"memory hotspot {h.text} in {h.kernel}: {h.share:.0%} of the kernel time "
-                                     f"({fmt_time(h.idle_s)} per launch with the compute units idle)", base,
+                                     f"({units.seconds(h.idle_s)} per launch with the compute units idle)", base,
                                      len(related) + 1))
             if len(related) >= 5:
                 break
