@@ -13,7 +13,8 @@ from pathlib import Path
 from .cpu import CpuTiming, cpu_baseline, measure_file, static_estimate
 from .frontend import PreprocessOptions, load_program
 from .ir import Nest, Program
-from .verdict import BreakEven, Verdict, decide, find_break_even, fmt_time
+from . import units
+from .verdict import BreakEven, Verdict, decide, find_break_even
 
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+\(?\s*(\d+)\s*\)?\s*$", re.M)
 
@@ -92,12 +93,12 @@ def recommendations(v: Verdict, perf) -> list[str]:
     total = v.total_gpu_s
     if total > 0 and v.transfer_s > 0.5 * total:
         out.append(f"host-device transfers take {100 * v.transfer_s / total:.0f}% of the GPU time "
-                   f"({fmt_time(v.transfer_s)}): keep the arrays on the GPU across calls (port the code around "
+                   f"({units.seconds(v.transfer_s)}): keep the arrays on the GPU across calls (port the code around "
                    "this nest as well) so they are copied once")
     launches = sum(k.launches for k in perf.kernels)
     if total > 0 and v.launch_s > 0.3 * total:
         what = "the kernel launch costs" if launches == 1 else f"{launches:.0f} kernel launches cost"
-        out.append(f"{what} {fmt_time(v.launch_s)} ({100 * v.launch_s / total:.0f}% of the GPU time): give each "
+        out.append(f"{what} {units.seconds(v.launch_s)} ({100 * v.launch_s / total:.0f}% of the GPU time): give each "
                    "launch more work (more iterations per kernel, fused kernels in time loops, more mapped loops)")
     model = v.model
     tiles_gain = None
@@ -126,7 +127,7 @@ def recommendations(v: Verdict, perf) -> list[str]:
                        "B_serial": "less serialization (barriers, divergence, bank conflicts)",
                        "B_fp": "fewer non-floating-point instructions (address arithmetic, conversions)"}[name]
             if val > 0.1 * t:
-                out.append(f"{k.name}: GPUPerf's {name} says {meaning} could save up to {fmt_time(val)} "
+                out.append(f"{k.name}: GPUPerf's {name} says {meaning} could save up to {units.seconds(val)} "
                            f"per launch ({100 * val / t:.0f}% of the kernel)")
     return out
 

@@ -14,9 +14,9 @@ import json
 import sys
 from typing import Sequence
 
-from . import __version__
+from . import __version__, units
 from .diagnostics import C2GPUError
-from .driver import (FileAnalysis, TextStyle, analyze_file, analyze_worker, make_manager, manager_for,
+from .driver import (FileAnalysis, TextStyle, analyze_file, analyze_worker, manager_for,
                      merge_timings)
 from .frontend.parse import deep_call
 from .options import Options, OptionsError, load_gpu_option, parse_block, parse_defines, parse_params
@@ -232,18 +232,17 @@ def _port_outcomes_report(outcomes) -> str:
                 shape = "][".join(str(e) for e in opp.shape)
                 lines.append(f"    shared memory {'KEPT' if d.taken else 'not kept'}: {opp.array} [{shape}] ({opp.kind}, "
                              f"{opp.size_bytes} B, saves {opp.loads_saved_per_block:.0f} global loads per block, "
-                             f"value {opp.value:.2f} loads/B, bank conflicts {opp.conflicts}-way"
+                             f"value {units.significant(opp.value)} loads/B, bank conflicts {opp.conflicts}-way"
                              f"{' with padding' if opp.pad else ''}): {d.reason}")
             for a in o.code.arrays:
                 if a.why and not a.why.startswith("read by"):
                     lines.append(f"    {a.name}: {a.why}")
             perf = o.performance
             if perf is not None and perf.shared_trials:
-                from .verdict import fmt_time
                 with_s = min(t for b, _, t, _ in perf.shared_trials if b is not None)
-                kept = "no shared memory" if perf.shared_budget is None else f"shared budget {perf.shared_budget} B"
-                lines.append(f"    predicted on {perf.gpu.key} ({perf.default_model}): {fmt_time(perf.without_shared_s)} "
-                             f"without shared memory, {fmt_time(with_s)} with it -> {kept}")
+                kept = "no shared memory" if perf.shared_budget is None else f"shared budget {units.byte_size(perf.shared_budget)}"
+                lines.append(f"    predicted on {perf.gpu.key} ({perf.default_model}): {units.seconds(perf.without_shared_s)} "
+                             f"without shared memory, {units.seconds(with_s)} with it -> {kept}")
         else:
             lines.append(f"{o.loc or o.nest.loc}: note: not ported: {o.reason} [{o.nest.name}]")
     return "\n".join(lines)
@@ -584,7 +583,7 @@ def _check_nest(nest, minimum: float, kernel_only: bool, what: str) -> tuple[boo
     if s is None:
         return False, f"{nest.verdict}: no {what} ({nest.reason}) (min {minimum:g}x)"
     ok = s >= minimum
-    return ok, f"{nest.verdict}, {what} {s:.3g}x ({'>=' if ok else '<'} min {minimum:g}x)"
+    return ok, f"{nest.verdict}, {what} {units.speedup(s)} ({'>=' if ok else '<'} min {minimum:g}x)"
 
 
 COMMANDS = {"gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify,

@@ -63,7 +63,6 @@ def _pct(part: float, whole: float) -> str:
     return f"{100.0 * part / whole:.0f}%" if whole > 0 else "0%"
 
 
-fmt_time = units.seconds   # advisor.py and cli.py import it from here until they import c2gpu.units
 
 
 def decide(nest: str, gpu: str, model: str, cpu_s: float | None, cpu_source: str, cpu_note: str,

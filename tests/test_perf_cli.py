@@ -13,7 +13,7 @@ from c2gpu.gpu import list_gpus
 from conftest import ROOT, TESTDATA, write_c
 
 SCHEMA = json.loads((ROOT / "c2gpu" / "schemas" / "analysis.schema.json").read_text())
-UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+UNITS = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
 def run(capsys, *argv):
@@ -74,7 +74,7 @@ def test_analyze_matmul_on_a100_shows_both_models_and_the_report(matmul_report):
     hot = part.split("hotspots", 1)[1]
     assert re.search(r"(read|write) [ABC]\[[ijk]\]\[[ijk]\] \(line 20\): [\d.]+ \w+ per launch", hot)
     assert re.search(r"transfers \(eq\. 4\.2.*A in 16\.8 MB", part)
-    assert "launch overhead: 1 launch x 10 us" in part
+    assert "launch overhead: 1 launch x 10 µs" in part
     tot = re.search(r"total \(kernels \+ launches \+ transfers.*\): resios ([\d.]+ \w+), gpuperf ([\d.]+ \w+)", part)
     assert tot and seconds(tot.group(2)) > gpuperf
 
@@ -141,7 +141,7 @@ def test_user_gpu_file_and_time_loop(capsys, tmp_path):
     code, out, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", str(gpu), "-D", "N=256", "-D", "TSTEPS=5", "--registers",
                          "estimate", "--assume-no-alias", str(TESTDATA / "validation" / "jacobi-2d-imper.c"))
     assert code == 0, err
-    assert "[slow]" in out and "5 launches" in out and "launch overhead: 10 launches x 10 us = 100 us" in out
+    assert "[slow]" in out and "5 launches" in out and "launch overhead: 10 launches x 10 µs = 100 µs" in out
 
 
 def test_performance_passes_are_registered(capsys):

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import units
 from ..ir import Loc
 from ..verdict import KEEP, PORT, RESIDENT, BreakEven
 
@@ -148,7 +149,7 @@ class NestReport:
         return self.verdict_class in _CLASS_OF.values()
 
     def __repr__(self) -> str:
-        speed = f", speedup={self.speedup:.3g}x" if self.speedup is not None else ""
+        speed = f", speedup={units.speedup(self.speedup)}" if self.speedup is not None else ""
         what = self.verdict_class if self.ported else f"not-portable: {self.refusal[:60]}"
         return f"<NestReport {self.name} at {self.location}: {what}{speed}>"
 
@@ -187,7 +188,7 @@ class Report:
 
     def __repr__(self) -> str:
         on = f" on {self.gpu}" if self.gpu else ""
-        verdicts = ", ".join(f"{n.name}: {n.verdict_class}" + (f" {n.speedup:.3g}x" if n.speedup is not None else "")
+        verdicts = ", ".join(f"{n.name}: {n.verdict_class}" + (f" {units.speedup(n.speedup)}" if n.speedup is not None else "")
                              for n in self.nests)
         return f"<Report {self.path}{on}: {len(self.nests)} nest{'s' if len(self.nests) != 1 else ''} ({verdicts})>"
 
