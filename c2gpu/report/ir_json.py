@@ -10,7 +10,7 @@ from typing import Any
 from ..counting import enclosing_loops, instances
 from ..ir import Access, ArrayInfo, Flag, Guard, Loc, Loop, Nest, Program, Reduction, Statement
 from ..poly import Poly, Sym
-from ..passes.subscript_bounds import findings
+from ..subscript_bounds import findings
 
 SCHEMA_VERSION = 1
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..counting import enclosing_loops, instances
 from ..ir import Flag, Loop, Nest, Program
 from ..poly import Poly
-from ..passes.subscript_bounds import findings
+from ..subscript_bounds import findings
 
 
 def _loop_line(lp: Loop, depth: int) -> str:
