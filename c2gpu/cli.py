@@ -38,7 +38,8 @@ def _options(args, **command_fields) -> Options:
                    gpu=load_gpu_option(args.gpu) if args.gpu else None, assume_no_alias=bool(args.assume_no_alias),
                    map=tuple(v.strip() for v in args.map.split(",") if v.strip()) if args.map else None,
                    block=parse_block(args.block) if args.block else None, shared_memory=args.shared_memory,
-                   print_after=tuple(args.print_after), timings=args.timings, **command_fields)
+                   print_after=tuple(args.print_after), timings=args.timings,
+                   silenced=tuple(getattr(args, "silence", None) or ()), **command_fields)
 
 
 def _prediction_fields(args) -> dict:
@@ -60,6 +61,8 @@ def _add_frontend_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_pass_manager_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--silence", metavar="CODE", action="append", default=[],
+                   help="leave diagnostics with this code out of the reports (repeatable; `c2gpu codes` lists them)")
     p.add_argument("--print-after", metavar="PASS", action="append", default=[],
                    help="print each nest's IR after the named pass (on stderr)")
     p.add_argument("--timings", action="store_true", help="print the time spent in each pass (on stderr)")
@@ -90,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report_args(a)
 
     sub.add_parser("passes", help="list the available passes with what they require and provide")
+    sub.add_parser("codes", help="list the diagnostic codes (what --silence takes) with what each means")
     _add_gpus_command(sub)
     _add_check_command(sub)
 
@@ -586,7 +590,15 @@ def _check_nest(nest, minimum: float, kernel_only: bool, what: str) -> tuple[boo
     return ok, f"{nest.verdict}, {what} {units.speedup(s)} ({'>=' if ok else '<'} min {minimum:g}x)"
 
 
-COMMANDS = {"gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify,
+def cmd_codes(args) -> int:
+    from .diagnostics import CODES
+    width = max(map(len, CODES))
+    for code, d in sorted(CODES.items()):
+        print(f"{code:<{width}}  {d.kind:<8}  {d.summary}")
+    return EXIT_OK
+
+
+COMMANDS = {"codes": cmd_codes, "gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify,
             "check": cmd_check}
 
 if __name__ == "__main__":  # pragma: no cover

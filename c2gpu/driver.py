@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .diagnostics import C2GPUError
+from .diagnostics import C2GPUError, silence
 from .frontend import load_program_recovering
 from .options import Options, OptionsError
 from .pipeline import PassManager, PipelineError
@@ -18,6 +18,7 @@ from .pipelines import PIPELINES, with_performance
 from .registry import discover
 from .report import ir_json, text
 from .report.model import Report, build_report
+from .subscript_bounds import findings
 
 
 def pipeline_passes(options: Options) -> tuple[str, ...]:
@@ -105,9 +106,10 @@ def analyze_file(path: str, options: Options, manager: PassManager, *, source: s
         return FileAnalysis(path, None, "", errors, status)
     program = manager.run(program)
     advice = _advise(options, path, program, manager, source)
-    fd = _with_verdict_json(_with_performance_json(ir_json.program(program, manager.errors), program, manager),
+    flags = {nest.name: diagnostics(nest, manager, options.silenced) for nest in program.nests}
+    fd = _with_verdict_json(_with_performance_json(ir_json.program(program, flags), program, manager),
                             program, advice)
-    report_text = _text(program, manager, advice, style) if style is not None else ""
+    report_text = _text(program, flags, manager, advice, style) if style is not None else ""
     report = build_report(path, program, manager, advice, fd, errors, source) if want_report else None
     return FileAnalysis(path, fd, report_text, errors, status, report)
 
@@ -146,12 +148,18 @@ def _advise(options: Options, path: str, program, manager: PassManager, source: 
                   aopts, source)
 
 
-def _text(program, manager: PassManager, advice, style: TextStyle) -> str:
+def diagnostics(nest, manager: PassManager, silenced: tuple[str, ...] = ()) -> list:
+    """Everything the reports say about `nest`, once: the IR's flags, the subscripts found out of bounds and
+    the passes' refusals, less the codes the user silenced."""
+    return silence(list(nest.all_flags()) + findings(nest) + manager.errors_of(nest), silenced)
+
+
+def _text(program, flags, manager: PassManager, advice, style: TextStyle) -> str:
     if advice is not None and not style.details:
         # the verdict of each nest, then (unless brief) the performance analysis behind it
         return _verdict_text(program, manager, advice, None if style.brief else _performance_text_hook(manager),
                              colour=style.colour)
-    out = text.program(program, manager.errors, extra=_performance_text_hook(manager))
+    out = text.program(program, flags, extra=_performance_text_hook(manager))
     if advice is not None:
         out += _verdict_text(program, manager, advice, colour=style.colour)
     return out

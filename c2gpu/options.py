@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from .diagnostics import C2GPUError
+from .diagnostics import CODES, C2GPUError
 from .frontend import PreprocessOptions
 from .frontend.preprocess import parse_define
 
@@ -54,10 +54,15 @@ class Options:
     # diagnostics of the pass manager (stderr)
     print_after: tuple[str, ...] = ()
     timings: bool = False
+    # diagnostic codes the reports leave out (c2gpu.diagnostics.CODES)
+    silenced: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.shared_budget is not None and self.shared_budget < 0:
             raise OptionsError("--shared-budget must be a number of bytes >= 0")
+        unknown = sorted(set(self.silenced) - CODES.keys())
+        if unknown:
+            raise OptionsError(f"--silence {unknown[0]}: not a diagnostic code (`c2gpu codes` lists them)")
 
     @property
     def preprocess(self) -> PreprocessOptions:

@@ -135,3 +135,26 @@ def test_check_timings(tmp_path):
     r = run("check", str(TESTDATA / "saxpy.c"), "--gpu", "a100", "--no-run", "--timings")
     assert r.returncode in (0, 3), r.stderr
     assert re.search(r"^pass performance +3 runs +[\d.]+ ms$", r.stderr, re.M)     # once per nest of saxpy.c
+
+
+def test_refusal_points_at_the_blocking_access_with_its_code_and_can_be_silenced():
+    """A refusal is reported at the access that blocks (not the nest's first line), with a stable code a user
+    can silence; an unknown code is a usage error."""
+    args = ("analyze", str(TESTDATA / "may_alias.c"), "--passes", "normalize,dependence,mapping")
+    r = run(*args)
+    assert r.returncode == 0, r.stderr
+    refusal = [line.strip() for line in r.stdout.splitlines() if line.strip().endswith("[not-proven-parallel]")]
+    assert refusal and refusal[0].startswith(f"{TESTDATA / 'may_alias.c'}:18:18: note: loop 'i' at line 17 is not "
+                                             "proven parallel: pointer parameters 'dst' and 'src' may alias")
+    r = run(*args, "--silence", "not-proven-parallel")
+    assert r.returncode == 0 and "[not-proven-parallel]" not in r.stdout and "may_alias.c" in r.stdout
+    r = run(*args, "--silence", "no-such-code")
+    assert r.returncode == 2 and "--silence no-such-code: not a diagnostic code" in r.stderr
+
+
+def test_codes_lists_every_diagnostic_code():
+    from c2gpu.diagnostics import CODES
+    r = run("codes")
+    assert r.returncode == 0
+    listed = [line.split()[0] for line in r.stdout.splitlines()]
+    assert listed == sorted(CODES) and "unknown-call" in listed

@@ -10,7 +10,6 @@ from typing import Any
 from ..counting import enclosing_loops, instances
 from ..ir import Access, ArrayInfo, Flag, Guard, Loc, Loop, Nest, Program, Reduction, Statement
 from ..poly import Poly, Sym
-from ..subscript_bounds import findings
 
 SCHEMA_VERSION = 1
 
@@ -93,7 +92,8 @@ def op_totals(nest: Nest) -> dict[str, str]:
     return {k: expr(v) for k, v in sorted(totals.items())}
 
 
-def nest(n: Nest, extra_flags: list[Flag] = ()) -> dict:
+def nest(n: Nest, flags: list[Flag]) -> dict:
+    """The nest's entry; `flags` are all its diagnostics (IR flags, findings, refusals: see driver.diagnostics)."""
     return {"name": n.name, "function": n.function, "location": loc(n.loc), "region": n.region,
             "params": list(n.params), "loops": loops(n.root),
             "statements": [statement(s, n) for s in n.statements()],
@@ -101,13 +101,13 @@ def nest(n: Nest, extra_flags: list[Flag] = ()) -> dict:
             "scalars": [{"name": s.name, "type": s.ctype, "role": s.role, "location": loc(s.loc)} for s in n.scalars],
             "reductions": [reduction(r) for r in n.reductions()],
             "op_totals": op_totals(n),
-            "flags": [flag(f) for f in list(n.all_flags()) + findings(n) + list(extra_flags)]}
+            "flags": [flag(f) for f in flags]}
 
 
-def program(p: Program, errors: dict[str, list[Flag]] | None = None) -> dict:
-    errors = errors or {}
+def program(p: Program, flags: dict[str, list[Flag]]) -> dict:
+    """The file's entry; `flags` maps each nest's name to its diagnostics."""
     return {"path": p.path, "defines": {k: v for k, v in p.defines},
-            "nests": [nest(n, errors.get(n.name, [])) for n in p.nests],
+            "nests": [nest(n, flags[n.name]) for n in p.nests],
             "notes": [flag(f) for f in p.diagnostics]}
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 from ..counting import enclosing_loops, instances
 from ..ir import Flag, Loop, Nest, Program
 from ..poly import Poly
-from ..subscript_bounds import findings
 
 
 def _loop_line(lp: Loop, depth: int) -> str:
@@ -62,9 +61,9 @@ def _flags(flags: list[Flag]) -> list[str]:
     return [f"  {f.loc}: note: {f.message} [{f.code}]" for f in flags]
 
 
-def program(p: Program, errors: dict[str, list[Flag]] | None = None, extra=None) -> str:
-    """The program's IR; `extra(nest)` may return more text to print right after each nest's IR."""
-    errors = errors or {}
+def program(p: Program, flags: dict[str, list[Flag]], extra=None) -> str:
+    """The program's IR with each nest's diagnostics (`flags` by nest name); `extra(nest)` may return more text
+    to print right after each nest's IR."""
     out = [f"{p.path}: {len(p.nests)} loop nest{'s' if len(p.nests) != 1 else ''}"]
     for n in p.nests:
         out.append("")
@@ -72,10 +71,9 @@ def program(p: Program, errors: dict[str, list[Flag]] | None = None, extra=None)
         more = extra(n) if extra is not None else None
         if more:
             out.append(more)
-        flags = list(n.all_flags()) + findings(n) + errors.get(n.name, [])
-        if flags:
+        if flags[n.name]:
             out.append("  flags:")
-            out.extend("  " + line for line in _flags(flags))
+            out.extend("  " + line for line in _flags(flags[n.name]))
     for f in p.diagnostics:
         out.append(f"{f.loc}: note: {f.message} [{f.code}]")
     return "\n".join(out) + "\n\n"
