@@ -137,7 +137,8 @@ def advise(path: str, program: Program, manager, options: PreprocessOptions, mak
     """Verdict, break-even and recommendations for every nest the pipeline predicted."""
     params = manager.options.get("params") or {}
     cpu_times = cpu_baseline(path, program, options, run=aopts.run_cpu, cc=aopts.cc, cflags=aopts.cflags,
-                             repeats=aopts.repeats, timeout=aopts.timeout, params=params, cache_dir=aopts.cache_dir)
+                             repeats=aopts.repeats, timeout=aopts.timeout, params=params, cache_dir=aopts.cache_dir,
+                             source=source)
     candidates = size_candidates(path, options, source) if aopts.break_even else []
     probes: dict[str, SizeProbe] = {}
     out: dict[str, NestAdvice] = {}
@@ -184,7 +185,7 @@ def _break_even(path, options, nest: Nest, perf, cpu: CpuTiming, candidates, pro
                     try:
                         got = measure_file(path, replace(options, defines=defines), [nest.name], cc=aopts.cc,
                                            cflags=aopts.cflags, repeats=aopts.repeats, timeout=aopts.timeout,
-                                           cache_dir=aopts.cache_dir, program=prog)
+                                           cache_dir=aopts.cache_dir, program=prog, source=source)
                         t = got.get(nest.name)
                         measured[n] = t.median_s if t is not None else None
                     except Exception:

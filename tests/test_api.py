@@ -152,6 +152,14 @@ def test_path_and_source_text_give_the_same_report(monkeypatch):
     assert by_text.nests[0].source.splitlines()[0].strip() == "for (i = 0; i < N; i++)"
 
 
+def test_source_text_is_timed_on_the_cpu():
+    """The CPU baseline builds the text it was given (the compiler's own temporary directory), so source text
+    gets a measured time, not the static estimate's "cannot read '<source>'"."""
+    r = c2gpu.analyze(SOURCE + "int main(void) { f(); return 0; }\n", gpu="a100", run_cpu=True, break_even=False)
+    second = r.nests[1]
+    assert second.cpu_source == "measured" and second.cpu_s is not None and second.cpu_s > 0
+
+
 def test_without_a_gpu_loops_mapping_and_cuda_only():
     r = c2gpu.analyze(SOURCE)
     assert r.gpu is None

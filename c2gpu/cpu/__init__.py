@@ -29,7 +29,8 @@ __all__ = ["CpuTiming", "CpuDescription", "CompilerNotFound", "cpu_baseline", "m
 def cpu_baseline(path: str, program: Program, options: PreprocessOptions | None = None, *, run: bool = True,
                  cc: str | None = None, cflags: Iterable[str] = ("-O2",), repeats: int = 5, timeout: float = 60,
                  params: Mapping[str, object] | None = None, cache_dir: str | os.PathLike | None = None,
-                 use_cache: bool = True, cpu: CpuDescription | None = None) -> dict[str, CpuTiming]:
+                 use_cache: bool = True, cpu: CpuDescription | None = None,
+                 source: str | None = None) -> dict[str, CpuTiming]:
     """Sequential time of every nest of `program` (loaded from `path`), by nest name.
 
     Measured (`source == "measured"`) when `run` and the compiler `cc` (default "cc") is on PATH;
@@ -46,7 +47,8 @@ def cpu_baseline(path: str, program: Program, options: PreprocessOptions | None 
         return estimate_program(program, _ints(params), cpu, f"no C compiler found on PATH (looked for '{cc}')")
     try:
         measured = measure_file(path, options, cc=cc, cflags=cflags, repeats=repeats, timeout=timeout,
-                                params=params, cache_dir=cache_dir, use_cache=use_cache, program=program)
+                                params=params, cache_dir=cache_dir, use_cache=use_cache, program=program,
+                                source=source)
     except C2GPUError as e:
         return estimate_program(program, _ints(params), cpu, f"measurement failed: {e.message}")
     out = {}

@@ -359,13 +359,15 @@ def _aggregate(nest: Nest, nid: int, slot_names: dict[int, str], runs, base: dic
 def measure_file(path: str, options: PreprocessOptions | None = None, nests: Iterable[str | Nest] | None = None, *,
                  cc: str = "cc", cflags: Iterable[str] = ("-O2",), repeats: int = 5, timeout: float = 60,
                  params: Mapping[str, object] | None = None, cache_dir: str | os.PathLike | None = None,
-                 use_cache: bool = True, program: Program | None = None) -> dict[str, CpuTiming]:
+                 use_cache: bool = True, program: Program | None = None,
+                 source: str | None = None) -> dict[str, CpuTiming]:
     """Time several nests of one file with ONE build (all nests instrumented at once), by nest name.
 
     nests: names or Nest objects (default: every nest of the file).  params: values for size
     macros, passed as -D NAME=VALUE like options.defines; a name that is a variable of the program
     (a function argument) cannot be bound here and is ignored, with a note.  program: the file's
-    already loaded Program (else it is loaded with `options`).
+    already loaded Program (else it is loaded with `options`).  source: the file's text when it is not read
+    from `path` (C source given to the API: `path` only names it).
     A nest that cannot be timed (a `for` produced by a macro, or one that never ran) gets a
     CpuTiming with median_s None and a note saying why.  Errors (no compiler, the file does
     not compile, a crash, the time limit) raise C2GPUError.
@@ -377,12 +379,12 @@ def measure_file(path: str, options: PreprocessOptions | None = None, nests: Ite
     cc_path = shutil.which(cc)
     if cc_path is None:
         raise CompilerNotFound(f"C compiler '{cc}' not found on PATH: cannot time the nests of '{path}'")
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as e:
-        raise C2GPUError(f"cannot read '{path}': {e.strerror or e}") from None
-    source = raw.decode("utf-8", "surrogateescape")
-    program = program or load_program(path, options)
+    if source is None:
+        try:
+            source = Path(path).read_bytes().decode("utf-8", "surrogateescape")
+        except OSError as e:
+            raise C2GPUError(f"cannot read '{path}': {e.strerror or e}") from None
+    program = program or load_program(path, options, source=source)
     macros, ignored = _split_params(params, program)
     defines = dict(options.defines)
     defines.update(macros)
@@ -401,7 +403,7 @@ def measure_file(path: str, options: PreprocessOptions | None = None, nests: Ite
             names = ", ".join(n.name for n in program.nests) or "none"
             raise C2GPUError(f"no nest '{item}' in '{path}' (nests: {names})") from None
 
-    source_hash = hashlib.sha256(raw).hexdigest()
+    source_hash = hashlib.sha256(source.encode("utf-8", "surrogateescape")).hexdigest()
     cpath = cache_path(cache_dir) if use_cache else None
     cached = _cache_read(cpath).get("entries", {})
     keys = {n.name: _cache_key(source_hash, n.name, defines.items(), include_dirs, cc_path, cflags, repeats)
