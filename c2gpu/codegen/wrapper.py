@@ -14,7 +14,7 @@ import islpy as isl
 
 from .. import polyhedral as ph
 from ..ir import Loop, Nest
-from ..plan import NestPlan, require_plan
+from ..plan import Kernel, NestPlan, require_plan
 from .kernel import ArrayPlan, CodegenError, KernelCode, kernel_code, plan_arrays, templates
 from .tiled import tiled_kernel
 
@@ -103,7 +103,7 @@ def loop_finals(nest: Nest) -> list[LoopFinal]:
                        f"keeps a value after the nest that depends on the condition '{bad.text}' (line "
                        f"{bad.loc.line}), which c2gpu cannot evaluate on the host" if bad is not None else
                        "has an unknown trip count" if lp.trip_count is None or not lp.normalized else "")
-            if problem and not _may_be_read_after(nest, name):
+            if problem and name not in nest.live_after:
                 headers = None
                 break                  # its value after the nest is never read: nothing to restore
             if problem:
@@ -136,11 +136,6 @@ def loop_finals(nest: Nest) -> list[LoopFinal]:
     return out
 
 
-def _may_be_read_after(nest: Nest, name: str) -> bool:
-    """Nest.live_after when the IR has it; without it, every variable may be read after the nest."""
-    return name in nest.live_after if hasattr(nest, "live_after") else True
-
-
 def declared_in_nest(nest: Nest) -> set[str]:
     """Names declared inside the nest (`int j;` in a loop body): gone after it, nothing to restore."""
     return {name for lp in nest.loops() for name in lp.declared}
@@ -148,7 +143,7 @@ def declared_in_nest(nest: Nest) -> set[str]:
 
 def _kernels_with_hosts(items, host_vars):
     for it in items:
-        if hasattr(it, "loops"):
+        if isinstance(it, Kernel):
             yield it, list(host_vars)
         else:
             yield from _kernels_with_hosts(it.body, host_vars + [it])
@@ -179,7 +174,7 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
     def build(items, host_loops):
         result = []
         for it in items:
-            if hasattr(it, "loops"):
+            if isinstance(it, Kernel):
                 kc = kernel_code(nest, it, array_map, host_var_decls(host_loops), reduced)
                 splan = shared.kernels.get(it.name) if shared is not None else None
                 if splan is not None and splan.chosen:
@@ -284,7 +279,7 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
 def _host_lids(items) -> set[int]:
     out = set()
     for it in items:
-        if not hasattr(it, "loops"):
+        if not isinstance(it, Kernel):
             out.add(it.lid)
             out |= _host_lids(it.body)
     return out

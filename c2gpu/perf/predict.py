@@ -34,6 +34,7 @@ from ..model.prediction import Prediction
 from ..model.roofline import Roofline, roofline
 from ..occupancy import Occupancy
 from .cexpr import CExprError, evaluate
+from ..plan import Kernel
 from ..shared_tiles import tiles_for_kernel
 from .machine import machine_params
 from .profile import (Geometry, InstructionCounts, Intensity, KernelAnalysis, MemoryAnalysis, PerfError)
@@ -158,7 +159,7 @@ def kernel_items(mapping) -> list[tuple[object, tuple[int, ...]]]:
 
     def walk(items, host):
         for it in items:
-            if hasattr(it, "loops"):
+            if isinstance(it, Kernel):
                 out.append((it, host))
             else:
                 walk(it.body, host + (it.lid,))
@@ -296,7 +297,7 @@ def predict_nest(nest, mapping, gpu: GPU, env: dict[str, int] | None = None, *, 
     perf = NestPerformance(nest.name, gpu, default, models, env, [], [], 0.0, gpu.context_creation_ms * 1e-3,
                            include_context)
     for kernel, host in kernel_items(mapping):
-        splan = shared.kernels.get(kernel.name) if shared is not None and hasattr(shared, "kernels") else None
+        splan = shared.kernels.get(kernel.name) if shared is not None else None
         kc = codes.get(kernel.name)
         ka = KernelAnalysis(nest, kernel, gpu, env, host_lids=host, code=kc, shared=splan, registers=registers)
         block = _block3(kernel.block)

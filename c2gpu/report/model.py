@@ -206,7 +206,7 @@ def build_report(path: str, program, manager, advice, file_dict: dict, input_err
     gpu_key = gpu_name = None
     peaks: dict[str, float] = {}
     g = manager.options.get("gpu")
-    if g is not None and hasattr(g, "key"):
+    if g is not None:
         gpu_key, gpu_name = g.key, g.name
         peaks = {"dram_gbs": g.dram_bandwidth_gbs, "fp32_gflops": g.peak_fp32_gflops,
                  "fp64_gflops": g.peak_fp64_gflops}
@@ -285,7 +285,7 @@ def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) ->
             rep.recommendations = list(v.recommendations)
             rep.model = v.model
         elif not ported:
-            rep.verdict = (nd.get("verdict") or {}).get("verdict") or "not ported"
+            rep.verdict = "not ported"
         else:               # mapped, but the performance could not be predicted (a symbolic size, ...)
             rep.reason = f"no prediction: {adv.refusal}" if adv.refusal else "no prediction"
     return rep
