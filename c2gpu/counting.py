@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Mapping
 
 from .ir import Loop, Nest, Statement
-from .poly import Poly, sum_over
+from .symbolic import Poly, sum_over
 
 
 def enclosing_loops(nest: Nest, stmt: Statement) -> list[Loop]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
-from .poly import Poly, Sym
+from .symbolic import Poly, Sym
 
 
 @dataclass(frozen=True, order=True)

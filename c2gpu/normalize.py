@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .ir import Access, Constraint, Guard, Loop, Nest, Origin, Statement
-from .poly import Poly
+from .symbolic import Poly
 
 
 def normalize_nest(nest: Nest) -> Nest:

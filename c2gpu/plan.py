@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .ir import Access, Loc, Origin, Reduction
-from .poly import Sym
+from .symbolic import Sym
 
 
 @dataclass(frozen=True)

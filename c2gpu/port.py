@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import polyhedral as ph
+from . import isl_sets as ph
 from .codegen import CodegenError, NestCode, build_nest_code, c_only_constructs, render_port, render_split
 from .frontend import PreprocessOptions, load_program
 from .ir import Loc, Nest

@@ -25,7 +25,7 @@ from fractions import Fraction
 from .algorithms.banks import bank_conflict_degree
 from .algorithms.knapsack import Opportunity as KnapsackItem, greedy_select, exact_select
 from .ir import Access, Loop, Nest
-from . import polyhedral as ph
+from . import isl_sets as ph
 from .plan import KernelSharedPlan, SharedDecision, SharedMemoryPlan, SharedOpportunity, TileDim
 
 DEFAULT_TILE = 32            # iterations of the tiled loop per chunk (one warp's width of k, as in CUDA's matmul sample)
@@ -270,7 +270,7 @@ def _decompose(sub, ranges: dict[str, int]):
             params.append((mono, c))
         else:
             return None, 0, ""
-    from c2gpu.poly import Poly
+    from c2gpu.symbolic import Poly
     ptext = Poly(tuple(sorted(params))).to_c() if params else ""
     return tuple(sorted(coeffs)), const, ptext
 

@@ -68,8 +68,8 @@ import islpy as isl
 from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement
 from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.polyhedral import Domain, Encoder, Unencodable, con, sub
-from c2gpu.poly import Poly
+from c2gpu.isl_sets import Domain, Encoder, Unencodable, con, sub
+from c2gpu.symbolic import Poly
 
 from c2gpu import subscript_bounds
 from .scalars import guard_depth, live_after, outlives_nest, privatizable, scalar_reduction

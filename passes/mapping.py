@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from c2gpu.ir import Loop, Nest, Reduction
 from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.poly import Sym
+from c2gpu.symbolic import Sym
 
 DIMS = ("x", "y", "z")
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 2)}

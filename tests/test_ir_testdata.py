@@ -23,7 +23,7 @@ from c2gpu.driver import make_manager
 from c2gpu.counting import enclosing_loops, evaluate_instances, instances
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.ir import Access, Nest, Program, Statement
-from c2gpu.poly import Poly
+from c2gpu.symbolic import Poly
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTDATA = ROOT / "testdata"

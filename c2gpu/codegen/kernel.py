@@ -20,10 +20,10 @@ import islpy as isl
 import jinja2
 from pycparser import c_ast, c_generator
 
-from .. import polyhedral as ph
+from .. import isl_sets as ph
 from ..frontend.lower import _array_chain
 from ..ir import Access, Loop, Nest
-from ..poly import Poly
+from ..symbolic import Poly
 
 FLOAT_TYPES = ("float", "double")
 

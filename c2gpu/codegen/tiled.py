@@ -19,12 +19,12 @@ from dataclasses import dataclass, replace
 
 from pycparser import c_ast
 
-from .. import polyhedral as ph
+from .. import isl_sets as ph
 from .kernel import (ArrayPlan, CodegenError, KernelCode, KernelPrinter, _c, _clamp, _declared_bounds, _flat,
                       templates, wide_index)
 from ..frontend.lower import _array_chain, loc_of
 from ..ir import Loc, Loop, Nest
-from ..poly import Poly
+from ..symbolic import Poly
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Callable
 
 import islpy as isl
 
-from .. import polyhedral as ph
+from .. import isl_sets as ph
 from ..ir import Loop, Nest
 from ..plan import Kernel, NestPlan, require_plan
 from .kernel import ArrayPlan, CodegenError, KernelCode, kernel_code, plan_arrays, templates

@@ -44,13 +44,13 @@ from typing import Mapping
 
 import islpy as isl
 
-from .. import polyhedral as ph
+from .. import isl_sets as ph
 from .. import units
 from ..counting import enclosing_loops, evaluate_instances
 from ..diagnostics import C2GPUError
 from ..normalize import normalize_nest
 from ..ir import Access, Loop, Nest, Program
-from ..poly import Poly
+from ..symbolic import Poly
 from .timing import CpuTiming
 
 CATALOG = Path(__file__).resolve().parent.parent / "cpus"

@@ -20,7 +20,7 @@ from pycparser import c_ast, c_generator
 
 from ..ir import (Access, ArrayInfo, Constraint, Flag, Guard, Loc, Loop, Nest, Program,
                   Reduction, ScalarInfo, Statement)
-from ..poly import Poly, Sym
+from ..symbolic import Poly, Sym
 from ..libc import MATH_FUNCTIONS
 from .preprocess import INCLUDE_DIR
 from .ctypes import FLOAT_TYPES, INT_RANGES, SIZES, CType, arith_result, decl_type, int_result, is_unsigned, promote

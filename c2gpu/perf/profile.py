@@ -86,14 +86,14 @@ from typing import Optional
 
 import numpy as np
 
-from .. import polyhedral as ph
+from .. import isl_sets as ph
 from ..counting import evaluate_instances
 from ..gpu import GPU
 from ..ir import Access, Loop, Nest, Statement
 from ..model.inputs import (Branch, Compute, GlobalMem, KernelProfile, Loop as TLoop, MachineParams,
                             SharedMem, TraceNode, counts_from_trace)
 from ..occupancy import InvalidLaunchError, Occupancy, occupancy as occupancy_of
-from ..poly import Poly
+from ..symbolic import Poly
 from .dfg import TAC, memory_parallelism, three_address
 from .machine import machine_params
 from .registers import Registers, arch_for, estimate_registers, ptxas_registers

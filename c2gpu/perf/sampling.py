@@ -17,7 +17,7 @@ from typing import Mapping
 import numpy as np
 
 from ..ir import Loop
-from ..poly import Poly, Sym
+from ..symbolic import Poly, Sym
 
 Arr = np.ndarray
 

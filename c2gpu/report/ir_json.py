@@ -9,7 +9,7 @@ from typing import Any
 
 from ..counting import enclosing_loops, instances
 from ..ir import Access, ArrayInfo, Flag, Guard, Loc, Loop, Nest, Program, Reduction, Statement
-from ..poly import Poly, Sym
+from ..symbolic import Poly, Sym
 
 SCHEMA_VERSION = 1
 

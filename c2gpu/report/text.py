@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..counting import enclosing_loops, instances
 from ..ir import Flag, Loop, Nest, Program
-from ..poly import Poly
+from ..symbolic import Poly
 
 
 def _loop_line(lp: Loop, depth: int) -> str:

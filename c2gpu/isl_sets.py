@@ -14,7 +14,7 @@ from math import lcm
 import islpy as isl
 
 from .ir import Loop, Nest, Statement
-from .poly import Poly, Sym
+from .symbolic import Poly, Sym
 
 
 def dim(lid: int) -> str:
