@@ -28,7 +28,8 @@ from c2gpu.gpu import load_gpu
 from c2gpu.model import MODELS
 from c2gpu.perf.predict import predict_nest
 from c2gpu.pipeline import PassManager
-from c2gpu.port import build_nest_code
+from c2gpu.codegen import build_nest_code
+from c2gpu.plan import NestPlan, SharedMemoryPlan
 from c2gpu.registry import available_passes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,10 +90,10 @@ def predict_case(kernel: str, gpu_key: str, registers: str = "auto"):
             continue          # the initialisation and checksum loops are not part of the measurement
         mapping = mgr.result("mapping", nest)
         if mapping is None:
-            errs = mgr.errors.get(nest.name, [])
+            errs = mgr.errors_of(nest)
             raise RuntimeError(f"{kernel}: nest {nest.name} not mapped: " + "; ".join(e.message for e in errs))
         try:
-            code = build_nest_code(nest, mapping)
+            code = build_nest_code(nest, NestPlan(nest.name, mapping, SharedMemoryPlan()))
         except Exception:
             code = None       # codegen refuses the nest (convolution-2d): registers estimated, no kernel text
         out.append(predict_nest(nest, mapping, gpu, {}, code=code, options=opts, search=False, registers=registers))
