@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .ir import Access, Loc, Origin, Reduction
-from .symbolic import Sym
+from .symbolic import Poly, Sym
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class Mapping:
 class TileDim:
     coeffs: tuple[tuple[str, int], ...]   # (normalized variable, coefficient) of the subscript
     const: int                             # constant part of the subscript (without parameters)
-    params: str                            # the parameter part as C text ("" when none)
+    params: Poly                           # the parameter part (0 when none)
     extent: int                            # elements of the tile in this dimension
 
 

@@ -27,6 +27,7 @@ from .algorithms.knapsack import Opportunity as KnapsackItem, greedy_select, exa
 from .ir import Access, Loop, Nest
 from . import isl_sets as ph
 from .plan import KernelSharedPlan, SharedDecision, SharedMemoryPlan, SharedOpportunity, TileDim
+from .symbolic import Poly
 
 DEFAULT_TILE = 32            # iterations of the tiled loop per chunk (one warp's width of k, as in CUDA's matmul sample)
 MAX_COVERED_TRIP = 64        # an in-thread loop with a larger (or unknown) trip is tiled, not covered
@@ -261,7 +262,7 @@ def _decompose(sub, ranges: dict[str, int]):
     coeffs, const, params = [], 0, []
     for mono, c in sub.terms:
         if c.denominator != 1:
-            return None, 0, ""
+            return None, 0, Poly.const(0)
         if mono == ():
             const += int(c)
         elif len(mono) == 1 and mono[0][1] == 1 and mono[0][0] in ranges:
@@ -269,10 +270,8 @@ def _decompose(sub, ranges: dict[str, int]):
         elif all(v not in ranges for v, _ in mono):
             params.append((mono, c))
         else:
-            return None, 0, ""
-    from c2gpu.symbolic import Poly
-    ptext = Poly(tuple(sorted(params))).to_c() if params else ""
-    return tuple(sorted(coeffs)), const, ptext
+            return None, 0, Poly.const(0)
+    return tuple(sorted(coeffs)), const, Poly(tuple(sorted(params)))
 
 
 def _name_tiles(opps: list[SharedOpportunity]) -> list[SharedOpportunity]:

@@ -82,8 +82,8 @@ def _base_expr(tdim, kernel, tiled_var: str | None, covered: dict[str, int], blo
         at = lo if c > 0 else hi
         if at != "0":
             parts.append(at if c == 1 else f"{c} * {at}")
-    if tdim.params:
-        parts.append(f"({tdim.params})")
+    if tdim.params.terms:
+        parts.append(f"({tdim.params.to_c()})")
     if tdim.const or not parts:
         parts.append(str(tdim.const))
     return " + ".join(parts).replace("+ -", "- ")
