@@ -24,3 +24,12 @@ def write_c(tmp_path: Path, text: str, name: str = "t.c") -> Path:
     p = tmp_path / name
     p.write_text(text)
     return p
+
+
+def sweep(items, default):
+    """items as pytest parameters: those in `default` run by default, the rest only with `pytest -m slow`.
+
+    The default run keeps a representative set of a long sweep (its budget is 10 minutes on 2 cores);
+    `-m slow` runs the others, so the two runs together assert everything the full sweep did."""
+    assert set(default) <= set(items), f"not in the sweep: {set(default) - set(items)}"
+    return [x if x in default else pytest.param(x, marks=pytest.mark.slow) for x in items]
