@@ -184,9 +184,10 @@ class Performance(Pass):
     def predict(nest, mapping, gpu, shared, opts):
         from c2gpu.perf.predict import predict_nest
         from c2gpu.perf.profile import PerfError
-        code, err = _nest_code(nest, NestPlan(nest.name, mapping, shared or SharedMemoryPlan()))
+        plan = NestPlan(nest.name, mapping, shared or SharedMemoryPlan())   # a candidate the pass compares
+        code, err = _nest_code(nest, plan)
         try:
-            perf = predict_nest(nest, mapping, gpu, opts.get("params") or {}, code=code, shared=shared,
+            perf = predict_nest(nest, plan, gpu, opts.get("params") or {}, code=code,
                                 options=opts, models=opts.get("models"), search=opts.get("block_search", True),
                                 include_context=bool(opts.get("include_context")),
                                 registers=opts.get("registers", "auto"))

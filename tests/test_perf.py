@@ -23,6 +23,11 @@ from conftest import TESTDATA, write_c
 A100 = load_gpu("a100")
 
 
+def _plan(nest, mapping) -> NestPlan:
+    """The plan of a mapping with its default blocks and no shared-memory tiles."""
+    return NestPlan(nest.name, mapping, SharedMemoryPlan())
+
+
 def mapped(path, defines=(), options=None, include=()):
     opts = {"assume_no_alias": True, "shared_memory": "off", **(options or {})}
     mgr = PassManager(available_passes(), ["normalize", "dependence", "mapping"], opts)
@@ -199,7 +204,7 @@ def test_dram_lower_bound_is_the_unique_footprint():
 def test_block_search_picks_a_candidate_and_lists_the_strategies():
     prog, mgr = mapped(TESTDATA / "matmul.c", ("N=512",))
     nest = prog.nests[0]
-    perf = predict_nest(nest, mgr.result("mapping", nest), A100, {}, search=True, registers="estimate")
+    perf = predict_nest(nest, _plan(nest, mgr.result("mapping", nest)), A100, {}, search=True, registers="estimate")
     k = perf.kernels[0]
     assert k.block_choice == "search"
     blocks = {c.block: c for c in k.candidates}
@@ -219,7 +224,7 @@ def test_block_search_picks_a_candidate_and_lists_the_strategies():
 def test_forced_block_is_reported_as_forced():
     prog, mgr = mapped(TESTDATA / "matmul.c", ("N=256",), {"block": (64, 4)})
     nest = prog.nests[0]
-    perf = predict_nest(nest, mgr.result("mapping", nest), A100, {}, options={"block": (64, 4)},
+    perf = predict_nest(nest, _plan(nest, mgr.result("mapping", nest)), A100, {}, options={"block": (64, 4)},
                         registers="estimate")
     k = perf.kernels[0]
     assert k.block == (64, 4, 1) and k.block_choice == "forced"
@@ -230,9 +235,9 @@ def test_transfer_bytes_equal_the_array_plan_copies():
     prog, mgr = mapped(TESTDATA / "matmul_ptr.c")
     nest = prog.nests[0]
     mapping = mgr.result("mapping", nest)
-    code = build_nest_code(nest, NestPlan(nest.name, mapping, SharedMemoryPlan()))
+    code = build_nest_code(nest, _plan(nest, mapping))
     env = {"n": 300}
-    perf = predict_nest(nest, mapping, A100, env, code=code, search=False, registers="estimate")
+    perf = predict_nest(nest, _plan(nest, mapping), A100, env, code=code, search=False, registers="estimate")
     expect = []
     for plan in code.arrays:
         es = nest.array(plan.name).elem_size
@@ -248,7 +253,7 @@ def test_transfer_bytes_equal_the_array_plan_copies():
 def test_time_loop_kernels_launch_every_iteration():
     prog, mgr = mapped(TESTDATA / "validation" / "jacobi-2d-imper.c", ("N=200", "TSTEPS=7"))
     nest = next(n for n in prog.nests if n.function == "jacobi2d")
-    perf = predict_nest(nest, mgr.result("mapping", nest), A100, {}, search=False, registers="estimate")
+    perf = predict_nest(nest, _plan(nest, mgr.result("mapping", nest)), A100, {}, search=False, registers="estimate")
     assert [k.launches for k in perf.kernels] == [7, 7]
     assert perf.launch_overhead_s == pytest.approx(14 * A100.kernel_launch_us * 1e-6)
     m = perf.default_model
@@ -279,7 +284,7 @@ def test_every_testdata_nest_on_every_gpu_is_never_below_the_roofline():
             env["not_a_size_of_this_nest"] = 5          # --param values for other nests are ignored
             for gpu in gpus:
                 try:
-                    perf = predict_nest(nest, mapping, gpu, env, search=False, registers="estimate")
+                    perf = predict_nest(nest, _plan(nest, mapping), gpu, env, search=False, registers="estimate")
                 except PerfError:
                     continue
                 for k in perf.kernels:

@@ -92,11 +92,12 @@ def predict_case(kernel: str, gpu_key: str, registers: str = "auto"):
         if mapping is None:
             errs = mgr.errors_of(nest)
             raise RuntimeError(f"{kernel}: nest {nest.name} not mapped: " + "; ".join(e.message for e in errs))
+        plan = NestPlan(nest.name, mapping, SharedMemoryPlan())      # the naive kernels measured: no tiles
         try:
-            code = build_nest_code(nest, NestPlan(nest.name, mapping, SharedMemoryPlan()))
+            code = build_nest_code(nest, plan)
         except Exception:
             code = None       # codegen refuses the nest (convolution-2d): registers estimated, no kernel text
-        out.append(predict_nest(nest, mapping, gpu, {}, code=code, options=opts, search=False, registers=registers))
+        out.append(predict_nest(nest, plan, gpu, {}, code=code, options=opts, search=False, registers=registers))
     return out
 
 

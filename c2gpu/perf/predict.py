@@ -1,6 +1,6 @@
 """Per-nest performance prediction: every model, the roofline bound, overheads, block-size selection.
 
-    perf = predict_nest(nest, mapping, gpu, env)        # one NestPerformance
+    perf = predict_nest(nest, plan, gpu, env)           # one NestPerformance of a NestPlan
     perf.total_s("gpuperf")                             # kernels + launches + transfers (+ context)
 
 For every kernel of the mapping (kernels inside host time loops launch once
@@ -34,7 +34,7 @@ from ..model.prediction import Prediction
 from ..model.roofline import Roofline, roofline
 from ..occupancy import Occupancy
 from .cexpr import CExprError, evaluate
-from ..plan import Kernel
+from ..plan import Kernel, NestPlan, require_plan
 from ..shared_tiles import tiles_for_kernel
 from .machine import machine_params
 from .profile import (Geometry, InstructionCounts, Intensity, KernelAnalysis, MemoryAnalysis, PerfError)
@@ -281,11 +281,14 @@ def search_shapes(ka: KernelAnalysis, block) -> list[tuple[int, int, int]]:
 
 # --------------------------------------------------------------------------- nest prediction
 
-def predict_nest(nest, mapping, gpu: GPU, env: dict[str, int] | None = None, *, code=None, shared=None,
+def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = None, *, code=None,
                  options: dict | None = None, models: list[str] | None = None, search: bool = True,
                  include_context: bool = False, registers: str = "auto") -> NestPerformance:
-    """Predict every kernel of a mapped nest on `gpu` (see the module doc).  `code` is codegen's NestCode
-    (kernel texts for ptxas, ArrayPlans for transfers), `shared` the shared-memory pass's plan."""
+    """Predict every kernel of a plan (a finalized one, or a candidate the performance pass compares) on
+    `gpu` (see the module doc).  `code` is the plan's NestCode (kernel texts for ptxas, ArrayPlans for
+    transfers)."""
+    plan = require_plan(plan, "the performance model")
+    mapping, shared = plan.mapping, plan.tiles
     t0 = time.perf_counter()
     options = options or {}
     env = {k: int(v) for k, v in (env or {}).items()}
