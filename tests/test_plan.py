@@ -1,0 +1,60 @@
+"""The plan (c2gpu/plan.py): finalized once by the plan pass, the only thing code generation and the model take."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from c2gpu.codegen import build_nest_code
+from c2gpu.driver import make_manager
+from c2gpu.frontend import PreprocessOptions, load_program
+from c2gpu.gpu import load_gpu
+from c2gpu.perf.predict import predict_nest
+from c2gpu.pipelines import PORT, with_performance
+from c2gpu.plan import NestPlan, PlanError
+
+TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
+
+
+def _run(name: str, passes, options: dict, **defines):
+    prog = load_program(str(TESTDATA / name), PreprocessOptions(defines=tuple(defines.items())))
+    manager = make_manager(passes, options)
+    return manager.run(prog), manager
+
+
+def test_code_generation_and_the_model_refuse_anything_but_a_plan():
+    prog, m = _run("matmul.c", PORT.passes, {})
+    nest = prog.nest("matmul@16")
+    mapping = m.result("mapping", nest)
+    with pytest.raises(PlanError, match="code generation needs a finalized NestPlan .* not a Mapping"):
+        build_nest_code(nest, mapping)
+    with pytest.raises(PlanError, match="the performance model needs a finalized NestPlan"):
+        predict_nest(nest, mapping, load_gpu("a100"), {})
+
+
+def test_without_a_gpu_the_plan_is_the_mapping_and_the_default_tiles():
+    prog, m = _run("matmul.c", PORT.passes, {})
+    nest = prog.nest("matmul@16")
+    plan = m.result("plan", nest)
+    assert isinstance(plan, NestPlan) and plan.mapping == m.result("mapping", nest)
+    assert plan.tiles == m.result("shared-memory", nest) and plan.trials == () and plan.budget is None
+    taken = sorted(d.opportunity.array for _, d in plan.decisions if d.taken)
+    assert taken == ["A", "B"]                               # matmul's two reuse tiles, as the shared-memory pass chose
+
+
+def test_with_a_gpu_the_plan_takes_the_models_blocks_and_budget():
+    gpu = load_gpu("a100")
+    opts = {"gpu": gpu, "registers": "estimate", "params": {}}
+    prog, m = _run("matmul.c", with_performance(PORT.passes), opts, N="256")
+    nest = prog.nest("matmul@16")
+    plan, perf = m.result("plan", nest), m.result("performance", nest)
+    assert {k.name: k.block for k in plan.kernels()} == {k.name: tuple(k.block) for k in perf.kernels}
+    assert [(t.budget, t.total_s) for t in plan.trials] == [(b, total) for b, _, total, _ in perf.shared_trials]
+    assert plan.budget == perf.shared_budget
+    # the code is the plan's: its launch uses the block the model chose
+    (k,) = plan.kernels()
+    assert f"c2gpu_block({k.block[0]}, {k.block[1]}, {k.block[2]})" in build_nest_code(nest, plan).wrapper
+    if plan.budget is None:                                   # the plain kernel won: no tile is kept
+        assert plan.tiles.kernels == {} and not any(d.taken for _, d in plan.decisions)
+    else:
+        assert all(kp.budget == plan.budget for kp in plan.tiles.kernels.values())
