@@ -17,7 +17,7 @@ from c2gpu.nvcc import compile_cuda, parse_ptxas
 from c2gpu.port import analyse_for_port, host_name_for, port_file
 from c2gpu.verify import verify
 
-from conftest import TESTDATA, requires_tool
+from conftest import TESTDATA, requires_tool, sweep
 
 PIPELINE = ["normalize", "dependence", "mapping", "plan"]
 POLY = str(TESTDATA / "polybench")
@@ -85,6 +85,11 @@ EXPECTED = {
     "validation/fdtd-2d.c": {"fdtd2d@26": True},
 }
 
+# what nvcc and verify check in the default run: one program per feature (reductions, tiles, time loop, partial
+# ports, while loops, negative steps, pragma selection, PolyBench headers, several kernels); -m slow: the others
+QUICK = {"saxpy.c", "dot.c", "matmul.c", "transpose.c", "jacobi2d.c", "histogram.c", "reductions.c", "while_loop.c",
+         "decrementing.c", "dist2.c", "selected.c", "polybench/gemm.c", "validation/fdtd-2d.c"}
+
 
 def _options(name):
     defines, opts = PROGRAMS[name]
@@ -111,7 +116,7 @@ def test_ported_or_refused_with_reason(name):
 
 
 @requires_tool("nvcc")
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", sweep(sorted(PROGRAMS), QUICK))
 def test_port_compiles_with_nvcc(tmp_path, name):
     options, opts = _options(name)
     out = tmp_path / (Path(name).stem + ".cu")
@@ -131,7 +136,7 @@ def test_port_compiles_with_nvcc(tmp_path, name):
 
 
 @requires_tool("g++")
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", sweep(sorted(PROGRAMS), QUICK))
 def test_verify_passes(name):
     options, opts = _options(name)
     res = verify(str(TESTDATA / name), options, _manager(opts))
