@@ -10,7 +10,7 @@ csmith comes from Debian's `csmith` and `libcsmith-dev` packages (.ci/run instal
 include "csmith.h" from /usr/include/csmith, which needs <stdint.h>, <limits.h>, <string.h>, <float.h>,
 <math.h>, <assert.h> and <stdio.h>: c2gpu's own minimal headers provide them.
 
-Default run: 40 programs analysed, 10 ported (tests/test_csmith_differential.py ports and runs 40 more, with
+Default run: 20 programs analysed, 6 ported (tests/test_csmith_differential.py ports and runs 30 more, with
 fewer C features).  `pytest -m slow`: 1000 and 100.  A crash found here becomes a
 small program in tests/regressions/ (see test_robustness.py::test_regression).
 """
@@ -146,7 +146,8 @@ def run_campaign(tmp: Path, n_analyze: int, n_port: int) -> None:
     assert inc is not None, "csmith is installed but csmith.h was not found (Debian: apt-get install libcsmith-dev)"
     programs = generate(tmp / "programs", n_analyze)
     files = [p for _, p in programs]
-    batches = [files[k:k + BATCH] for k in range(0, len(files), BATCH)]
+    size = min(BATCH, -(-len(files) // JOBS))      # at least JOBS processes, so that every core works
+    batches = [files[k:k + size] for k in range(0, len(files), size)]
     with ThreadPoolExecutor(max_workers=JOBS) as pool:
         analysed = list(pool.map(lambda b: analyze_batch(b, inc), batches))
     problems = [p for _, _, probs in analysed for p in probs]
@@ -177,7 +178,7 @@ def run_campaign(tmp: Path, n_analyze: int, n_port: int) -> None:
 
 @requires_tool("csmith")
 def test_csmith_batch(tmp_path):
-    run_campaign(tmp_path, n_analyze=40, n_port=10)
+    run_campaign(tmp_path, n_analyze=20, n_port=6)
 
 
 @pytest.mark.slow
