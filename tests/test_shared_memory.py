@@ -136,7 +136,7 @@ def test_tiled_kernels_compile_with_nvcc(tmp_path, name):
         assert (k.shared_bytes > 0) == (emitted[k.name] > 0)
 
 
-@pytest.mark.parametrize("gpu", ["a100", "h100-sxm"])
+@pytest.mark.parametrize("gpu", ["a100", pytest.param("h100-sxm", marks=pytest.mark.slow)])  # 6 s each
 def test_model_prefers_tiled_matmul_and_respects_the_roofline(gpu):
     from c2gpu.gpu import load_gpu
     results = {}

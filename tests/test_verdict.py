@@ -85,6 +85,7 @@ def test_verdict_classes_end_to_end(capsys):
     assert "carries a flow dependence" in refused["prefix_sum@15"]["reason"]
 
 
+@pytest.mark.slow   # 24 s of the default run: the advisor re-runs the pipeline at every probed size
 def test_break_even_checked_on_both_sides(capsys):
     doc = _json(capsys, "analyze", "--gpu", "h100-sxm", "--no-run", "--format", "json", str(TESTDATA / "matmul.c"),
                 "-D", "N=512")
