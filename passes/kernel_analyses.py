@@ -197,4 +197,7 @@ class Performance(Pass):
             perf.notes.append(f"no CUDA code for this nest ({err}): registers estimated, transfers not costed")
         if not perf.kernels:
             raise PassFailed("; ".join(perf.notes) or "no kernel could be analysed", code="not-predicted")
+        # "with the shared-memory tiles port adds" (none, maybe) against "plain kernels, no tiles" (the plain
+        # trial of the budget comparison, or no shared-memory pass)
+        perf.shared_memory = perf.shared_memory or (shared is not None and opts.get("shared_memory", "auto") != "off")
         return perf

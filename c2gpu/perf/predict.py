@@ -401,8 +401,7 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
             kernel.name, a.launches, chosen, how, a.geometry(chosen), a.registers, a.occupancy(chosen), a.ilp,
             a.mlp, a.hot_region[1], a.intensity(chosen), a.instructions(chosen), mem, bound, preds, benefits, hot,
             ordered, strat, tiles, notes + mem.flags))
-    perf.shared_memory = any(k.tiles for k in perf.kernels) or (
-        shared is not None and options.get("shared_memory", "auto") != "off")
+    perf.shared_memory = any(k.tiles for k in perf.kernels)    # the performance pass says more (tiles considered)
     perf.launch_overhead_s = sum(k.launches for k in perf.kernels) * gpu.kernel_launch_us * 1e-6
     perf.transfers, tnotes = transfers_of(nest, code, gpu, env)
     perf.notes.extend(tnotes)
