@@ -64,8 +64,11 @@ def _function_ends(text: str, nest_lines: list[int]) -> dict[int, int]:
     return out
 
 
-@pytest.mark.parametrize("name,extra", [("jacobi2d.c", []), ("matmul.c", []), ("reductions.c", []),
-                                        ("polybench/gemm.c", ["-I", TESTDATA / "polybench"])])
+@pytest.mark.parametrize("name,extra", [("jacobi2d.c", []), ("matmul.c", []),
+                                        # reductions.c (11 s) and gemm.c (5 s) with the slow sweep
+                                        pytest.param("reductions.c", [], marks=pytest.mark.slow),
+                                        pytest.param("polybench/gemm.c", ["-I", TESTDATA / "polybench"],
+                                                     marks=pytest.mark.slow)])
 def test_truncated_files_at_many_offsets(tmp_path, name, extra):
     src = TESTDATA / name
     data = src.read_bytes()
