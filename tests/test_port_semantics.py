@@ -364,5 +364,5 @@ def test_private_scalar_keeps_the_last_iterations_value(tmp_path):
     # each thread has its own t; the thread of the last iteration stores it for the host
     assert re.search(r"if \(i == n - 1\)\s*\*c2gpu_t_last = t;", cu.read_text()), cu.read_text()
     assert_nvcc_compiles(cu)
-    res = verify(str(src), PreprocessOptions(), make_manager(["normalize", "dependence", "mapping"], {}))
+    res = verify(str(src), PreprocessOptions(), make_manager(["normalize", "dependence", "mapping", "plan"], {}))
     assert res.ok, res.message          # verify compares t (and i, j) after every call
