@@ -145,7 +145,7 @@ def advise(path: str, program: Program, manager, options: PreprocessOptions, mak
     for nest in program.nests:
         perf = manager.result("performance", nest)
         cpu = cpu_times.get(nest.name)
-        if perf is None:
+        if perf is None or manager.result("plan", nest) is None:     # no plan: port would not emit it
             errs = manager.errors_of(nest)
             out[nest.name] = NestAdvice(nest.name, None, cpu, errs[-1].message if errs else "not predicted")
             continue

@@ -10,7 +10,9 @@ the port, the reports) reads the plan and decides nothing again.
 from __future__ import annotations
 
 from c2gpu.ir import Nest
-from c2gpu.pipeline import Pass
+from c2gpu import isl_sets
+from c2gpu.codegen import CodegenError, build_nest_code
+from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.plan import BudgetTrial, NestPlan, SharedDecision, SharedMemoryPlan, with_blocks
 from c2gpu.shared_tiles import plan_shared_memory
 
@@ -28,9 +30,19 @@ class FinalizePlan(Pass):
 
     def run(self, nest: Nest, ctx) -> NestPlan:
         mapping = ctx.get("mapping", nest)
+        if all(isl_sets.statement_domain(nest, s)[0].is_empty() for s in nest.statements()):
+            raise PassFailed("the nest never executes a statement (empty iteration domain)", code="empty-nest")
         tiles = ctx.get_optional("shared-memory", nest)
         perf = ctx.get_optional("performance", nest) if ctx.options.get("gpu") is not None else None
-        return finalize(nest, mapping, tiles, perf, ctx.options)
+        plan = finalize(nest, mapping, tiles, perf, ctx.options)
+        # a plan is a promise that the port emits this nest: what code generation refuses (an array it cannot
+        # bound, a gather, a loop variable whose exit value it cannot state) is refused here, so that the
+        # verdict, the API and `check` never call a nest portable that `port` leaves alone
+        try:
+            build_nest_code(nest, plan)
+        except (CodegenError, ValueError) as e:
+            raise PassFailed(str(e), code="not-generated") from None
+        return plan
 
 
 def finalize(nest: Nest, mapping, tiles: SharedMemoryPlan | None, perf, options: dict) -> NestPlan:

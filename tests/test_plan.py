@@ -58,3 +58,39 @@ def test_with_a_gpu_the_plan_takes_the_models_blocks_and_budget():
         assert plan.tiles.kernels == {} and not any(d.taken for _, d in plan.decisions)
     else:
         assert all(kp.budget == plan.budget for kp in plan.tiles.kernels.values())
+
+
+GATHER = """
+#define N 4096
+float a[N], b[N];
+int idx[N];
+int main(void)
+{
+    int i;
+    for (i = 0; i < N; i++) { idx[i] = (i * 7) % N; a[i] = i; }
+    for (i = 0; i < N; i++)
+        b[i] = a[idx[i]];
+    return (int)b[5];
+}
+"""
+
+
+def test_a_nest_port_refuses_is_never_called_portable(tmp_path, capsys):
+    """The gather loop is proven parallel, but code generation cannot copy a[idx[i]]: the plan pass refuses it, so
+    the verdict, the API, `check` and `port` agree that it is not ported, for the same reason."""
+    import c2gpu
+    from c2gpu.cli import main
+    src = tmp_path / "gather.c"
+    src.write_text(GATHER)
+    report = c2gpu.analyze(str(src), gpu="a100", run_cpu=False, break_even=False)
+    init, gather = report.nests
+    assert init.ported and init.verdict_class in ("port", "port-if-resident", "keep-on-cpu")
+    assert not gather.ported and gather.verdict_class == "not-portable" and gather.cuda is None
+    assert gather.loops[0].status == "parallel"              # the dependence verdict is not what blocks it
+    assert gather.refusal == "array 'a' has a non-affine access (a[idx[i]])"
+    capsys.readouterr()
+    assert main(["check", str(src), "--gpu", "a100", "--no-run"]) == 3
+    where = f"{src}:{gather.location.line}:{gather.location.col}"
+    assert f"{where}: error: nest {gather.name}: {gather.refusal}" in capsys.readouterr().out
+    assert main(["port", str(src), "-o", str(tmp_path / "gather.cu")]) == 0
+    assert f"{where}: note: not ported: {gather.refusal} [{gather.name}]" in capsys.readouterr().err
