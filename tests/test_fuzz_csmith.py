@@ -56,14 +56,19 @@ def generate(out_dir: Path, count: int) -> list[tuple[int, Path]]:
     def one(k):
         seed = SEED0 + k
         p = out_dir / f"csmith_{seed}.c"
-        # cwd: csmith writes platform.info into the current directory
-        r = subprocess.run(["csmith", "--seed", str(seed), *_options(k), "-o", str(p)], cwd=out_dir,
+        # cwd: csmith writes platform.info into the current directory, one per run (runs in parallel would race
+        # on a shared one)
+        cwd = out_dir / f"run_{seed}"
+        cwd.mkdir(exist_ok=True)
+        r = subprocess.run(["csmith", "--seed", str(seed), *_options(k), "-o", str(p)], cwd=cwd,
                            capture_output=True, timeout=120)
         return (seed, p) if r.returncode == 0 and p.is_file() and p.stat().st_size else None
 
     with ThreadPoolExecutor(max_workers=JOBS) as pool:
         made = [x for x in pool.map(one, range(count)) if x is not None]
-    assert len(made) >= count * 0.95, f"csmith produced only {len(made)} of {count} programs"
+    # csmith now and then gives up on a seed (about 1 in 20): allow that, but not a broken csmith, however few
+    # programs the run asks for
+    assert len(made) >= count - max(1, count // 20), f"csmith produced only {len(made)} of {count} programs"
     return made
 
 
