@@ -45,13 +45,21 @@ def loop_path(nest: Nest, stmt: Statement) -> list[Loop]:
 
 
 def domain_constraints(loops: list[Loop], names: dict[str, str], with_guards=()) -> list[str]:
-    """Constraints of normalized loops (0 <= L < trip) plus their affine guards."""
+    """Constraints of normalized loops (0 <= L < trip), or of loops left as written because a bound is a min or
+    max (one constraint per piece), plus their affine guards."""
     cons = []
     for lp in loops:
         v = names[lp.var]
-        if lp.trip_count is None or not lp.normalized:
+        if lp.trip_count is not None and lp.normalized:
+            cons.append(f"0 <= {v} < {sym_to_isl(lp.trip_count, names)}")
+        elif lp.polyhedral:
+            down = lp.step < 0
+            cons.extend(f"{v} {'<=' if down else '>='} {poly_to_isl(p, names)}" for p in lp.lowers)
+            cons.extend(f"{v} {'>' if down else '<'} {poly_to_isl(p, names)}" for p in lp.uppers)
+            if abs(lp.step) > 1:
+                cons.append(f"exists (c2gpu_e_{v} : {v} = {poly_to_isl(lp.lowers[0], names)} + {lp.step}*c2gpu_e_{v})")
+        else:
             raise ValueError(f"loop '{lp.var}' has no affine normalized bounds")
-        cons.append(f"0 <= {v} < {sym_to_isl(lp.trip_count, names)}")
         for g in lp.guards:
             cons.extend(_guard(g, names))
     for g in with_guards:
@@ -300,37 +308,35 @@ class Encoder:
             x = {v: Fraction(1)}
             step = lp.step or 0
             dom.steps.append(step or None)
-            lower, upper = self.lin(lp.lower, names), self.lin(lp.upper, names)
+            # a bound written as a min or max of pieces: one constraint per piece (all of them hold)
+            lowers = [self.lin(p, names) for p in lp.lowers]
+            uppers = [self.lin(p, names) for p in lp.uppers]
             what = f"the bounds of loop '{label(lp)}' (line {lp.loc.line}) are not affine, so they were left out"
-            if step > 0:
-                if lower is not None:
-                    dom.cons.append(con(sub(x, lower), ">="))
+            if step:
+                sign = 1 if step > 0 else -1      # counting down, the start is the top and the end below
+                if lowers and None not in lowers:
+                    dom.cons.extend(con(sub(x, lower) if sign > 0 else sub(lower, x), ">=") for lower in lowers)
                 else:
                     inexact(what)
-                if upper is not None:
-                    dom.cons.append(con(sub(sub(upper, x), {"": Fraction(1)}), ">="))
-                elif lp.normalized and lp.trip_count is not None and self.lin(lp.trip_count.num, names) is not None:
+                if uppers and None not in uppers:
+                    # v < upper, integers: upper - v - 1 >= 0 (counting down, v > upper: v - upper - 1 >= 0)
+                    dom.cons.extend(con(sub(sub(upper, x), {"": Fraction(1)}) if sign > 0
+                                        else sub(sub(x, upper), {"": Fraction(1)}), ">=") for upper in uppers)
+                elif step > 0 and lp.normalized and lp.trip_count is not None \
+                        and self.lin(lp.trip_count.num, names) is not None:
                     # v < floor(num/den)  <=>  den*(v + 1) <= num   (integers, den >= 1)
                     num = self.lin(lp.trip_count.num, names)
                     dom.cons.append(con(sub(sub(num, x, lp.trip_count.den), {"": Fraction(lp.trip_count.den)}), ">="))
                 else:
                     inexact(what)
-            elif step < 0:
-                if lower is not None:
-                    dom.cons.append(con(sub(lower, x), ">="))
-                else:
-                    inexact(what)
-                if upper is not None:
-                    dom.cons.append(con(sub(sub(x, upper), {"": Fraction(1)}), ">="))
-                else:
-                    inexact(what)
             else:
                 inexact(f"loop '{label(lp)}' (line {lp.loc.line}) has no constant step")
             if abs(step) > 1:
-                if lower is not None:
+                if len(lowers) == 1 and lowers[0] is not None:
+                    # (the start must be one value: a stride from the max of several is not affine)
                     e = f"{prefix}e{k}"
                     dom.exists.append(e)
-                    dom.cons.append(con(sub(sub(x, lower), {e: Fraction(1)}, step), "="))
+                    dom.cons.append(con(sub(sub(x, lowers[0]), {e: Fraction(1)}, step), "="))
                 else:
                     inexact(what)
         for g in guards:

@@ -127,10 +127,8 @@ class _Domain:
     def build(enc: Encoder, stmt: Statement, loops: list[Loop]) -> "_Domain | None":
         """None when a loop's bounds are not affine (those loops are unknown anyway, and a larger domain
         would make findings up)."""
-        for lp in loops:
-            if lp.lower is None or not lp.lower.is_affine() or lp.trip_count is None \
-                    or not lp.trip_count.num.is_affine() or not lp.step:
-                return None
+        if not all(lp.polyhedral for lp in loops):        # (a bound that is a min or max of pieces is)
+            return None
         if len({lp.var for lp in loops}) != len(loops):
             return None                 # a variable reused by nested loops: the dependence pass refuses it
         return _Domain(enc, stmt, loops)

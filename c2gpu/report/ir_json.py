@@ -54,8 +54,9 @@ def statement(s: Statement, nest: Nest) -> dict:
 
 def loop(lp: Loop, parent: str | None, depth: int) -> dict:
     o = lp.origin
+    lower, upper = lp.bound_texts()        # (a bound written as a min or max of pieces: "min(a, b)")
     return {"var": lp.var, "parent": parent, "depth": depth, "header": lp.header, "location": loc(lp.loc),
-            "lower": expr(lp.lower), "upper": expr(lp.upper), "step": lp.step, "trip_count": expr(lp.trip_count),
+            "lower": lower, "upper": upper, "step": lp.step, "trip_count": expr(lp.trip_count),
             "affine": lp.affine,
             "original": None if o is None else {"var": o.var, "lower": expr(o.lower), "upper": expr(o.upper),
                                                 "step": o.step, "expression": f"{o.var} = {expr(o.lower + Poly.var(lp.var) * o.step)}"},
@@ -96,6 +97,7 @@ def nest(n: Nest, flags: list[Flag]) -> dict:
     """The nest's entry; `flags` are all its diagnostics (IR flags, findings, refusals: see driver.diagnostics)."""
     return {"name": n.name, "function": n.function, "location": loc(n.loc), "region": n.region,
             "params": list(n.params), "loops": loops(n.root),
+            "sizes": [{"name": name, "value": value, "source": source} for name, value, source in n.sizes],
             "statements": [statement(s, n) for s in n.statements()],
             "arrays": [array(a) for a in n.arrays],
             "scalars": [{"name": s.name, "type": s.ctype, "role": s.role, "location": loc(s.loc)} for s in n.scalars],

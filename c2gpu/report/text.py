@@ -10,6 +10,10 @@ def _loop_line(lp: Loop, depth: int) -> str:
     pad = "  " * depth
     trip = lp.trip_count.to_c() if lp.trip_count is not None else "unknown"
     line = f"{pad}{lp.var:<6} {lp.header}  trip {trip}"
+    if lp.lower_pieces or lp.upper_pieces:      # a min or max bound: the range it gives, in one line
+        start, end = (b or "?" for b in lp.bound_texts())
+        line += f"  [{lp.var} in [{start}, {end}) step {lp.step}]" if lp.step > 0 else \
+            f"  [{lp.var} in ({end}, {start}] step {lp.step}]"
     if lp.origin is not None:
         o = lp.origin
         line += f"  [normalized: {o.var} = {(o.lower + Poly.var(lp.var) * o.step).to_c()}, {lp.var} in [0, {trip})]"
@@ -20,6 +24,8 @@ def nest_ir(n: Nest) -> str:
     lines = [f"{n.name}  {n.loc}  function {n.function}  region {n.region}"]
     if n.params:
         lines.append(f"  parameters: {', '.join(n.params)}")
+    for name, _, source in n.sizes:
+        lines.append(f"  size from the file: {source}")
     lines.append("  loops:")
 
     def walk(lp: Loop, depth: int) -> None:
