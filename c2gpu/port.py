@@ -6,11 +6,18 @@ the .cu text, and the split into .cu + .c when the host code cannot be compiled 
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pycparser import c_ast
+
 from .codegen import CodegenError, NestCode, build_nest_code, c_only_constructs, render_port, render_split
-from .frontend import PreprocessOptions, load_program
+from .diagnostics import C2GPUError
+from .frontend import PreprocessOptions
+from .frontend.lower import lower_program
+from .frontend.parse import parse_c
+from .frontend.preprocess import preprocess_missing_headers
 from .ir import Loc, Nest
 from .pipeline import PassManager
 from .pipelines import PORT
@@ -37,20 +44,49 @@ class PortResult:
     outcomes: list[NestOutcome] = field(default_factory=list)
     host_text: str | None = None                # split mode: the user's C file calling the wrappers
     split_reasons: list[str] = field(default_factory=list)
+    warnings: list[C2GPUError] = field(default_factory=list)   # headers c2gpu could not find (the port went on)
 
     @property
     def ported(self) -> list[NestOutcome]:
         return [o for o in self.outcomes if o.ported]
 
 
-def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager, source: str | None = None):
-    """The program after the port pipeline, and each nest's outcome: its code, or why it is not ported."""
+def print_warning(warning: C2GPUError) -> None:
+    where = f"{warning.loc}: " if warning.loc else ""
+    print(f"{where}warning: {warning.message}", file=sys.stderr)
+
+
+def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager, source: str | None = None,
+                     warn=print_warning):
+    """The program after the port pipeline, and each nest's outcome: its code, or why it is not ported.
+
+    A header the preprocessor cannot find is a warning (warn(C2GPUError) for each), not the end of the
+    port: the port keeps the user's `#include` lines, and the compiler that builds it has the real header.
+    What c2gpu cannot know is what the header declares: a nest that uses a name declared nowhere in the
+    file is not ported, with that name as the reason.
+    """
     if "plan" not in manager.available or "plan" not in {p.name for p in manager.steps}:
         raise ValueError("the port needs a pipeline that ends with the 'plan' pass")
-    program = load_program(path, options, source=source)
-    program = manager.run(program)
+    text, missing = preprocess_missing_headers(path, options, source=source)
+    headers = ("the header " if len(missing) == 1 else "the headers ") + ", ".join(f"'{name}'" for name, _ in missing)
+    for _, e in missing:
+        warn(C2GPUError(f"{e.message}: c2gpu goes on without it, and does not port a nest that uses a name "
+                        "it may declare", e.loc))
+    try:
+        ast = parse_c(text, path)
+    except C2GPUError as e:
+        if missing:   # an undeclared type name is a syntax error for the parser
+            raise C2GPUError(f"{e.message} ({headers} could not be found: a name used here may be declared there)", e.loc) from None
+        raise
+    program = manager.run(lower_program(ast, path, options, original_source=source))
+    declared = _declared_names(ast) if missing else set()
     outcomes = []
     for nest in program.nests:
+        undeclared = _undeclared_use(nest, declared) if missing else None
+        if undeclared is not None:
+            outcomes.append(NestOutcome(nest, False, f"{undeclared}, and {headers} could not be found: "
+                                        "the name may be declared there", nest.loc))
+            continue
         errs = manager.errors_of(nest)
         plan = manager.result("plan", nest)
         dep = manager.result("dependence", nest)
@@ -72,6 +108,28 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
     return program, outcomes
 
 
+def _declared_names(ast: c_ast.FileAST) -> set[str]:
+    """Every name the file declares anywhere (variables, functions, typedefs, enumerators)."""
+    names, stack = set(), [ast]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (c_ast.Decl, c_ast.Typedef, c_ast.Enumerator)) and n.name:
+            names.add(n.name)
+        stack.extend(c for _, c in n.children())
+    return names
+
+
+def _undeclared_use(nest: Nest, declared: set[str]) -> str | None:
+    """Why the nest uses a name the file does not declare (lowering flags variables; calls are checked here), or None."""
+    flag = next((f for f in nest.flags if f.code in ("unknown-identifier", "unknown-array")), None)
+    if flag is not None:
+        return f"{flag.message} (line {flag.loc.line})"
+    call = next(((s, name) for s in nest.root.statements() for name in s.calls if name not in declared), None)
+    if call is not None:
+        return f"'{call[1]}' is not declared (called at line {call[0].loc.line})"
+    return None
+
+
 def read_source(path: str) -> str:
     return Path(path).read_bytes().decode("utf-8", "surrogateescape")
 
@@ -84,7 +142,12 @@ def host_name_for(output_name: str) -> str:
 def port_file(path: str, options: PreprocessOptions, manager: PassManager, output_name: str,
               split: bool | None = None) -> PortResult:
     """Port a file; split=None splits only when the host code cannot be compiled as C++."""
-    program, outcomes = analyse_for_port(path, options, manager)
+    warnings: list[C2GPUError] = []
+
+    def warn(w: C2GPUError) -> None:
+        warnings.append(w)
+        print_warning(w)
+    program, outcomes = analyse_for_port(path, options, manager, warn=warn)
     source = read_source(path)
     reasons = c_only_constructs(program)
     if split is None:
@@ -94,7 +157,8 @@ def port_file(path: str, options: PreprocessOptions, manager: PassManager, outpu
         result = PortResult(path, cu, outcomes)
         result.host_text = host
         result.split_reasons = reasons or ["--split was given"]
+        result.warnings = warnings
         return result
-    return PortResult(path, render_port(path, source, outcomes, output_name), outcomes)
+    return PortResult(path, render_port(path, source, outcomes, output_name), outcomes, warnings=warnings)
 
 

@@ -112,6 +112,8 @@ def c_only_constructs(program: Program) -> list[str]:
     from pycparser import c_ast
     reasons = []
     for ext in program.ast.ext if program.ast is not None else ():
+        if isinstance(ext, c_ast.FuncDef) and ext.param_decls:   # see frontend.parse.ansi_parameters
+            reasons.append(f"{ext.decl.name}() is a K&R (old-style) definition (line {ext.decl.coord.line})")
         if isinstance(ext, c_ast.FuncDef) and ext.decl.type.args is not None:
             for p in ext.decl.type.args.params:
                 t = getattr(p, "type", None)

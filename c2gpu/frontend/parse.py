@@ -91,11 +91,35 @@ def _raise_limit() -> None:
         sys.setrecursionlimit(_RECURSION_LIMIT)
 
 
+def ansi_parameters(ast: c_ast.FileAST) -> c_ast.FileAST:
+    """Give every K&R definition (`int f(a, b) int a; float *b; {...}`) its parameters as declarations.
+
+    pycparser keeps a K&R definition's parameter list as bare identifiers and their declarations in
+    `FuncDef.param_decls`; everything after parsing reads `decl.type.args.params`, so the identifiers are
+    replaced by their declarations, in the list's order (an identifier without one is an `int`, as in C89).
+    `param_decls` stays as written: it is how later stages know the definition is K&R (C++ cannot compile it).
+    """
+    for ext in ast.ext:
+        if not (isinstance(ext, c_ast.FuncDef) and ext.param_decls and isinstance(ext.decl.type, c_ast.FuncDecl)
+                and ext.decl.type.args is not None):
+            continue
+        declared = {d.name: d for d in ext.param_decls if isinstance(d, c_ast.Decl) and d.name}
+        params = []
+        for p in ext.decl.type.args.params:
+            if isinstance(p, c_ast.ID):
+                p = declared.get(p.name) or c_ast.Decl(
+                    p.name, [], [], [], [], c_ast.TypeDecl(p.name, [], None, c_ast.IdentifierType(["int"]), p.coord),
+                    None, None, p.coord)
+            params.append(p)
+        ext.decl.type.args.params = params
+    return ast
+
+
 def parse_c(text: str, path: str) -> c_ast.FileAST:
     _raise_limit()
     parser = _Parser()
     try:
-        return parser.parse(text, filename=path)
+        return ansi_parameters(parser.parse(text, filename=path))
     except (c_parser.ParseError, RecursionError, AssertionError) as e:
         raise to_error(e, text, path) from None
 
@@ -110,7 +134,7 @@ def parse_c_recovering(text: str, path: str) -> tuple[c_ast.FileAST, list[C2GPUE
     _raise_limit()
     parser = _Parser()
     try:
-        return parser.parse(text, filename=path), []
+        return ansi_parameters(parser.parse(text, filename=path)), []
     except (c_parser.ParseError, RecursionError, AssertionError) as e:
         first = to_error(e, text, path)
     ast, errors = parse_recovering(text, path, lambda t: parser.parse(t, filename=path),
@@ -118,7 +142,7 @@ def parse_c_recovering(text: str, path: str) -> tuple[c_ast.FileAST, list[C2GPUE
     if ast is None:
         raise first
     # every piece parsed on its own, yet the whole did not (e.g. a typedef redeclared): report the whole's error
-    return ast, errors or [first]
+    return ansi_parameters(ast), errors or [first]
 
 
 def deep_call(fn, *args, **kwargs):

@@ -64,7 +64,7 @@ def find_preprocessor(preferred: str | None = None) -> list[str]:
 
 def preprocess(path: str, options: PreprocessOptions, source: str | None = None) -> str:
     """Return the preprocessed text of `path` (or of `source`, reported as `path`)."""
-    text, _ = _preprocess(path, options, source, recover=False)
+    text, _ = _preprocess(path, options, source, recover=None)
     return text
 
 
@@ -78,7 +78,17 @@ def preprocess_recovering(path: str, options: PreprocessOptions,
     again, so the rest of the file is still analysed.  Returns (text, the errors).
     Raises when nothing usable comes out.
     """
-    return _preprocess(path, options, source, recover=True)
+    return _preprocess(path, options, source, recover="all")
+
+
+def preprocess_missing_headers(path: str, options: PreprocessOptions,
+                               source: str | None = None) -> tuple[str, list[tuple[str, C2GPUError]]]:
+    """Like preprocess, but a missing `#include` is replaced by an empty header (as preprocess_recovering does);
+    every other error still raises.  Returns (text, (header name, error at its #include) per missing header).
+    For `port`: the emitted file keeps the user's `#include` lines, and the compiler that builds it will have
+    the real headers."""
+    text, errors = _preprocess(path, options, source, recover="headers")
+    return text, [(m["name"], e) for e in errors if (m := _MISSING.match(e.message))]
 
 
 MAX_SOURCE_BYTES = 64 << 20   # a C file larger than this is generated data, not code to analyse
@@ -87,7 +97,8 @@ MAX_STUB_HEADERS = 32
 
 
 def _preprocess(path: str, options: PreprocessOptions, source: str | None,
-                recover: bool) -> tuple[str, list[C2GPUError]]:
+                recover: str | None) -> tuple[str, list[C2GPUError]]:
+    """recover: None (the first error raises), "headers" (go on past missing headers only) or "all"."""
     if source is None:
         p = Path(path)
         if p.is_dir():
@@ -142,7 +153,7 @@ def _preprocess(path: str, options: PreprocessOptions, source: str | None,
                     raise err
                 errors.append(err)
                 continue
-            if not found or not proc.stdout.strip():
+            if recover == "headers" or not found or not proc.stdout.strip():
                 raise _cpp_error(stderr, path)
             errors.extend(found)   # non-fatal: the output is complete
             break

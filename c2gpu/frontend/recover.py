@@ -2,7 +2,7 @@
 
 pycparser stops at the first error.  When the whole translation unit does not
 parse, we split the preprocessed text into its external declarations
-(function definitions, declarations, top-level pragmas) by matching braces,
+(function definitions, K&R ones included, declarations, top-level pragmas) by matching braces,
 parse each one on its own, report the ones that fail with their
 compiler-style diagnostic, and lower the rest.
 
@@ -31,6 +31,8 @@ from ..diagnostics import C2GPUError
 _MARKER = re.compile(r'[ \t]*#[ \t]*(?:line[ \t]+)?(\d+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?')
 _DIRECTIVE = re.compile(r"[ \t]*#")
 _DECL_START = re.compile(r"[A-Za-z_](?![A-Za-z_0-9]*[ \t]*:(?!:))")   # an identifier in column 1, not a label
+# a K&R definition's head: an identifier list in parentheses followed by a declaration (`f(a, b) int a;`)
+_KNR_HEAD = re.compile(r"\(\s*[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*\s*\)\s*[A-Za-z_]")
 MAX_REPORTED = 50   # syntax errors reported per file (like gcc's -fmax-errors)
 
 
@@ -50,15 +52,16 @@ def split_external(text: str, path: str, first_column_closes: bool = False) -> t
     start = None                  # (offset, file, line, col) of the current chunk's first token
     last_sig = ""                 # last significant character at depth 0 in the current chunk
     func_body = False
+    knr = False                   # the current chunk is a K&R definition: its `;`s end parameter declarations
     balanced = True
     pos = 0
     n = len(text)
 
     def close(end: int) -> None:
-        nonlocal start, last_sig, func_body
+        nonlocal start, last_sig, func_body, knr
         off, f, ln, col = start
         chunks.append(Chunk(f'# {ln} "{f}"\n' + " " * (col - 1) + text[off:end], f, ln, col))
-        start, last_sig, func_body = None, "", False
+        start, last_sig, func_body, knr = None, "", False, False
 
     while pos < n:
         eol = text.find("\n", pos)
@@ -101,7 +104,7 @@ def split_external(text: str, path: str, first_column_closes: bool = False) -> t
                 continue
             if c == "{":
                 if depth == 0:
-                    func_body = last_sig == ")"
+                    func_body = last_sig == ")" or knr
                 depth += 1
             elif c == "}":
                 if first_column_closes and i == pos and depth > 1:
@@ -117,6 +120,9 @@ def split_external(text: str, path: str, first_column_closes: bool = False) -> t
                     close(i + 1)
                     i += 1
                     continue
+            elif c == ";" and depth == 0 and (knr or (_KNR_HEAD.search(text, start[0], i)
+                                                      and "}" not in text[start[0]:i])):
+                knr = True
             elif c == ";" and depth == 0:
                 close(i + 1)
                 i += 1

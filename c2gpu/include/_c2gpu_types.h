@@ -17,6 +17,14 @@ typedef long off_t;
 typedef int pid_t;
 typedef unsigned int useconds_t;
 typedef long suseconds_t;
+typedef unsigned int mode_t;
+typedef unsigned long dev_t;
+typedef unsigned long ino_t;
+typedef unsigned long nlink_t;
+typedef unsigned int uid_t;
+typedef unsigned int gid_t;
+typedef long blksize_t;
+typedef long blkcnt_t;
 
 /* Stand-in for the compiler's builtin va_list (no __builtin_va_list here). */
 typedef char *_c2gpu_va_list;
