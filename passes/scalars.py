@@ -5,15 +5,19 @@ same C name), so the references to one name here are the references to one
 variable.  A scalar declared in a loop's body is private to that loop (the
 caller checks `ScalarInfo.declared_in`); one declared outside is a reduction
 over the loop (every write a candidate reduction with one operator, nothing
-else reads it), or privatizable (written unconditionally, directly in the loop
-body, before every read of the iteration, and its value not used after the
-loop), or its dependences count.  The references are the dependence pass's
-`_Ref`s: name, kind ("read"/"write") and site (statement, enclosing loops,
-guard for a condition).
+else reads it), or privatizable (every read of an iteration preceded, in that
+iteration, by a write that certainly runs, at any loop depth, and its value
+not used after the loop unless the loop's own body writes it), or its
+dependences count.  The references are the dependence pass's `_Ref`s: name,
+kind ("read"/"write") and site (statement, enclosing loops, guard for a
+condition).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from pycparser import c_ast
 
 from c2gpu.ir import Loop, Nest, ScalarInfo, Statement
 
@@ -54,26 +58,83 @@ def scalar_reduction(s: str, lp: Loop, refs: list[_Ref]) -> list[tuple[Statement
     return found
 
 
-def privatizable(s: str, lp: Loop, refs: list[_Ref]) -> Statement | None:
-    """A statement that writes `s` in every iteration of `lp` before any read of `s` in that iteration.
+@dataclass(frozen=True)
+class Privatization:
+    """Why a scalar can have a private copy per iteration of a loop.
 
-    It must sit directly in the body of `lp` (an inner loop may run zero
-    times), under no `if` inside `lp`, and not read `s` itself; every read of
-    `s` inside `lp` (conditions included) must come after it in the text.
+    `write`: the first write that certainly runs (the line a note points at).
+    `every_iteration`: one such write sits directly in the loop's body, so every iteration writes the
+    scalar and the last iteration leaves the value C leaves after the loop (lastprivate); when all of
+    them sit in inner loops, which may run zero times, the last iteration may leave no value at all.
     """
-    reads = [r for r in refs if r.kind == "read"]
+    write: Statement
+    every_iteration: bool
+
+
+def surely_assigns(node, name: str) -> bool:
+    """Whether evaluating the statement `node` (its AST) always assigns the variable `name` (C name).
+
+    An assignment in a part of an expression that may not be evaluated (the right operand of `&&` and
+    `||`, the branches of `?:`, the operand of `sizeof`) does not count; nor does anything in a `for`
+    statement but its first clause (the header of an inner loop: the statement the IR keeps for it).
+    """
+    if isinstance(node, c_ast.For):
+        node = node.init
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == name:
+            return True
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and isinstance(n.expr, c_ast.ID) \
+                and n.expr.name == name:
+            return True
+        if isinstance(n, c_ast.BinaryOp) and n.op in ("&&", "||"):
+            stack.append(n.left)
+        elif isinstance(n, c_ast.TernaryOp):
+            stack.append(n.cond)
+        elif not (isinstance(n, c_ast.UnaryOp) and n.op == "sizeof"):
+            stack.extend(c for _, c in n.children())
+    return False
+
+
+def certain_writes(s: str, c_name: str, refs: list[_Ref]) -> list[_Ref]:
+    """The writes of `s` (`c_name` in the source) that run in every iteration of the loop directly around
+    them (under no `if` inside it, in no part of an expression that may be skipped), without reading `s`
+    first (`t = t + 1` passes the previous value on)."""
+    out = []
     for r in refs:
         w = r.site.stmt
-        if r.kind != "write" or r.site.guard is not None or not w.loop_ids or w.loop_ids[-1] != lp.lid:
+        if r.kind != "write" or r.site.guard is not None or not w.loop_ids or s in w.scalar_reads:
             continue
-        if s in w.scalar_reads:
-            continue
-        # guards of `if`s outside the loop are fixed for all its iterations; one inside it makes the write conditional
+        if not surely_assigns(w.ast, c_name):
+            continue                          # `x[i] = a[i] > 0 && (t = a[i]);`
+        # guards of `if`s around the innermost loop are fixed for all its iterations; one inside it makes the
+        # write conditional
         if any(guard_depth(g, r.site.chain) == len(r.site.chain) for g in w.guards):
             continue
-        if all(x.site.order > w.sid for x in reads):
-            return w
-    return None
+        out.append(r)
+    return out
+
+
+def privatizable(s: str, c_name: str, lp: Loop, refs: list[_Ref]) -> Privatization | None:
+    """How every read of `s` inside `lp` sees a value written earlier in the same iteration of `lp`, or None.
+
+    A read is covered by a certain write (see `certain_writes`) that sits directly in the body of a loop M
+    (M is `lp` or inside it) whose body also holds the read, earlier in the text: in the iteration of M
+    that runs the read, the write ran before it.  A write in an inner loop that does not hold the read
+    covers nothing (that loop may run zero times).  Reads in conditions count (`refs` has them).
+    """
+    writes = certain_writes(s, c_name, refs)
+    if not writes:
+        return None
+    for x in refs:
+        if x.kind != "read":
+            continue
+        held_by = {l.lid for l in x.site.chain}
+        if not any(w.site.stmt.loop_ids[-1] in held_by and w.site.stmt.sid < x.site.order for w in writes):
+            return None
+    first = min((w.site.stmt for w in writes), key=lambda st: st.sid)
+    return Privatization(first, any(w.site.stmt.loop_ids[-1] == lp.lid for w in writes))
 
 
 def live_after(s: str, lp: Loop, refs: list[_Ref]) -> str:

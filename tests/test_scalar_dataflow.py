@@ -1,0 +1,236 @@
+"""Scalar dataflow: privatization at every loop level, and index temporaries (forward substitution).
+
+A scalar declared outside a loop is private to it when every read of it in an iteration sees a value
+written earlier in that same iteration, by a write that certainly runs (passes/scalars.py
+`privatizable`), at whatever depth the write and the read sit.  A scalar assigned a polynomial of loop
+variables and parameters once, unconditionally, in a loop body (`c = i*nx + j;`) stands for that
+polynomial in the rest of the body (c2gpu/frontend/lower.py `NestContext.record_temporary`), so `a[c]`
+is `a[i][j]`.  Each proof has its counterpart where a read can see another iteration's value.
+"""
+from __future__ import annotations
+
+import pytest
+
+from c2gpu.driver import make_manager
+from c2gpu.cli import main
+from c2gpu.frontend import PreprocessOptions
+from c2gpu.port import PIPELINE
+from c2gpu.verify import verify
+from conftest import requires_tool, write_c
+from test_dependence import only_nest, run, table
+
+P, R, C, U = "parallel", "reduction", "carried", "unknown"
+
+HEAD = "float a[100][100], b[100][100], v[100]; "
+
+
+def nest_of(tmp_path, source):
+    """(nest, DependenceInfo) of the single nest of `source`."""
+    nests = run(write_c(tmp_path, source))
+    assert len(nests) == 1, list(nests)
+    return next(iter(nests.values()))
+
+
+def subscripts(nest, array):
+    """The (2-D form when recovered, else as written) subscripts of every access to `array`, as C text."""
+    return [tuple(p.to_c() if p is not None else None for p in (a.linearized or a.subscripts))
+            for s in nest.statements() for a in s.accesses if a.array == array]
+
+
+# --------------------------------------------------------------------------- privatization at every level
+
+def test_a_scalar_written_in_the_innermost_loop_is_private_to_every_loop_around_it(tmp_path):
+    # DataRaceBench DRB170: `tmp1 = 6.0/m` in k, read in k; declared before the nest and dead after it
+    info = only_nest(tmp_path, "double a[12][12][12]; void f(int m) { int i, j, k; double t; "
+                               "for (i = 0; i < 12; i++) for (j = 0; j < 12; j++) for (k = 0; k < 12; k++) "
+                               "{ t = 6.0 / m; a[i][j][k] = t + 4; } }")
+    assert table(info) == [("i", P), ("j", P), ("k", P)]
+    assert all(info.loop(v).private == ("t",) for v in "ijk")
+
+
+def test_reads_in_conditions_count(tmp_path):
+    written_first = only_nest(tmp_path, HEAD + "void f(void) { int i, j; float t; for (i = 0; i < 100; i++) "
+                                               "for (j = 0; j < 100; j++) { t = a[i][j]; if (t > 0) b[i][j] = 1; } }")
+    assert table(written_first) == [("i", P), ("j", P)]
+    # the condition reads the value of the previous iteration of j (of i, for j = 0)
+    read_first = only_nest(tmp_path, HEAD + "void f(void) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
+                                            "for (j = 0; j < 100; j++) { if (t > 0) b[i][j] = 1; t = a[i][j]; } }")
+    assert table(read_first) == [("i", C), ("j", C)]
+    assert {r.array for r in read_first.loop("i").reasons} == {"t"}
+
+
+def test_a_write_under_an_if_does_not_cover_a_read(tmp_path):
+    info = only_nest(tmp_path, HEAD + "void f(void) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
+                                      "for (j = 0; j < 100; j++) { if (j > 2) t = a[i][j]; b[i][j] = t; } }")
+    # for j <= 2, b[i][j] reads the t of row i - 1
+    assert table(info) == [("i", C), ("j", C)] and info.loop("i").private == ()
+
+
+def test_a_write_in_an_inner_loop_does_not_cover_a_read_after_it(tmp_path):
+    # the loop over j may run zero times (m <= 0): v[i] then reads the value of an earlier iteration of i
+    info = only_nest(tmp_path, HEAD + "void f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
+                                      "{ for (j = 0; j < m; j++) t = a[i][j]; v[i] = t; } }")
+    assert table(info) == [("i", C), ("j", C)]
+    assert any(r.array == "t" and r.kind == "flow" for r in info.loop("i").reasons)
+
+
+def test_a_value_read_after_the_nest_needs_a_write_in_every_iteration(tmp_path):
+    # `return t` reads the last write: the one of the last i only if the loop over j runs in it
+    nested = only_nest(tmp_path, HEAD + "float f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
+                                        "for (j = 0; j < m; j++) { t = a[i][j]; b[i][j] = t; } return t; }")
+    assert table(nested) == [("i", C), ("j", P)]
+    assert nested.loop("i").private == () and nested.loop("j").private == ("t",)
+    assert any("not privatized" in n and "sits in an inner loop" in n for n in nested.notes)
+    # written directly in the body of i: every iteration writes it, the last one leaves the value (lastprivate)
+    direct = only_nest(tmp_path, HEAD + "float f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
+                                        "{ t = v[i]; for (j = 0; j < m; j++) b[i][j] = t; } return t; }")
+    assert table(direct) == [("i", P), ("j", P)] and direct.loop("i").private == ("t",)
+
+
+def test_a_write_in_a_part_of_an_expression_that_may_be_skipped_is_not_certain(tmp_path):
+    for expr in ("a[i][0] > 0 && (t = a[i][1])", "a[i][0] > 0 ? (t = a[i][1]) : 0", "a[i][0] > 0 || (t = 1)"):
+        info = only_nest(tmp_path, HEAD + f"void f(void) {{ int i; float t = 0; for (i = 0; i < 100; i++) "
+                                          f"{{ b[i][0] = {expr}; v[i] = t; }} }}")
+        assert table(info) == [("i", C)], expr
+    # a comma expression and a condition always evaluate their assignment
+    info = only_nest(tmp_path, HEAD + "void f(void) { int i; float t = 0; for (i = 0; i < 100; i++) "
+                                      "{ if ((t = a[i][1]) > 0) b[i][0] = 1; v[i] = t; } }")
+    assert table(info) == [("i", P)] and info.loop("i").private == ("t",)
+
+
+# --------------------------------------------------------------------------- index temporaries
+
+FLAT = "void f(int n, int nx, float *restrict a, const float *restrict b) {{ int i, j; {decl} " \
+       "for (i = 0; i < n; i++) for (j = 0; j < nx; j++) {{ {body} }} }}"
+
+
+def test_an_index_temporary_declared_outside_the_nest_is_substituted(tmp_path):
+    nest, info = nest_of(tmp_path, FLAT.format(decl="int c;", body="c = i * nx + j; a[c] = 2 * b[c];"))
+    assert subscripts(nest, "a") == [("i", "j")] and subscripts(nest, "b") == [("i", "j")]
+    assert table(info) == [("i", P), ("j", P)] and info.loop("i").private == ("c",)
+
+
+def test_an_index_temporary_declared_in_the_body_is_substituted(tmp_path):
+    nest, info = nest_of(tmp_path, FLAT.format(decl="", body="int c = i * nx + j; a[c] = 2 * b[c];"))
+    assert subscripts(nest, "a") == [("i", "j")] and table(info) == [("i", P), ("j", P)]
+
+
+def test_a_row_offset_is_substituted_in_the_inner_loop(tmp_path):
+    nest, info = nest_of(tmp_path, "void f(int n, int nx, float *restrict a, const float *restrict b) "
+                                   "{ int i, j, row; for (i = 0; i < n; i++) { row = i * nx; "
+                                   "for (j = 0; j < nx; j++) a[row + j] = b[row + j]; } }")
+    assert subscripts(nest, "a") == [("i", "j")] and table(info) == [("i", P), ("j", P)]
+
+
+def test_a_temporary_reassigned_in_a_branch_is_not_substituted(tmp_path):
+    nest, info = nest_of(tmp_path, FLAT.format(decl="int c;", body="c = i * nx + j; if (j > 2) c = 0; a[c] = b[c];"))
+    assert subscripts(nest, "a") == [(None,)] and info.loop("i").status != P
+
+
+def test_a_temporary_assigned_under_an_if_is_not_substituted(tmp_path):
+    nest, info = nest_of(tmp_path, FLAT.format(decl="int c = 0;", body="if (j > 2) c = i * nx + j; a[c] = b[c];"))
+    assert subscripts(nest, "a") == [(None,)] and info.loop("i").status != P
+
+
+def test_a_use_before_the_assignment_sees_the_previous_iteration(tmp_path):
+    nest, info = nest_of(tmp_path, FLAT.format(decl="int c = 0;", body="a[c] = b[c]; c = i * nx + j;"))
+    assert subscripts(nest, "a") == [(None,)] and info.loop("i").status != P
+
+
+def test_a_temporary_rewritten_later_in_an_inner_loop_is_not_substituted(tmp_path):
+    # the second iteration of j reads the value the first one wrote
+    nest, info = nest_of(tmp_path, "void f(int n, int nx, float *restrict a) { int i, j, c; "
+                                   "for (i = 0; i < n; i++) { c = i * nx; for (j = 0; j < nx; j++) "
+                                   "{ a[c + j] = 0; c = 7; } } }")
+    assert subscripts(nest, "a") == [(None,)] and info.loop("i").status != P
+
+
+def test_a_narrowing_temporary_is_substituted_only_when_every_value_fits(tmp_path):
+    narrow = "void f(int n, float *restrict a) {{ int i; {t} c; for (i = 0; i < n; i++) {{ c = i + 1; a[c] = 0; }} }}"
+    nest, _ = nest_of(tmp_path, narrow.format(t="short"))
+    assert subscripts(nest, "a") == [(None,)]          # i + 1 may not fit in a short
+    fits = "void f(float *restrict a) { int i; unsigned char c; for (i = 0; i < 200; i++) { c = i + 1; a[c] = 0; } }"
+    nest, info = nest_of(tmp_path, fits)
+    assert subscripts(nest, "a") == [("i + 1",)] and table(info) == [("i", P)]
+
+
+# --------------------------------------------------------------------------- the ports run
+
+PROGRAM = r"""
+#include <stdio.h>
+#define N 12
+double a[N][N][N];
+float x[N * 20], y[N * 20], z[N * 20], w[N * 20];
+
+void nested_private(int m) {
+  int i, j, k;
+  double t;
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      for (k = 0; k < N; k++) {
+        t = 6.0 / m + i;
+        a[i][j][k] = t + j * k;
+      }
+}
+
+void index_temporary(int n, int nx, float *restrict dst, const float *restrict src) {
+  int i, j, c;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < nx; j++) {
+      c = i * nx + j;
+      dst[c] = 2 * src[c] + j;
+    }
+}
+
+void local_temporary(int n, int nx, float *restrict dst, const float *restrict src) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < nx; j++) {
+      int c = i * nx + j;
+      dst[c] = src[c] * src[c];
+    }
+}
+
+void row_offset(int n, int nx, float *restrict dst, const float *restrict src) {
+  int i, j, row;
+  for (i = 0; i < n; i++) {
+    row = i * nx;
+    for (j = 0; j < nx; j++)
+      dst[row + j] = src[row + j] - i;
+  }
+}
+
+int main(void) {
+  int q;
+  for (q = 0; q < N * 20; q++) { x[q] = q % 7; y[q] = 0; z[q] = 0; w[q] = 0; }
+  nested_private(3);
+  index_temporary(12, 20, y, x);
+  local_temporary(12, 20, w, x);
+  row_offset(12, 20, z, x);
+  printf("%f %f %f %f\n", a[3][4][5], y[100], z[101], w[7]);
+  return 0;
+}
+"""
+
+
+def test_the_kernels_declare_the_private_copies(tmp_path):
+    path = write_c(tmp_path, PROGRAM)
+    out = tmp_path / "port.cu"
+    assert main(["port", str(path), "-o", str(out)]) == 0
+    text = out.read_text()
+    for function, decl, write in (("nested_private", "double t;", "t = (6.0 / m) + i;"),
+                                  ("index_temporary", "int c;", "c = (i * nx) + j;"),
+                                  ("row_offset", "int row;", "row = i * nx;")):
+        kernel = text[text.index(f"__global__ void c2gpu_{function}"):]
+        kernel = kernel[:kernel.index("\n}\n")]
+        assert decl in kernel and write in kernel, function     # one copy per thread, set by the thread
+
+
+@pytest.mark.slow
+@requires_tool("cc")
+@requires_tool("g++")
+def test_the_ports_verify(tmp_path):
+    path = write_c(tmp_path, PROGRAM)
+    res = verify(str(path), PreprocessOptions(), make_manager(PIPELINE, {}))
+    assert res.ok, res.message
+    ported = {o.nest.function for o in res.outcomes if o.ported}
+    assert {"nested_private", "index_temporary", "local_temporary", "row_offset"} <= ported
