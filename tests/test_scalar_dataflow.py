@@ -110,6 +110,12 @@ def test_an_index_temporary_declared_outside_the_nest_is_substituted(tmp_path):
     assert table(info) == [("i", P), ("j", P)] and info.loop("i").private == ("c",)
 
 
+def test_a_parameter_used_as_an_index_temporary_is_substituted(tmp_path):
+    nest, info = nest_of(tmp_path, "void f(int n, int nx, int c, float *restrict a) { int i, j; "
+                                   "for (i = 0; i < n; i++) for (j = 0; j < nx; j++) { c = i * nx + j; a[c] = 1; } }")
+    assert subscripts(nest, "a") == [("i", "j")] and table(info) == [("i", P), ("j", P)]
+
+
 def test_an_index_temporary_declared_in_the_body_is_substituted(tmp_path):
     nest, info = nest_of(tmp_path, FLAT.format(decl="", body="int c = i * nx + j; a[c] = 2 * b[c];"))
     assert subscripts(nest, "a") == [("i", "j")] and table(info) == [("i", P), ("j", P)]
