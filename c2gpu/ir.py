@@ -82,6 +82,10 @@ class ArrayInfo:
     loc: Loc
     assigned: bool = False  # a pointer the function assigns (`p = q`, `p++`): it points where the code says,
     #                         so no assumption (--assume-no-alias) may be made about it
+    target: tuple[str, ...] | None = None   # the object it is or points into, as the whole file shows it
+    #                         (frontend/objects.py): one label per call of the function for a parameter, one
+    #                         for anything else; None when the file does not show it
+    target_source: str = ""  # where that fact comes from, for the report
 
 
 @dataclass(frozen=True)
@@ -189,14 +193,48 @@ class Loop:
     header_stmt: "Statement | None" = None   # what the header does to variables that outlive the loop: the
     #                                          write of a variable declared outside it, reads of arrays in bounds
     #                                          (in the enclosing loop, just before this one: see `statements`)
+    lower_pieces: tuple[Poly, ...] = ()  # a start written as a max (step > 0; a min for step < 0) of several values,
+    #                                      e.g. `i = (a > b ? a : b)`: the values, and `lower` is None
+    upper_pieces: tuple[Poly, ...] = ()  # an exclusive end that is a min (step > 0; a max for step < 0) of several
+    #                                      values (`i <= (a < b ? a : b)` gives a + 1, b + 1): them, `upper` is None
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
+
+    @property
+    def lowers(self) -> tuple[Poly, ...]:
+        """The start as pieces: the tightest of them is the start (one piece: `lower`; none: unknown)."""
+        return self.lower_pieces or ((self.lower,) if self.lower is not None else ())
+
+    @property
+    def uppers(self) -> tuple[Poly, ...]:
+        """The exclusive end as pieces: the tightest of them is the end (one piece: `upper`; none: unknown)."""
+        return self.upper_pieces or ((self.upper,) if self.upper is not None else ())
+
+    def bound_texts(self) -> tuple[str | None, str | None]:
+        """The start and the exclusive end for reports: one piece as C, several as `max(a, b)` and `min(a, b)`
+        (counting down, the start is their min and the end their max); None when unknown."""
+        def text(pieces: tuple[Poly, ...], fn: str) -> str | None:
+            if len(pieces) <= 1:
+                return pieces[0].to_c() if pieces else None
+            return f"{fn}({', '.join(p.to_c() for p in pieces)})"
+        down = self.step < 0
+        return text(self.lowers, "min" if down else "max"), text(self.uppers, "max" if down else "min")
 
     @property
     def affine(self) -> bool:
         if self.normalized and self.trip_count is not None:
             # 0 <= var < trip, where trip may be floor(affine / step): quasi-affine, exact for isl
             return self.trip_count.num.is_affine()
-        return self.lower is not None and self.upper is not None and self.lower.is_affine() and self.upper.is_affine()
+        return bool(self.lowers and self.uppers) and all(p.is_affine() for p in self.lowers + self.uppers)
+
+    @property
+    def polyhedral(self) -> bool:
+        """Whether isl can state its iterations exactly: a constant step and affine bounds (each piece of a min
+        or max bound), with a single start when the step is not 1 or -1 (a stride from a max is not affine)."""
+        if not self.step:
+            return False
+        if self.normalized and self.trip_count is not None and self.trip_count.num.is_affine():
+            return True
+        return self.affine and (len(self.lowers) == 1 or abs(self.step) == 1)
 
     @property
     def normalized(self) -> bool:
@@ -232,12 +270,18 @@ class Nest:
     params: tuple[str, ...]                   # symbolic parameters the bounds/subscripts use
     flags: tuple[Flag, ...] = ()
     region: str = "auto"                      # "auto", "scop", "pragma"
+    sizes: tuple[tuple[str, int, str], ...] = ()   # parameters whose value the whole file shows (name, value, where
+    #                                           from: frontend/objects.py); a value the user gives wins (`param_env`)
     live_after: tuple[str, ...] = ()          # variables declared outside the nest (loop variables included) whose
     #                                           value after the nest may be read: mentioned elsewhere in the
     #                                           function, global, static or address-taken
 
     def loops(self) -> list[Loop]:
         return list(self.root.loops())
+
+    def param_env(self, given: dict[str, int] | None = None) -> dict[str, int]:
+        """Parameter values for sizing: those the file shows, overridden by those the user gives (--param)."""
+        return {**{name: value for name, value, _ in self.sizes}, **(given or {})}
 
     def loop(self, key: str | int) -> Loop:
         """A loop by `lid`, or by variable name (the first loop with that name, pre-order)."""

@@ -48,7 +48,9 @@ def _normalize(loop: Loop, env: dict[str, Poly], names: dict[str, str], used: se
         lower, upper, step = Poly.const(0), trip.as_poly(), 1
     body = tuple(_normalize(n, env, names, used) if isinstance(n, Loop) else _stmt(n, env, names) for n in loop.body)
     return replace(loop, var=var, lower=lower, upper=upper, step=step, trip_count=trip, body=body,
-                   guards=tuple(_guard(g, env) for g in loop.guards), origin=origin, header_stmt=header_stmt)
+                   guards=tuple(_guard(g, env) for g in loop.guards), origin=origin, header_stmt=header_stmt,
+                   lower_pieces=tuple(_sub(p, env) for p in loop.lower_pieces),     # (a min or max stays as written)
+                   upper_pieces=tuple(_sub(p, env) for p in loop.upper_pieces))
 
 
 def _guard(g: Guard, env: dict[str, Poly]) -> Guard:

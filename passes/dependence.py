@@ -42,9 +42,11 @@ carried by a loop enclosing both.
 
 Scalars: one declared in the body of a loop is private to it; otherwise it is
 a reduction over the loop (every write a candidate reduction with one
-operator, no other read), or privatizable (written unconditionally, directly
-in the loop body, before every read of the iteration, and its value is not
-used after the loop), or its dependences count.
+operator, no other read), or privatizable (every read preceded, in the same
+iteration, by a write that certainly runs, in the loop's body or in an inner
+loop that also holds the read; and its value is not used after the loop, or
+only after the nest with a write directly in the loop's body: lastprivate),
+or its dependences count.
 
 Out of scope (we assume what a C compiler may assume): signed integer overflow
 in subscripts and bounds, type punning between arrays of different types, and
@@ -519,10 +521,7 @@ def _bounds(ctx: _Ctx) -> None:
     for lp in ctx.loops.values():
         if any(r.kind == "bound" for r in ctx.unknown[lp.lid]):
             continue
-        upper_ok = lp.upper is not None and lp.upper.is_affine()
-        if not upper_ok and lp.normalized and lp.trip_count is not None:
-            upper_ok = lp.trip_count.num.is_affine()
-        if not (lp.step and lp.lower is not None and lp.lower.is_affine() and upper_ok):
+        if not lp.polyhedral:
             ctx.block(ctx.ancestors(lp.lid), DepReason(
                 "bound", f"loop '{ctx.name(lp)}' (line {lp.loc.line}): bounds or step cannot be modelled "
                          f"('{lp.header}')", source=lp.loc, code="non-affine-bound"))
@@ -542,10 +541,22 @@ def _assumed_distinct(info: ArrayInfo, assume_no_alias: bool) -> bool:
     return assume_no_alias and info.storage in ("param-pointer", "param-array") and not info.assigned
 
 
+def distinct_objects(a: ArrayInfo, b: ArrayInfo) -> bool:
+    """Whether the whole file shows `a` and `b` are, or point into, different objects in every context
+    (c2gpu/frontend/objects.py: one label per call of the function for a parameter, one for anything else)."""
+    if a.target is None or b.target is None:
+        return False
+    n = max(len(a.target), len(b.target))
+    if {len(a.target), len(b.target)} - {1, n}:
+        return False
+    return all(x != y for x, y in zip(a.target * (n // len(a.target)), b.target * (n // len(b.target))))
+
+
 def _may_alias(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
     """Whether two different arrays may share memory.
 
-    Two declared arrays (global, static or local objects) are distinct objects.
+    Two declared arrays (global, static or local objects) are distinct objects, and so are two arrays the
+    whole file shows point to different objects (`distinct_objects`).
     A pointer may point into anything, including a global or local array
     (pointer vs object: may alias unless the pointer is restrict).  Two pointers
     may alias unless both are restrict: C11 6.7.3.1 would already forbid it
@@ -556,6 +567,8 @@ def _may_alias(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
     """
     pa, pb = _is_pointer(a), _is_pointer(b)
     if not pa and not pb:
+        return False
+    if distinct_objects(a, b):
         return False
     if all(_assumed_distinct(x, assume_no_alias) or not _is_pointer(x) for x in (a, b)):
         return False
@@ -604,8 +617,10 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
     Array dependences count unless they are the self-dependence of an array
     reduction over the loop.  Scalars carry nothing for a loop whose body
     declares them; otherwise they are a reduction over the loop, or
-    privatizable (written before read in every iteration, value not needed
-    after the loop), or their dependences count.
+    privatizable (every read preceded by a write in the same iteration, at any
+    loop level: see scalars.privatizable; value not needed after the loop, or
+    needed after the nest and written directly in the loop's body, so that the
+    last iteration leaves it), or their dependences count.
     """
     stmts = {s.sid: s for s in ctx.nest.statements()}
     infos = {sc.name: sc for sc in ctx.nest.scalars}
@@ -649,13 +664,16 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
             outer_writes.append(s)
             if not deps:
                 continue
-            w = privatizable(s, lp, inside)
-            if w is not None:
+            priv = privatizable(s, info.source_name if info is not None else s, lp, inside)
+            if priv is not None:
+                w, outlives = priv.write, outlives_nest(s, info, ctx.nest)
                 live = live_after(s, lp, mine)
+                if not live and outlives and not priv.every_iteration:
+                    live = (f"the code after the nest may read it, and the write at line {w.loc.line} sits in an inner "
+                            "loop, which may not run in the last iteration")
                 if not live:
                     private.append(s)
-                    kept = " (the last iteration's value is kept after the nest)" \
-                        if outlives_nest(s, info, ctx.nest) else ""
+                    kept = " (the last iteration's value is kept after the nest)" if outlives else ""
                     notes.append(f"{s} is written before it is read in every iteration of loop '{ctx.name(lp)}' "
                                  f"(line {w.loc.line}): privatized{kept}")
                     continue
@@ -783,7 +801,9 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                         ctx.block(common_lids(x, y), DepReason(
                             "alias", f"{who} may alias; declare them restrict or pass --assume-no-alias",
                             source=x.loc, sink=y.loc, array=a))
-    loose = [p for p in pointers if not infos[p].restrict and not _assumed_distinct(infos[p], assume_no_alias)]
+    # a pointer the file shows points into an array or new memory cannot point to a scalar variable
+    loose = [p for p in pointers if not infos[p].restrict and not _assumed_distinct(infos[p], assume_no_alias)
+             and infos[p].target is None]
     if loose:
         for s in sorted(exposed & set(by_name)):
             for p in loose:
@@ -802,6 +822,10 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                             "alias", f"{y.describe()} may overwrite '{s}' (a global or address-taken variable "
                                      "used in bounds or subscripts); declare it restrict or pass --assume-no-alias",
                             source=y.loc, array=p))
+    shown = [p for p in pointers if any(distinct_objects(infos[p], infos[q]) for q in names if q != p)]
+    if shown:
+        notes.append("distinct objects, as the whole file shows: " + "; ".join(
+            f"{p} is {infos[p].target_source}" for p in shown))
     if pointers:
         assumed = [p for p in pointers if _assumed_distinct(infos[p], assume_no_alias)]
         if assumed:

@@ -63,7 +63,7 @@ class KernelAnalyses(Pass):
         for kernel, host in kernel_items(plan.mapping):
             splan = plan.tiles_of(kernel.name)
             try:
-                out[kernel.name] = KernelAnalysis(nest, kernel, gpu, ctx.options.get("params") or {},
+                out[kernel.name] = KernelAnalysis(nest, kernel, gpu, nest.param_env(ctx.options.get("params")),
                                                   host_lids=host, code=codes.get(kernel.name), shared=splan,
                                                   registers=ctx.options.get("registers", "auto"))
             except PerfError as e:
@@ -187,7 +187,7 @@ class Performance(Pass):
         plan = NestPlan(nest.name, mapping, shared or SharedMemoryPlan())   # a candidate the pass compares
         code, err = _nest_code(nest, plan)
         try:
-            perf = predict_nest(nest, plan, gpu, opts.get("params") or {}, code=code,
+            perf = predict_nest(nest, plan, gpu, nest.param_env(opts.get("params")), code=code,
                                 options=opts, models=opts.get("models"), search=opts.get("block_search", True),
                                 include_context=bool(opts.get("include_context")),
                                 registers=opts.get("registers", "auto"))

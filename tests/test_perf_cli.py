@@ -113,11 +113,23 @@ def test_param_model_block_and_context_options(capsys):
     assert "+ context creation 150 ms" in out
 
 
-def test_missing_param_is_explained_not_crashed(capsys):
-    code, out, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "a100", "--registers", "estimate", "--assume-no-alias",
-                         str(TESTDATA / "matmul_ptr.c"))
+def test_missing_param_is_explained_not_crashed(capsys, tmp_path):
+    # matmul() is not static and the file has no main: no call in the file tells n
+    src = write_c(tmp_path, (TESTDATA / "matmul_ptr.c").read_text().split("int main(void)")[0])
+    code, out, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "a100", "--registers",
+                         "estimate", "--assume-no-alias", str(src))
     assert code == 0
     assert "--param n=VALUE" in out
+
+
+def test_a_size_the_file_shows_needs_no_param(capsys):
+    """matmul_ptr.c's main calls matmul(N, ...) with N = 256: the model sizes the nest without --param."""
+    code, out, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "a100", "--registers",
+                         "estimate", str(TESTDATA / "matmul_ptr.c"))
+    assert code == 0
+    assert "--param n=VALUE" not in out
+    assert "size from the file: n = 256 at the call of matmul()" in out
+    assert "grid 8x16x1 = 128 blocks, 65536 threads" in out      # 256 x 256 iterations on 32x16 blocks
 
 
 def test_unknown_gpu_suggests_without_traceback(capsys):

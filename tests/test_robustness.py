@@ -209,9 +209,11 @@ def test_missing_include_other_nests_still_analysed(tmp_path):
     assert f"{src}:1:10: error: nothere.h: No such file or directory" in r.stderr
     assert f"{src}:2:10: error: sys/nothere_either.h: No such file or directory" in r.stderr
     assert "good1@10" in nests_of(doc, src)
-    # port needs the real header: it refuses the file
-    r = c2gpu("port", src, "-o", tmp_path / "o.cu", expect=(1,))
-    assert "nothere.h: No such file or directory" in r.stderr
+    # port goes on past the missing headers, with a warning naming each, and keeps the #include lines
+    r = c2gpu("port", src, "-o", tmp_path / "o.cu")
+    assert f"{src}:1:10: warning: nothere.h: No such file or directory" in r.stderr
+    assert f"{src}:2:10: warning: sys/nothere_either.h: No such file or directory" in r.stderr
+    assert '#include "nothere.h"' in (tmp_path / "o.cu").read_text()
 
 
 def test_missing_include_outside_never_creates_files(tmp_path):
@@ -478,7 +480,7 @@ def test_verify_and_port_with_odd_file_names_leave_nothing_behind(tmp_path):
     out_json, out_cu = work / "report.json", work / "port it.cu"
     c2gpu("analyze", src, "--format", "json", "-o", out_json, cwd=work, env=env)
     r = c2gpu("port", src, "-o", out_cu, "-D", "N=3000", cwd=work, env=env)
-    assert "2 of 3 nests ported" in r.stderr
+    assert "3 of 3 nests ported" in r.stderr       # main's loops too: x and y are two mallocs
     # the #line directives name the file exactly (quotes escaped)
     assert '#line 1 "' + str(src).replace('"', '\\"') + '"' in out_cu.read_text()
     r = c2gpu("verify", src, "-D", "N=3000", cwd=work, env=env, timeout=300)

@@ -59,7 +59,7 @@ def cpu_baseline(path: str, program: Program, options: PreprocessOptions | None 
             continue
         why = t.note if t is not None else "not measured"
         env = {k: lo for k, (lo, hi) in (t.observed_params if t else {}).items() if lo == hi}
-        env.update(_ints(params))
+        env.update(nest.param_env(_ints(params)))
         out[nest.name] = static_estimate(nest, env, cpu, f"not measured: {why}")
     return out
 

@@ -392,4 +392,4 @@ def estimate_program(program: Program, params: Mapping[str, int] | None = None,
                      cpu: CpuDescription | None = None, reason: str = "") -> dict[str, CpuTiming]:
     """`static_estimate` for every nest of `program`, by nest name."""
     cpu = cpu or load_cpu()
-    return {n.name: static_estimate(n, params, cpu, reason) for n in program.nests}
+    return {n.name: static_estimate(n, n.param_env(dict(params or {})), cpu, reason) for n in program.nests}

@@ -23,6 +23,7 @@ from ..ir import (Access, ArrayInfo, Constraint, Flag, Guard, Loc, Loop, Nest, P
 from ..symbolic import Poly, Sym
 from ..libc import MATH_FUNCTIONS
 from .preprocess import INCLUDE_DIR
+from .objects import FileObjects
 from .ctypes import FLOAT_TYPES, INT_RANGES, SIZES, CType, arith_result, decl_type, int_result, is_unsigned, promote
 
 _GEN = c_generator.CGenerator()
@@ -94,6 +95,14 @@ class Scope:
 
 # --------------------------------------------------------------------------- expressions
 
+class Temporary(NamedTuple):
+    """What an index temporary holds (NestContext.record_temporary): `value` from its assignment, which sits
+    directly in the body of the innermost of `loop_ids` (whose variables are `loop_vars`), to that body's end."""
+    value: Poly
+    loop_ids: tuple[int, ...]
+    loop_vars: tuple[str, ...]
+
+
 class NestContext:
     """What lowering one nest needs to know while it walks the loops."""
 
@@ -113,8 +122,10 @@ class NestContext:
         self.next_lid = 0
         self.written: set[str] = set()          # scalars assigned anywhere in the nest
         self.local_depth: dict[str, int] = {}    # nest-local scalar -> loop depth at its declaration
-        self.local_affine: dict[str, Poly] = {}  # nest-local int defined once by an affine expression (by IR name)
+        self.local_affine: dict[str, Poly] = {}  # nest-local int defined once by a polynomial (`int c = i*nx + j`)
         self.local_why: dict[str, str] = {}
+        self.assignments: Counter[str] = Counter()   # C name -> assignments in the nest (`=`, `op=`, ++, --)
+        self.temporaries: dict[str, Temporary] = {}   # IR name -> the value an index temporary holds (see below)
         self.idiom_guard: Guard | None = None
         self.loop_decls: dict[int, list[str]] = {}   # lid -> C names its body declares
         self.range_cache: dict[tuple, tuple[Fraction, Fraction] | None] = {}      # nest-local int whose initialization converts its value (by IR name)
@@ -251,6 +262,9 @@ class NestContext:
                 return Poly.var(name), ""
             if self.ir_name(name) in self.local_affine:
                 return self.local_affine[self.ir_name(name)], ""
+            held = self.temporaries.get(self.ir_name(name))
+            if held is not None and self.holds(held):
+                return held.value, ""
             if self.ir_name(name) in self.local_why:
                 return None, self.local_why[self.ir_name(name)]
             if name in self.written or name in self.local_depth:
@@ -329,6 +343,58 @@ class NestContext:
         if isinstance(node, c_ast.FuncCall):
             return None, f"call '{text_of(node.name)}' in subscript"
         return None, f"'{text_of(node)}' is not affine"
+
+    # -- index temporaries ----------------------------------------------------
+    def held_value(self, name: str, ctype: CType, value: c_ast.Node) -> tuple[Poly | None, str]:
+        """The polynomial an integer variable of type `ctype` holds after `name = value`: (p, ""), or (None, "")
+        when the value is no polynomial of loop variables and parameters, or (None, why) when the conversion
+        to `ctype` may change it.
+
+        The value converted to `ctype` must be the value computed: it is when `ctype` holds every value of
+        the expression's type (signed overflow in the expression itself is undefined behaviour, which C
+        compilers assume away, and so do we), or when the value ranges prove it fits.
+        """
+        p, _ = self.poly(value)
+        if p is None:
+            return None, ""
+        src = self.int_type(value)
+        if ctype.base in INT_RANGES and src in INT_RANGES and \
+                INT_RANGES[ctype.base][0] <= INT_RANGES[src][0] and INT_RANGES[src][1] <= INT_RANGES[ctype.base][1]:
+            return p, ""
+        if self.fits(p, ctype.base):
+            return p, ""
+        return None, (f"'{name}' holds '{text_of(value)}' converted to {ctype.base} (line {self.loc(value).line}), "
+                      "which can change its value")
+
+    def record_temporary(self, stmt: c_ast.Assignment, guards: tuple[Guard, ...]) -> None:
+        """Forward substitution of `c = i*nx + j;`: from here to the end of the body of the loop around it, `c`
+        holds that polynomial, when the statement runs in every iteration of that loop (no `if` inside the
+        loop around it), is the nest's only assignment of `c`, and no pointer or call can change `c` (a local
+        or a parameter, not global or static, whose address is not taken).  The rest of the body, inner loops included, then
+        sees this iteration's value: the subscripts that use `c` are the polynomial (`a[c]` is `a[i][j]`).
+        Before the assignment in the body, `c` still holds the previous iteration's value: not substituted."""
+        tgt = stmt.lvalue
+        if stmt.op != "=" or not isinstance(tgt, c_ast.ID) or not self.loop_ids or tgt.name in self.loop_vars:
+            return
+        var = self.scope.lookup(tgt.name)
+        if var is None or not var.ctype.is_integer or not var.ctype.is_scalar or var.storage not in ("local", "param") \
+                or tgt.name in self.address_taken or self.assignments[tgt.name] != 1:
+            return
+        local = self.locals.get(var.ir or tgt.name)
+        if local is not None and local[1].init is not None:
+            return                                  # `int c = 0; ... c = i*nx + j;`: written twice
+        if any(g.depth is None or g.depth >= len(self.loop_ids) for g in guards):
+            return
+        value, _ = self.held_value(tgt.name, var.ctype, stmt.rvalue)
+        if value is not None:
+            self.temporaries[var.ir or tgt.name] = Temporary(value, tuple(self.loop_ids), tuple(self.loop_vars))
+
+    def holds(self, held: "Temporary") -> bool:
+        """Whether this point of the walk is in the rest of the loop body where `held` was assigned: inside
+        the same loops (lids are unique), with no inner loop reusing a variable the value names."""
+        n = len(held.loop_ids)
+        return tuple(self.loop_ids[:n]) == held.loop_ids and tuple(self.loop_vars[:n]) == held.loop_vars \
+            and not (held.value.variables & set(self.loop_vars[n:]))
 
     # -- types -------------------------------------------------------------
     def type_of(self, node: c_ast.Node) -> str:
@@ -445,6 +511,8 @@ class StatementBuilder:
         if isinstance(node, c_ast.Assignment):
             self.visit(node.rvalue, "read")
             self.visit(node.lvalue, "write" if node.op == "=" else "update")
+            if node is self.stmt:
+                ctx.record_temporary(node, self.guards)
             return
         if isinstance(node, c_ast.FuncCall):
             name = text_of(node.name)
@@ -829,6 +897,85 @@ class Header:
     step: int | None = None
     problem: str = ""
     bound: c_ast.Node | None = None      # the expression the condition compares the variable with
+    lower_pieces: tuple[Poly, ...] = ()  # a start that is a max (step > 0) or min (step < 0) of several values
+    upper_pieces: tuple[Poly, ...] = ()  # an exclusive end that is a min (step > 0) or max (step < 0) of several
+    piece_bounds: tuple[c_ast.Node, ...] = ()   # per upper piece, the expression whose type the condition sees
+
+
+# `a OP b ? a : b` is the min or max of a and b (`a OP b ? b : a` the other one)
+_MINMAX_OF_OP = {"<": "min", "<=": "min", ">": "max", ">=": "max"}
+
+
+def _minmax_pieces(ctx: NestContext, node: c_ast.Node, kind: str,
+                   type_node: c_ast.Node | None = None) -> tuple[list[tuple[Poly, c_ast.Node]], str, str]:
+    """`node` as the `kind` ("min" or "max") of polynomials, as polyhedral code generators write bounds:
+    `a < b ? a : b`, nested to any depth, possibly under casts.
+
+    Returns (pieces, the expression's C type after the integer promotions, "") where each piece comes with
+    the expression whose type a comparison with the whole sees (the outermost cast, or the piece itself),
+    or ([], "?", why not).  Each piece is converted by `ctx.poly` (its own conversion rules); a comparison
+    or conversion made in an unsigned type must keep every value of the pieces, else the ternary is not
+    the min or max of their values (`-1 < 0u` is false).
+    """
+    def fail(why: str):
+        return [], "?", why
+    if isinstance(node, c_ast.Cast) and isinstance(node.expr, (c_ast.TernaryOp, c_ast.Cast)):
+        t = decl_type(node.to_type, ctx.typedefs)
+        if not t.is_integer or t.base not in INT_RANGES:
+            return fail(f"cast to {t.base}")
+        pieces, _, why = _minmax_pieces(ctx, node.expr, kind, type_node or node)
+        if why:
+            return fail(why)
+        if not all(ctx.fits(p, t.base) for p, _ in pieces):
+            return fail(f"the conversion '{text_of(node)}' (line {ctx.loc(node).line}) can change the value")
+        return pieces, promote(t.base), ""
+    if not isinstance(node, c_ast.TernaryOp):
+        p, why = ctx.poly(node)
+        return ([(p, type_node or node)], ctx.int_type(node), "") if p is not None else fail(why)
+    cond, where = node.cond, f"'{text_of(node)}' (line {ctx.loc(node).line})"
+    if not (isinstance(cond, c_ast.BinaryOp) and cond.op in _MINMAX_OF_OP):
+        return fail(f"{where} is not a min or max: its condition is not a comparison")
+    if _same(node.iftrue, cond.left) and _same(node.iffalse, cond.right):
+        form = _MINMAX_OF_OP[cond.op]
+    elif _same(node.iftrue, cond.right) and _same(node.iffalse, cond.left):
+        form = "max" if _MINMAX_OF_OP[cond.op] == "min" else "min"
+    else:
+        return fail(f"{where} is not a min or max: its branches are not the two sides of its comparison")
+    if form != kind:
+        return fail(f"{where} is a {form} where this bound of the loop needs a {kind}")
+    left, tl, why = _minmax_pieces(ctx, cond.left, kind, type_node)
+    if why:
+        return fail(why)
+    right, tr, why = _minmax_pieces(ctx, cond.right, kind, type_node)
+    if why:
+        return fail(why)
+    common = int_result(tl, tr)
+    if common is None:
+        return fail(f"{where}: the type of its comparison is unknown")
+    if is_unsigned(common) and not all(ctx.fits(p, common) for p, _ in left + right):
+        return fail(f"{where} compares in {common}, where a negative value would become a large one")
+    pieces = {}
+    for p, n in left + right:
+        pieces.setdefault(p, n)
+    return list(pieces.items()), common, ""
+
+
+def _tightest(ctx: NestContext, pieces, direction: int) -> Poly | None:
+    """Of the pieces of a bound, the one whose values are the largest (`direction` > 0: every piece is a lower
+    bound of the max they form) or the smallest (< 0); the first when their ranges are unknown."""
+    if len(pieces) <= 1 or not direction:
+        return pieces[0] if pieces else None
+    ranges = [(r, p) for p in pieces if (r := ctx.value_range(p)) is not None]
+    if not ranges:
+        return pieces[0]
+    return min(ranges, key=lambda rp: -rp[0][0] if direction > 0 else rp[0][1])[1]
+
+
+def _is_conditional(node: c_ast.Node) -> bool:
+    """Whether `node` is a `?:` expression, possibly under casts."""
+    while isinstance(node, c_ast.Cast):
+        node = node.expr
+    return isinstance(node, c_ast.TernaryOp)
 
 
 def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
@@ -869,6 +1016,15 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
         h.problem = h.problem or f"increment '{text_of(nxt)}' is not a constant step"
         return h
     h.step = step
+    if h.lower is None and _is_conditional(init_expr):
+        # the start of a loop generated by CLooG or PLUTO: the max of affine values (counting down, the min)
+        pieces, _, why = _minmax_pieces(ctx, init_expr, "max" if step > 0 else "min")
+        if len(pieces) == 1:
+            h.lower, h.problem = pieces[0][0], ""
+        elif pieces:
+            h.lower_pieces, h.problem = tuple(p for p, _ in pieces), ""
+        else:
+            h.problem = f"start '{text_of(init_expr)}': {why}"
     # condition
     cond = node.cond
     if not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=", "!=")):
@@ -885,7 +1041,19 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
     h.bound = bound
     b, why = ctx.poly(bound)
     if b is None:
-        h.problem = h.problem or f"bound '{text_of(bound)}': {why}"
+        # the end of a loop generated by CLooG or PLUTO: the min of affine values (counting down, the max)
+        kind = "min" if step > 0 and op in ("<", "<=") else "max" if step < 0 and op in (">", ">=") else None
+        pieces = []
+        if kind and _is_conditional(bound):
+            pieces, _, why = _minmax_pieces(ctx, bound, kind)
+        if not pieces:
+            h.problem = h.problem or f"bound '{text_of(bound)}': {why}"
+            return h
+        shift = {"<": 0, "<=": 1, ">": 0, ">=": -1}[op]     # to the exclusive end
+        h.upper_pieces = tuple(p + shift for p, _ in pieces)
+        h.piece_bounds = tuple(n for _, n in pieces)
+        if len(pieces) == 1:
+            h.upper, h.bound, h.upper_pieces, h.piece_bounds = h.upper_pieces[0], pieces[0][1], (), ()
         return h
     if op == "!=":
         op = "<" if step > 0 else ">"
@@ -1058,8 +1226,10 @@ class NestLowerer:
                 tgt = n.lvalue
                 if isinstance(tgt, c_ast.ID):
                     ctx.written.add(tgt.name)
+                    ctx.assignments[tgt.name] += 1
             elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and isinstance(n.expr, c_ast.ID):
                 ctx.written.add(n.expr.name)
+                ctx.assignments[n.expr.name] += 1
             elif isinstance(n, c_ast.Decl) and not isinstance(n.type, c_ast.FuncDecl) and n.name:
                 ctx.local_depth.setdefault(n.name, d)
                 decls.append(n)
@@ -1098,12 +1268,22 @@ class NestLowerer:
         if h.problem:
             flags.append(Flag("non-affine-bound", f"loop '{var}': {h.problem}", loc))
         trip = None
-        if h.lower is not None and h.upper is not None and h.step:
-            if not (h.lower.is_affine() and h.upper.is_affine()):
+        lowers = h.lower_pieces or ((h.lower,) if h.lower is not None else ())
+        uppers = h.upper_pieces or ((h.upper,) if h.upper is not None else ())
+        if lowers and uppers and h.step:
+            # each pair of pieces is checked as a loop of its own: the start and the end are among them
+            pairs = [Header(var, lo, up, h.step, bound=b) for lo in lowers
+                     for up, b in zip(uppers, h.piece_bounds or (h.bound,))]
+            if not all(p.is_affine() for p in lowers + uppers):
                 flags.append(Flag("non-affine-bound", f"loop '{var}': bounds are not affine", loc))
-            elif why := _loop_conversion(ctx, h, c_type):
+            elif len(lowers) > 1 and abs(h.step) > 1:
+                flags.append(Flag("non-affine-bound", f"loop '{var}': its start is a {'max' if h.step > 0 else 'min'}"
+                                  f" of several values and its step is {h.step}, so its iterations are not an "
+                                  "affine set", loc))
+            elif why := next(filter(None, (_loop_conversion(ctx, pair, c_type) for pair in pairs)), ""):
                 flags.append(Flag("non-affine-bound", f"loop '{var}' ({c_type}): {why}", loc))
                 h.upper = None          # the affine bound is not what C computes: nothing may use it
+                h.upper_pieces = uppers = ()
         if h.lower is not None and h.upper is not None and h.step:
             trip = trip_count(h.lower, h.upper, h.step)
         if var in ctx.address_taken:
@@ -1114,8 +1294,10 @@ class NestLowerer:
         if in_header:
             d = node.init.decls[0]
             inner_scope.vars[d.name] = Var(declared, "local", ctx.loc(d), d.name, tuple(ctx.loop_ids))
-        lo = h.lower if (h.step or 0) > 0 else (h.upper + 1 if h.upper is not None else None)
-        hi = h.upper if (h.step or 0) > 0 else (h.lower + 1 if h.lower is not None else None)
+        # (of several pieces, any one bounds the variable: the one with the tightest range of values)
+        first, end = _tightest(ctx, lowers, h.step or 0), _tightest(ctx, uppers, -(h.step or 0))
+        lo = first if (h.step or 0) > 0 else (end + 1 if end is not None else None)
+        hi = end if (h.step or 0) > 0 else (first + 1 if first is not None else None)
         ctx.loop_ranges[var] = (lo, hi)
         lid = ctx.next_lid
         ctx.next_lid += 1
@@ -1139,7 +1321,7 @@ class NestLowerer:
                     end_loc=None, header=header, body=tuple(body), guards=guards, flags=tuple(flags),
                     c_type=c_type, declared_in_header=in_header, perfect=perfect, pragmas=pragmas,
                     declared=tuple(dict.fromkeys(ctx.loop_decls.pop(lid, ()))),
-                    header_stmt=header_stmt, ast=node)
+                    header_stmt=header_stmt, ast=node, lower_pieces=h.lower_pieces, upper_pieces=h.upper_pieces)
 
     def header_statement(self, node: c_ast.For, var: str, in_header: bool, guards: tuple[Guard, ...]) -> Statement | None:
         """What an inner loop's header does that the enclosing loop can see, as a statement just before the loop.
@@ -1240,14 +1422,12 @@ class NestLowerer:
                     ctx.flag("local-array", f"array '{node.name}' is declared inside the nest", node)
                 if node.init is None:
                     return out
-                if t.is_integer:
-                    p, _ = ctx.poly(node.init)
-                    if p is not None and p.is_affine() and node.name not in ctx.written:
-                        if ctx.fits(p, t.base):
-                            ctx.local_affine[ir] = p
-                        else:
-                            ctx.local_why[ir] = (f"'{node.name}' holds '{text_of(node.init)}' converted to {t.base} "
-                                                 f"(line {ctx.loc(node).line}), which can change its value")
+                if t.is_integer and t.is_scalar and node.name not in ctx.written:
+                    p, why = ctx.held_value(node.name, t, node.init)
+                    if p is not None:
+                        ctx.local_affine[ir] = p
+                    elif why:
+                        ctx.local_why[ir] = why
             idiom = ctx.idiom_guard if guards and guards[-1] is ctx.idiom_guard else None
             b = StatementBuilder(ctx, node, guards, idiom)
             if isinstance(node, c_ast.Decl):
@@ -1309,12 +1489,17 @@ class FileLowerer:
         self.notes: list[Flag] = []
         self.has_scop = False
         self.has_port_marker = False
+        self.objects: FileObjects | None = None
 
     def run(self) -> list[Nest]:
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.Typedef):
                 self.typedefs[ext.name] = decl_type(ext.type, self.typedefs)
         self.scan_pragmas(self.ast)
+        try:
+            self.objects = FileObjects(self.ast, self.path, self.typedefs, lambda n: loc_of(n, Loc(self.path, 0)))
+        except RecursionError:       # an expression too deep to walk: no pointer is known to be distinct
+            self.objects = None
         nests: list[Nest] = []
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.Typedef):
@@ -1396,22 +1581,37 @@ class FileLowerer:
                     storage = "static" if "static" in (item.storage or ()) else "local"
                     inner.vars[item.name] = Var(decl_type(item, self.typedefs), storage,
                                                 loc_of(item, Loc(self.path, 0)), item.name)
+                self._marker_without_for(state, item)
                 self.find(item, inner, out, state, outer)
                 state["marker"] = None
                 state["pragmas"] = []
+            self._marker_without_for(state, None)
+            state["marker"] = None
             return
         if isinstance(node, c_ast.For):
             marker = state.get("marker")
+            marked = bool(marker) and marker[0] == "port"
             loc = loc_of(node, Loc(self.path, 0))
-            if marker and marker[0] == "skip":
-                self.notes.append(Flag("skipped", f"nest at line {loc.line} skipped by '#pragma c2gpu skip'", loc))
-            elif self.has_port_marker and not (marker and marker[0] == "port"):
-                self.notes.append(Flag("skipped", f"nest at line {loc.line} not marked '#pragma c2gpu port'", loc))
-            elif self.has_scop and not state["scop"] and not (marker and marker[0] == "port"):
-                self.notes.append(Flag("skipped", f"nest at line {loc.line} is outside '#pragma scop' regions", loc))
-            else:
+            why_not = ("skipped by '#pragma c2gpu skip'" if marker and marker[0] == "skip"
+                       else "not marked '#pragma c2gpu port'" if self.has_port_marker and not marked
+                       else "is outside '#pragma scop' regions" if self.has_scop and not state["scop"] and not marked
+                       else None)
+            if why_not is None and not (state.get("host") and not marked):
                 region = "pragma" if marker else "scop" if state["scop"] else "auto"
                 out.append(Candidate(node, scope, region, outer, tuple(state["pragmas"])))
+                self._pragmas_inside_nest(node.stmt, loc)
+                return
+            if why_not is not None and not state.get("host"):
+                self.notes.append(Flag("skipped", f"nest at line {loc.line} {why_not}", loc))
+            # the loop stays on the host as written: a loop inside it marked '#pragma c2gpu port' is a nest
+            inner = scope.child()
+            for d in (node.init.decls if isinstance(node.init, c_ast.DeclList) else []):
+                if d.name:
+                    inner.vars[d.name] = Var(decl_type(d, self.typedefs), "local", loc_of(d, Loc(self.path, 0)), d.name)
+            host = state.get("host")
+            state.update(host=True, marker=None, pragmas=[])
+            self.find(node.stmt, inner, out, state, outer)
+            state["host"] = host
             return
         if isinstance(node, c_ast.If):
             self.find(node.iftrue, scope, out, state, outer)
@@ -1421,6 +1621,24 @@ class FileLowerer:
         elif isinstance(node, (c_ast.Switch, c_ast.Case, c_ast.Default, c_ast.Label)):
             for _, c in node.children():
                 self.find(c, scope, out, state, outer)
+
+    def _marker_without_for(self, state: dict, item: c_ast.Node | None) -> None:
+        """A '#pragma c2gpu port/skip' selects the `for` right after it: before anything else (or nothing), say so."""
+        marker = state.get("marker")
+        if marker and not isinstance(item, c_ast.For):
+            what = (f"the statement at line {loc_of(item, marker[1]).line}" if item is not None
+                    else "the end of the block")
+            self.notes.append(Flag("unknown-pragma", f"'#pragma c2gpu {marker[0]}' is followed by {what}, not by a "
+                                   "for loop: it selects nothing", marker[1]))
+            state["marker"] = None
+
+    def _pragmas_inside_nest(self, body: c_ast.Node | None, nest_loc: Loc) -> None:
+        """c2gpu pragmas inside a nest taken as a whole select nothing: never ignore one silently."""
+        for n, _ in _walk(body) if body is not None else ():
+            if isinstance(n, c_ast.Pragma) and n.string.split()[:1] == ["c2gpu"]:
+                loc = loc_of(n, Loc(self.path, 0))
+                self.notes.append(Flag("unknown-pragma", f"'#pragma {n.string.strip()}' is inside the nest at line "
+                                       f"{nest_loc.line}, which is analysed as a whole: the pragma is ignored", loc))
 
     def lower_nest(self, function: str, cand: Candidate, facts: "FunctionFacts") -> Nest:
         loc = loc_of(cand.node, Loc(self.path, 0))
@@ -1448,8 +1666,11 @@ class FileLowerer:
                 dims.append(p)
             # `int *u[2]` is two pointers (rows of unknown extent); `int (*p)[N]` one pointer to rows of N
             dims = dims + [None] * t.pointers if t.pointer_rows and t.dims else [None] * t.pointers + dims
+            target = self.objects.target(dloc) if self.objects is not None else None
             arrays.append(ArrayInfo(name, t.base, t.elem_size, tuple(dims), "local" if storage == "static" else storage,
-                                    t.restrict, t.const, dloc, assigned=name in facts.assigned))
+                                    t.restrict, t.const, dloc, assigned=name in facts.assigned,
+                                    target=target.labels if target is not None else None,
+                                    target_source=target.source if target is not None else ""))
         red_targets = {r.target for s in stmts for r in s.reductions}
         scalars = []
         for name in sorted(ctx.scalars_used):
@@ -1484,9 +1705,15 @@ class FileLowerer:
         outside = {lp.var for lp in root.loops() if not lp.declared_in_header} | \
             {sc.name for sc in scalars if sc.declared_in is None}
         live = facts.live_after(cand.node, cand.scope)
+        sizes = []
+        for name in params:
+            found = cand.scope.lookup(name)
+            known = self.objects.value(found.loc) if found is not None and self.objects is not None else None
+            if known is not None:
+                sizes.append((name, known[0], known[1]))
         return Nest(name=f"{function}@{loc.line}", function=function, loc=loc, end_loc=None, root=root,
                     arrays=tuple(arrays), scalars=tuple(scalars), params=tuple(params), flags=tuple(flags),
-                    region=cand.region, live_after=tuple(sorted(outside & live)))
+                    region=cand.region, sizes=tuple(sizes), live_after=tuple(sorted(outside & live)))
 
 
 def _exposed_loop_variables(root: Loop, scope: Scope, arrays: list[ArrayInfo]) -> list[Flag]:

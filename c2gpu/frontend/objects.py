@@ -1,0 +1,490 @@
+"""What the whole file shows about the memory pointers point to: distinct objects, which cannot alias.
+
+Two pointers may share memory unless the code shows they cannot (passes/dependence.py `_may_alias`).  The
+file often shows it: `a = malloc(...); b = malloc(...);`, or `kernel(A, B)` called only from `main` with two
+different arrays.  This module gives every pointer (and array) whose target the file determines a *target
+label*; the dependence pass tells two labels apart.
+
+- A declared array (global, static or local) is its own object: `array:NAME@LINE:COL`.
+- A pointer variable whose every assignment is a fresh allocation (`malloc`, `calloc`, ...,
+  `posix_memalign(&p, ...)`, or a function of the file that returns one), or NULL, points to objects no other
+  variable reaches (`fresh:NAME@LINE:COL`): an assignment `q = p` is not fresh, so q gets p's label (the
+  same object) when that is all q is ever assigned, and p's address is never taken.  Two pointers swapped
+  with a temporary (`t = a; a = b; b = t;`: double buffering) only trade their objects, so they stay distinct
+  from each other and from everything else (but a copy of either is unknown).
+- A pointer parameter of a function whose calls are all in the file points, at each call, to what the
+  argument points to.  The calls are all in the file when the function is `static`, or when the file defines
+  `main` (the file is then taken as the whole program), and its name is only ever called, never used as a
+  value (a function pointer could be called from anywhere).  A global pointer is judged the same way: the
+  file must hold all of its assignments.
+
+A parameter's labels are one per *context*: one per call of its function, times the contexts of the caller
+(so the labels of two parameters of one function line up call by call); anything else has one label,
+which holds in every context.  Two pointers are distinct when their labels differ in every context.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pycparser import c_ast
+
+from ..ir import Loc
+from .ctypes import CType, decl_type
+
+# Functions that return (or store through their first argument) a new object no other pointer reaches.
+ALLOCATORS = {
+    "malloc": "C11 7.22.3.4", "calloc": "C11 7.22.3.2", "aligned_alloc": "C11 7.22.3.1",
+    "valloc": "glibc", "memalign": "glibc", "pvalloc": "glibc", "_mm_malloc": "Intel intrinsics guide",
+    # PolyBench/C's allocator (utilities/polybench.c: posix_memalign, one new block per call)
+    "polybench_alloc_data": "PolyBench/C 4.2.1 utilities/polybench.c",
+}
+OUT_ALLOCATORS = {"posix_memalign": "POSIX.1-2008"}    # stores a new object through its first argument
+MAX_CONTEXTS = 64         # calls followed through (beyond: unknown), so a call tree cannot blow up
+
+
+@dataclass(frozen=True)
+class Target:
+    labels: tuple[str, ...]      # one per context (a parameter) or one for all (anything else)
+    source: str                  # where the fact comes from, for the report
+    moves: bool = False          # the object changes hands (a swapped pointer): a copy cannot keep the label
+
+
+class _Decl:
+    """One declared variable: where, its type, and what the function or file assigns to it."""
+
+    def __init__(self, node: c_ast.Node, name: str, ctype: CType, kind: str, function: str | None, loc: Loc):
+        self.node, self.name, self.ctype, self.kind, self.function, self.loc = node, name, ctype, kind, function, loc
+        self.defs: list[tuple[c_ast.Node, str]] = []     # (assigned expression, function it is assigned in)
+        self.address_taken = False
+        self.swapped_with: set["_Decl"] = set()
+
+    @property
+    def is_array(self) -> bool:
+        return self.ctype.pointers == 0 and bool(self.ctype.dims)
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.ctype.pointers > 0 and not self.ctype.pointer_rows
+
+
+class FileObjects:
+    """The target labels of every pointer and array declaration of a file (`target(loc)`)."""
+
+    def __init__(self, ast: c_ast.FileAST, path: str, typedefs: dict[str, CType], loc_of):
+        self.path, self.typedefs, self.loc_of = path, typedefs, loc_of
+        self.functions: dict[str, c_ast.FuncDef] = {}
+        self.static: set[str] = set()
+        self.decls: dict[Loc, _Decl] = {}
+        self.calls: dict[str, list[tuple[str, list[c_ast.Node], dict[str, "_Decl"]]]] = {}   # callee -> calls
+        self.used_as_value: set[str] = set()
+        self.swap_nodes: set[int] = set()
+        # id(expression) -> the names visible there (the block's own dict: names declared later in a block
+        # cannot be named earlier in it, and an inner block has a copy)
+        self._env: dict[int, dict[str, _Decl]] = {}
+        self._memo: dict[int, Target | None] = {}
+        self._busy: set[int] = set()
+        self._busy_fns: set[str] = set()
+        globals_: dict[str, _Decl] = {}
+        for ext in ast.ext:
+            if isinstance(ext, c_ast.FuncDef):
+                self.functions[ext.decl.name] = ext
+                if "static" in (ext.decl.storage or ()):
+                    self.static.add(ext.decl.name)
+        self.whole_program = "main" in self.functions
+        for ext in ast.ext:
+            if isinstance(ext, c_ast.Decl) and ext.name and not isinstance(ext.type, c_ast.FuncDecl):
+                if ext.name in globals_:          # `extern double *p;` then `double *p;`: one variable
+                    d = globals_[ext.name]
+                    d.ctype = decl_type(ext, self.typedefs)
+                    self.decls[self.loc_of(ext)] = d
+                else:
+                    d = self._declare(ext, "global", None)
+                globals_[ext.name] = d
+                if ext.init is not None:
+                    d.defs.append((ext.init, ""))
+                    self._env[id(ext.init)] = globals_
+                if "static" in (ext.storage or ()):
+                    d.kind = "static"
+            elif isinstance(ext, c_ast.FuncDef):
+                self._function(ext, dict(globals_))
+
+    # ------------------------------------------------------------------ the walk
+
+    def _declare(self, node: c_ast.Decl, kind: str, function: str | None) -> _Decl:
+        d = _Decl(node, node.name, decl_type(node, self.typedefs), kind, function, self.loc_of(node))
+        self.decls[d.loc] = d
+        return d
+
+    def _function(self, fn: c_ast.FuncDef, scope: dict[str, _Decl]) -> None:
+        name = fn.decl.name
+        scope = dict(scope)
+        args = fn.decl.type.args
+        for p in (args.params if args is not None else []):
+            if isinstance(p, c_ast.Decl) and p.name:
+                scope[p.name] = self._declare(p, "param", name)
+        self._walk(fn.body, scope, name)
+
+    def _walk(self, node: c_ast.Node | None, scope: dict[str, _Decl], fn: str) -> None:
+        if node is None:
+            return
+        if isinstance(node, (c_ast.Compound, c_ast.For)):
+            scope = dict(scope)          # a block (or a for's header) opens a scope
+        if isinstance(node, c_ast.Compound):
+            items = node.block_items or []
+            for k, item in enumerate(items):
+                self._swap(items[k:k + 3], scope)
+                self._walk(item, scope, fn)       # a declaration enters `scope` as it is met
+            return
+        if isinstance(node, c_ast.Decl):
+            if node.name and not isinstance(node.type, c_ast.FuncDecl):
+                d = self._declare(node, "static" if "static" in (node.storage or ()) else "local", fn)
+                if node.init is not None:
+                    self._walk(node.init, scope, fn)
+                    d.defs.append((node.init, fn))
+                    self._env[id(node.init)] = scope
+                scope[node.name] = d
+            return
+        if isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID):
+            d = scope.get(node.lvalue.name)
+            if d is not None:
+                if node.op == "=":
+                    swap = id(node) in self.swap_nodes         # a swap only trades objects (see _swap)
+                    d.defs.append((None if swap else node.rvalue, fn))
+                    self._env[id(node.rvalue)] = scope
+                elif node.op not in ("+=", "-="):        # p += k stays in its object
+                    d.defs.append((node, fn))
+            self._walk(node.rvalue, scope, fn)
+            return
+        if isinstance(node, c_ast.UnaryOp) and node.op == "&" and isinstance(node.expr, c_ast.ID):
+            d = scope.get(node.expr.name)
+            if d is not None:
+                d.address_taken = True
+            if node.expr.name in self.functions:
+                self.used_as_value.add(node.expr.name)
+            return
+        if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID):
+            callee = node.name.name
+            args = list(node.args.exprs) if node.args is not None else []
+            if callee in OUT_ALLOCATORS and callee not in self.functions and args:
+                out = args[0]
+                if isinstance(out, c_ast.UnaryOp) and out.op == "&" and isinstance(out.expr, c_ast.ID) \
+                        and out.expr.name in scope:
+                    scope[out.expr.name].defs.append((node, fn))     # posix_memalign(&p, ...): p is fresh
+                    args = args[1:]
+            if callee in self.functions:
+                self.calls.setdefault(callee, []).append((fn, args, scope))
+            for a in args:
+                self._walk(a, scope, fn)
+            return
+        if isinstance(node, c_ast.ID) and node.name in self.functions and node.name not in scope:
+            self.used_as_value.add(node.name)      # a function used as a value: callable from anywhere
+            return
+        for _, child in node.children():
+            self._walk(child, scope, fn)
+
+    def _swap(self, items: list[c_ast.Node], scope: dict[str, _Decl]) -> None:
+        """`t = a; a = b; b = t;` (or `T *t = a;` first) over pointer variables: a and b trade objects."""
+        if len(items) != 3:
+            return
+        first, second, third = items
+
+        def assign(n, lhs=None, rhs=None):
+            return isinstance(n, c_ast.Assignment) and n.op == "=" and isinstance(n.lvalue, c_ast.ID) \
+                and isinstance(n.rvalue, c_ast.ID) and (lhs is None or n.lvalue.name == lhs) \
+                and (rhs is None or n.rvalue.name == rhs)
+        if isinstance(first, c_ast.Decl) and isinstance(first.init, c_ast.ID):
+            t, a = first.name, first.init.name
+        elif assign(first):
+            t, a = first.lvalue.name, first.rvalue.name
+        else:
+            return
+        if not assign(second, lhs=a) or not assign(third, rhs=t):
+            return
+        b = second.rvalue.name
+        if third.lvalue.name != b or len({t, a, b}) != 3 or a not in scope or b not in scope:
+            return
+        da, db = scope[a], scope[b]
+        if da.is_pointer and db.is_pointer:
+            self.swap_nodes.update((id(second), id(third)))
+            da.swapped_with.add(db)
+            db.swapped_with.add(da)
+
+    # ------------------------------------------------------------------ labels
+
+    def target(self, loc: Loc) -> Target | None:
+        """The labels of the variable declared at `loc`, or None when the file does not determine them."""
+        d = self.decls.get(loc)
+        return None if d is None else self._target(d)
+
+    def value(self, loc: Loc) -> tuple[int, str] | None:
+        """The one integer value the file gives the scalar declared at `loc` wherever the nest can read it,
+        with where it comes from: a parameter passed the same constant at every call of its function (a
+        constant, or a variable of the caller initialized to one and never assigned again), or a variable
+        initialized to a constant and never assigned again.  None when the file does not show one."""
+        d = self.decls.get(loc)
+        if d is None or not d.ctype.is_integer or d.address_taken:
+            return None
+        if d.kind != "param":
+            if d.kind == "global" and not self.whole_program or len(d.defs) != 1 or d.defs[0][0] is None:
+                return None
+            v = _constant(d.defs[0][0])
+            return None if v is None else (v, f"{d.name} = {v} (line {d.loc.line}), never assigned again")
+        fn = d.function
+        if d.defs or fn is None or not self._closed(fn) or fn not in self.calls:
+            return None
+        index = _param_index(self.functions[fn], d.node)
+        values = set()
+        for _, args, scope in self.calls[fn]:
+            if index is None or index >= len(args):
+                return None
+            arg = args[index]
+            v = _constant(arg)
+            if v is None and isinstance(arg, c_ast.ID) and arg.name in scope:
+                known = self.value(scope[arg.name].loc)
+                v = None if known is None else known[0]
+            if v is None:
+                return None
+            values.add(v)
+        if len(values) != 1:
+            return None
+        v, calls = values.pop(), len(self.calls[fn])
+        return v, f"{d.name} = {v} at {'the call' if calls == 1 else f'all {calls} calls'} of {fn}()"
+
+    def _closed(self, fn: str) -> bool:
+        return (fn in self.static or self.whole_program) and fn not in self.used_as_value and fn != "main"
+
+    def _target(self, d: _Decl) -> Target | None:
+        key = id(d)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return None                        # a cycle (p = q; q = p; or recursion): unknown
+        self._busy.add(key)
+        try:
+            found = self._compute(d)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = found
+        return found
+
+    def _compute(self, d: _Decl) -> Target | None:
+        if d.kind == "param":
+            return self._param(d) if (d.is_pointer or d.is_array) and not d.address_taken else None
+        if d.is_array:
+            return Target((f"array:{d.name}@{d.loc.line}:{d.loc.col}",), f"the array '{d.name}' (line {d.loc.line})")
+        if not d.is_pointer or d.address_taken or (d.kind == "global" and not self.whole_program):
+            return None                        # (another file may assign a global)
+        defs = [e for e, _ in d.defs if e is None or not _is_null(e)]
+        fresh = [self._allocator(e) for e in defs if e is not None]
+        if fresh and all(f is not None for f in fresh) and all(self._fresh_only(o) for o in d.swapped_with):
+            how = f"assigned only new memory ({', '.join(sorted(set(fresh)))})" + (
+                f" and swapped with {', '.join(sorted(o.name for o in d.swapped_with))}" if d.swapped_with else "")
+            return Target((f"fresh:{d.name}@{d.loc.line}:{d.loc.col}",), f"'{d.name}' (line {d.loc.line}), {how}",
+                          moves=bool(d.swapped_with))
+        if not defs or None in defs:
+            return None
+        # every assignment points into one known object that stays put: the pointer shares its label
+        targets = [self._expr(e, self._env.get(id(e))) for e in defs]
+        if any(t is None or t.moves or len(t.labels) != 1 for t in targets) or len({t.labels for t in targets}) != 1:
+            return None
+        return Target(targets[0].labels, f"'{d.name}' (line {d.loc.line}), which points into {targets[0].source}")
+
+    def _fresh_only(self, d: _Decl) -> bool:
+        """A swap partner must itself be assigned nothing but new memory (and the swaps)."""
+        return not d.address_taken and all(e is None or _is_null(e) or self._allocator(e) is not None
+                                           for e, _ in d.defs)
+
+    def _allocator(self, e: c_ast.Node) -> str | None:
+        """The allocator an expression calls for a new object (through casts), or None."""
+        while isinstance(e, c_ast.Cast):
+            e = e.expr
+        if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID):
+            name = e.name.name
+            if name in self.functions:
+                return name if self._returns_fresh(name) else None
+            if name in ALLOCATORS or name in OUT_ALLOCATORS:
+                return name
+        return None
+
+    def _returns_fresh(self, fn: str) -> bool:
+        """A function of the file whose every `return` gives a fresh allocation (directly, or a local pointer
+        that is assigned only fresh memory and used for nothing but being returned, tested or freed)."""
+        if fn in self._busy_fns:
+            return False                       # recursion: not shown fresh
+        self._busy_fns.add(fn)
+        try:
+            return self._all_returns_fresh(fn)
+        finally:
+            self._busy_fns.discard(fn)
+
+    def _all_returns_fresh(self, fn: str) -> bool:
+        body = self.functions[fn].body
+        returns = [n for n in _nodes(body) if isinstance(n, c_ast.Return)]
+        if not returns:
+            return False
+        for r in returns:
+            e = r.expr
+            while isinstance(e, c_ast.Cast):
+                e = e.expr
+            if e is not None and self._allocator(e) is not None:
+                continue
+            local = next((d for d in self.decls.values() if isinstance(e, c_ast.ID) and d.function == fn
+                          and d.name == e.name and d.kind == "local"), None)
+            if local is None or local.address_taken or not local.defs \
+                    or not all(x is not None and (_is_null(x) or self._allocator(x) is not None) for x, _ in local.defs):
+                return False
+            if not _only_returned(body, local.name):
+                return False
+        return True
+
+    def _param(self, d: _Decl) -> Target | None:
+        fn = d.function
+        if fn is None or not self._closed(fn) or fn not in self.calls:
+            return None
+        index = _param_index(self.functions[fn], d.node)
+        labels: list[str] = []
+        lines = []
+        for caller, args, scope in self.calls[fn]:
+            if index is None or index >= len(args):
+                return None
+            t = self._expr(args[index], scope)
+            if t is None:
+                return None
+            n = self._contexts(caller)
+            if n is None:
+                return None
+            labels.extend(t.labels * n if len(t.labels) == 1 else t.labels)
+            lines.append(t.source)
+        if len(labels) > MAX_CONTEXTS:
+            return None
+        calls = len(self.calls[fn])
+        where = f"{'the call' if calls == 1 else f'its {calls} calls'} of {fn}()"
+        return Target(tuple(labels), f"{' / '.join(dict.fromkeys(lines))} at {where}")
+
+    def _contexts(self, fn: str, seen: frozenset = frozenset()) -> int | None:
+        """How many contexts the labels of `fn`'s parameters have: 1 for a function nobody in the file calls
+        (main), else the sum over its calls of the caller's contexts."""
+        if fn in seen:
+            return None
+        if not self._closed(fn) or fn not in self.calls:
+            return 1
+        total = 0
+        for caller, _, _ in self.calls[fn]:
+            n = self._contexts(caller, seen | {fn})
+            if n is None:
+                return None
+            total += n
+        return total if total <= MAX_CONTEXTS else None
+
+    def _expr(self, e: c_ast.Node | None, scope: dict[str, _Decl] | None) -> Target | None:
+        """The object an expression points into: `a`, `*A` (A a pointer to arrays), `a + k`, `&a[k]`, `(T *)a`."""
+        if e is None or scope is None:
+            return None
+        while True:
+            if isinstance(e, c_ast.Cast):
+                e = e.expr
+            elif isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-") and _pointerish(e.left, scope):
+                e = e.left
+            elif isinstance(e, c_ast.BinaryOp) and e.op == "+" and _pointerish(e.right, scope):
+                e = e.right
+            elif isinstance(e, c_ast.UnaryOp) and e.op == "&" and isinstance(e.expr, c_ast.ArrayRef):
+                e = _array_base(e.expr)
+            elif isinstance(e, c_ast.UnaryOp) and e.op == "*" and isinstance(e.expr, c_ast.ID) \
+                    and _rows_in_place(scope.get(e.expr.name)):
+                e = e.expr                     # *A with A a pointer to arrays: A's first row, in A's object
+            elif isinstance(e, c_ast.ArrayRef) and _rows_in_place(scope.get(getattr(_array_base(e), "name", ""))) \
+                    and _depth(e) < _levels(scope.get(_array_base(e).name)):
+                e = _array_base(e)             # A[k] of a 2-D array is a row of A, in A's object
+            else:
+                break
+        if not isinstance(e, c_ast.ID) or e.name not in scope:
+            return None
+        return self._target(scope[e.name])
+
+
+def _constant(e: c_ast.Node | None) -> int | None:
+    """The value of an integer constant expression made of literals, + - * and parentheses (casts to int)."""
+    if isinstance(e, c_ast.Constant) and e.type in ("int", "long int", "long long int", "unsigned int"):
+        text = e.value.rstrip("uUlL")
+        try:
+            return int(text, 0) if not (text.startswith("0") and text[1:].isdigit()) else int(text, 8)
+        except ValueError:
+            return None
+    if isinstance(e, c_ast.UnaryOp) and e.op in ("-", "+"):
+        v = _constant(e.expr)
+        return None if v is None else (-v if e.op == "-" else v)
+    if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*"):
+        a, b = _constant(e.left), _constant(e.right)
+        if a is None or b is None:
+            return None
+        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    return None
+
+
+def _is_null(e: c_ast.Node) -> bool:
+    while isinstance(e, c_ast.Cast):
+        e = e.expr
+    return isinstance(e, c_ast.Constant) and e.value in ("0", "0L", "0UL")
+
+
+def _nodes(node: c_ast.Node | None):
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for _, c in n.children())
+
+
+def _only_returned(body: c_ast.Node, name: str) -> bool:
+    """`name` appears only as an assignment target, in `return name`, in a test (`!p`, `p == NULL`) or freed."""
+    for n in _nodes(body):
+        for _, c in n.children():
+            if not (isinstance(c, c_ast.ID) and c.name == name):
+                continue
+            if isinstance(n, c_ast.Return) or (isinstance(n, c_ast.Assignment) and n.lvalue is c) \
+                    or (isinstance(n, c_ast.UnaryOp) and n.op == "!") \
+                    or (isinstance(n, c_ast.BinaryOp) and n.op in ("==", "!=")) \
+                    or isinstance(n, (c_ast.If, c_ast.Decl)):
+                continue
+            if isinstance(n, c_ast.UnaryOp) and n.op == "&":
+                continue           # posix_memalign(&p, ...): the only call the allocator check accepts
+            return False
+    return True
+
+
+def _param_index(fn: c_ast.FuncDef, param: c_ast.Node) -> int | None:
+    params = fn.decl.type.args.params if fn.decl.type.args is not None else []
+    for k, p in enumerate(params):
+        if p is param:
+            return k
+    return None
+
+
+def _array_base(e: c_ast.Node) -> c_ast.Node:
+    while isinstance(e, c_ast.ArrayRef):
+        e = e.name
+    return e
+
+
+def _depth(e: c_ast.Node) -> int:
+    k = 0
+    while isinstance(e, c_ast.ArrayRef):
+        e, k = e.name, k + 1
+    return k
+
+
+def _levels(d: _Decl | None) -> int:
+    return 0 if d is None else d.ctype.pointers + len(d.ctype.dims)
+
+
+def _rows_in_place(d: _Decl | None) -> bool:
+    """Whether indexing or dereferencing `d` short of an element stays in d's object: an array, or a pointer
+    to arrays (`double (*A)[N]`), never a pointer to pointers (`double **a`: its rows are other objects)."""
+    return d is not None and not d.ctype.pointer_rows and d.ctype.pointers <= 1 and (d.is_array or d.is_pointer)
+
+
+def _pointerish(e: c_ast.Node, scope: dict[str, _Decl]) -> bool:
+    while isinstance(e, c_ast.Cast):
+        e = e.expr
+    d = scope.get(e.name) if isinstance(e, c_ast.ID) else None
+    return d is not None and _rows_in_place(d)
