@@ -29,6 +29,8 @@ EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_VERIFY_FAILED, EXIT_INTERNAL = 0, 1, 2, 3,
 # the pipelines and the pass manager live in c2gpu.pipelines and c2gpu.driver; these names stay for the tests
 UsageError = OptionsError
 __all__ = ["main", "build_parser", "UsageError"]
+EXACT_FP_HELP = ("add floating-point values in the order C does: a floating-point sum stays in one thread instead "
+                 "of a reduction across threads (for results that must match bit for bit)")
 
 
 def _options(args, **command_fields) -> Options:
@@ -36,6 +38,7 @@ def _options(args, **command_fields) -> Options:
     plus `command_fields` (the pipeline, the prediction, the CPU baseline, ...)."""
     return Options(defines=parse_defines(args.define), include_dirs=tuple(args.include or []), cpp=args.cpp,
                    gpu=load_gpu_option(args.gpu) if args.gpu else None, assume_no_alias=bool(args.assume_no_alias),
+                   exact_fp=bool(getattr(args, "exact_fp", False)),
                    map=tuple(v.strip() for v in args.map.split(",") if v.strip()) if args.map else None,
                    block=parse_block(args.block) if args.block else None, shared_memory=args.shared_memory,
                    print_after=tuple(args.print_after), timings=args.timings,
@@ -110,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="never stage this array (repeatable)")
         p.add_argument("--assume-no-alias", action="store_true",
                        help="treat distinct pointer parameters as non-overlapping (as if declared restrict)")
+        p.add_argument("--exact-fp", action="store_true", help=EXACT_FP_HELP)
         p.add_argument("--map", metavar="I,J", help="loop variables to map to the thread grid (as named in the C code)")
         p.add_argument("--block", metavar="BXxBY[xBZ]", help="thread block shape, e.g. 32x8")
         _add_pass_manager_args(p)
@@ -367,6 +371,8 @@ def _add_performance_args(a: argparse.ArgumentParser) -> None:
     if "--assume-no-alias" not in have:
         a.add_argument("--assume-no-alias", action="store_true",
                        help="treat distinct pointer parameters as non-overlapping (as if declared restrict)")
+    if "--exact-fp" not in have:
+        a.add_argument("--exact-fp", action="store_true", help=EXACT_FP_HELP)
     if "--map" not in have:
         a.add_argument("--map", metavar="I,J", help="loop variables to map to the thread grid (with --gpu)")
     if "--block" not in have:

@@ -37,6 +37,7 @@ class Options:
     registers: str = "auto"                        # "auto", "ptxas" or "estimate"
     # the mapping and shared memory
     assume_no_alias: bool = False
+    exact_fp: bool = False                         # floating-point sums keep C's order (no reduction across threads)
     map: tuple[str, ...] | None = None
     block: tuple[int, ...] | None = None
     shared_memory: str = "auto"                    # "auto" or "off"
@@ -71,6 +72,8 @@ class Options:
     def pass_options(self) -> dict:
         """The options the passes read (PassManager options)."""
         opts: dict = {"assume_no_alias": self.assume_no_alias, "shared_memory": self.shared_memory}
+        if self.exact_fp:
+            opts["exact_fp"] = True
         if self.shared_budget is not None:
             opts["shared_budget"] = self.shared_budget
         if self.shared_force:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .ir import Access, Loc, Origin, Reduction
+from .ir import Access, Loc, Loop, Origin, Reduction, Statement
 from .symbolic import Poly, Sym
 
 
@@ -28,12 +28,37 @@ class MappedLoop:
 
 @dataclass(frozen=True)
 class Kernel:
+    """A launch.  A mapped kernel runs the body of its innermost mapped loop in each thread; a one-thread
+    kernel (`serial`, no mapped loop) runs some items of a host loop's body as written, so that the code
+    between two parallel kernels stays on the device with the data."""
     name: str
-    loops: tuple[MappedLoop, ...]     # outermost first
-    body_lid: int                     # the innermost mapped loop: its body runs in each thread
+    loops: tuple[MappedLoop, ...]     # outermost first (empty for a one-thread kernel)
+    body_lid: int                     # the innermost mapped loop (one-thread kernel: the host loop around it)
     block: tuple[int, int, int]
     reductions: tuple[Reduction, ...]  # scalar reductions across threads (block tree + atomics)
     why: str
+    serial: tuple[int, ...] = ()      # one-thread kernel: the positions in loop body_lid's body it runs
+
+    def nodes(self, by_id: dict[int, Loop]) -> list["Loop | Statement"]:
+        """The loops and statements the kernel runs in each thread (`by_id`: the nest's loops by lid)."""
+        body = by_id[self.body_lid].body
+        return [body[k] for k in self.serial] if self.serial else list(body)
+
+    def statements(self, by_id: dict[int, Loop]) -> list[Statement]:
+        """Every statement the kernel runs (inner loops' headers included), in order."""
+        out: list[Statement] = []
+        for node in self.nodes(by_id):
+            if isinstance(node, Loop):
+                if node.header_stmt is not None:
+                    out.append(node.header_stmt)
+                out.extend(node.statements())
+            else:
+                out.append(node)
+        return out
+
+    def inner_loops(self, by_id: dict[int, Loop]) -> list[Loop]:
+        """The loops that run inside each thread, outermost first."""
+        return [lp for node in self.nodes(by_id) if isinstance(node, Loop) for lp in node.loops()]
 
 
 @dataclass(frozen=True)

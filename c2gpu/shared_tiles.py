@@ -55,7 +55,7 @@ class Analyzer:
         self.env = env
 
     def statements(self):
-        return [s for s in self.nest.statements() if self.kernel.body_lid in s.loop_ids]
+        return self.kernel.statements(self.by_id)
 
     def top_level_loops(self) -> set[int]:
         return {n.lid for n in self.body.body if isinstance(n, Loop)}
@@ -328,12 +328,24 @@ def plan_shared_memory(nest: Nest, mapping, opts: dict, budget: int | None = Non
 def tiles_for_kernel(nest: Nest, kernel, opts: dict, budget: int | None = None) -> KernelSharedPlan | None:
     """The tiles of one kernel on its block shape (tiles are sized by the block), None when there is nothing
     to stage."""
+    if kernel.serial:
+        return None                     # one thread: nothing to share
     tile = int(opts.get("shared_tile") or DEFAULT_TILE)
     budget = int(budget or opts.get("shared_budget") or DEFAULT_BUDGET)
-    opps = Analyzer(nest, kernel, tile, dict(opts.get("params") or {})).opportunities()
+    opps = Analyzer(nest, kernel, tile, nest.param_env(opts.get("params"))).opportunities()
     if not opps:
         return None
+    # code generation stages tiles along one in-thread loop per kernel: keep the loop whose tiles save most
+    saved: dict[int, float] = {}
+    for o in opps:
+        if o.tiled_lid is not None:
+            saved[o.tiled_lid] = saved.get(o.tiled_lid, 0.0) + o.loads_saved_per_block
+    along = max(saved, key=lambda lid: (saved[lid], -lid)) if saved else None
+    other = [o for o in opps if o.tiled_lid not in (None, along)]
+    opps = [o for o in opps if o.tiled_lid in (None, along)]
     decisions, gap = select(opps, budget, opts.get("shared_force", ()), opts.get("shared_exclude", ()))
+    decisions += [SharedDecision(o, False, "tiles are staged along one loop per kernel, and another loop's save "
+                                           "more loads") for o in other]
     return KernelSharedPlan(kernel.name, budget, tuple(decisions), tile, gap)
 
 

@@ -31,6 +31,7 @@ from c2gpu.symbolic import Sym
 DIMS = ("x", "y", "z")
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 2)}
 MAPPABLE_REDUCTIONS = ("+", "max", "min")
+SERIAL_SAFE = ("flow", "anti", "output", "reduction")   # reasons a loop is sequential that one thread respects
 
 
 def _only_loop_child(loop: Loop) -> Loop | None:
@@ -40,8 +41,14 @@ def _only_loop_child(loop: Loop) -> Loop | None:
     return None
 
 
-def _body_is_only_loops(loop: Loop) -> bool:
-    return loop.perfect and all(n.header_stmt is None for n in loop.body)
+def _path_lids(root: Loop, lid: int) -> list[int]:
+    """The lids of the loops from `root` down to loop `lid`, both included ([] if it is not there)."""
+    if root.lid == lid:
+        return [lid]
+    for node in root.body:
+        if isinstance(node, Loop) and (path := _path_lids(node, lid)):
+            return [root.lid] + path
+    return []
 
 
 SMALL_TRIP = 16
@@ -99,6 +106,8 @@ class Mapper:
         scalars = {s.name: s for s in self.nest.scalars}
         if any(scalars.get(r.target) is None or scalars[r.target].role == "local" for r in reds):
             return None
+        if self.options.get("exact_fp") and any(r.op == "+" and _is_float(self.nest, r.target) for r in reds):
+            return None      # --exact-fp: a tree of partial sums would add in another order than C
         by_target: dict[str, Reduction] = {}
         for r in reds:
             if by_target.setdefault(r.target, r).op != r.op:
@@ -124,28 +133,81 @@ class Mapper:
             raise PassFailed(f"--map asks for loop '{self.c_var(loop)}' (line {loop.loc.line}), but {self.reason(loop)}",
                              code="map-refused", loc=loop.loc)
         where = f"loop '{self.c_var(loop)}' at line {loop.loc.line}"
+        if self.status(loop) in ("parallel", "reduction") and (loop.lower_pieces or loop.upper_pieces):
+            start, end = loop.bound_texts()
+            raise PassFailed(f"{where} is proven {self.status(loop)}, but its bounds are a min/max of several values "
+                             f"(from {start} to below {end}): c2gpu maps to threads only a loop with one trip count",
+                             code="not-generated", loc=loop.loc)
         if self.status(loop) == "reduction":
+            exact = " (--exact-fp keeps floating-point sums in one thread)" if self.options.get("exact_fp") else ""
             raise PassFailed(f"{where} is a reduction c2gpu does not run across threads (only scalar +, max and "
-                             f"min reductions are): {self.reason(loop)}", code="unmapped-reduction", loc=loop.loc)
+                             f"min reductions are{exact}): {self.reason(loop)}", code="unmapped-reduction", loc=loop.loc)
         if self.status(loop) != "carried":
             # not proven either way (aliasing, calls, non-affine accesses): the nest stays on the CPU
             raise PassFailed(f"{where} is not proven parallel: {self.reason(loop)}", code="not-proven-parallel",
                              loc=self.blocking_loc(loop))
-        # proven sequential (a time loop): keep it on the host if everything inside can become kernels
+        # proven sequential (a time loop): it stays on the host around the kernels of the loops inside it; the
+        # statements and loops between those kernels run as written in one-thread kernels, on the device data
         kids = [n for n in loop.body if isinstance(n, Loop)]
         if not kids:
             raise PassFailed(f"{where} cannot run in parallel: {self.reason(loop)}", code="carried-dependence",
                              loc=self.blocking_loc(loop))
-        if not _body_is_only_loops(loop) or len(kids) != len(loop.body):
-            raise PassFailed(f"{where} cannot run in parallel ({self.reason(loop)}), and it cannot stay on the host "
-                             "around kernels because it has statements outside its inner loops",
+        if not any(self.parallel_inside(k) for k in kids):
+            if len(kids) == len(loop.body):
+                for k in kids:
+                    self.plan(k)               # raises why the inner loop cannot run in parallel either
+            raise PassFailed(f"{where} cannot run in parallel ({self.reason(loop)}), and no loop inside it can",
                              code="carried-dependence", loc=self.blocking_loc(loop))
-        if any(k.guards != loop.guards for k in kids):
-            raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line}: guarded inner loops under a host loop "
-                             "are not supported", code="guarded-host-loop", loc=loop.loc)
-        body = tuple(self.plan(k) for k in kids)
-        return HostLoop(loop.lid, self.c_var(loop), loop.header, body,
+        if any(n.guards != loop.guards for n in loop.body):
+            raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line}: guarded code under a host loop "
+                             "is not supported", code="guarded-host-loop", loc=loop.loc)
+        body: list[HostLoop | Kernel] = []
+        run: list[int] = []
+        for pos, node in enumerate(loop.body):
+            if isinstance(node, Loop) and node.header_stmt is None and self.parallel_inside(node):
+                if run:
+                    body.append(self.serial_kernel(loop, run))
+                    run = []
+                body.append(self.plan(node))
+            else:
+                run.append(pos)
+        if run:
+            body.append(self.serial_kernel(loop, run))
+        return HostLoop(loop.lid, self.c_var(loop), loop.header, tuple(body),
                         f"loop '{self.c_var(loop)}' stays on the host: {self.reason(loop)}")
+
+    def parallel_inside(self, loop: Loop) -> bool:
+        """Whether `loop` or a loop inside it could start a kernel."""
+        return any(self.can_start_kernel(lp)[0] for lp in loop.loops())
+
+    def serial_kernel(self, host: Loop, positions: list[int]) -> Kernel:
+        """A one-thread kernel running the items at `positions` of host loop `host`'s body, as written.
+
+        Sound when the only reasons the loops around and inside them are sequential are proven dependences
+        (the items keep their order); an aliasing doubt, a call or a pointer assigned in the nest would make
+        the device copies of the arrays differ from the original's memory."""
+        nodes = [host.body[k] for k in positions]
+        lids = {lp.lid for node in nodes if isinstance(node, Loop) for lp in node.loops()}
+        lids |= set(_path_lids(self.nest.root, host.lid))
+        for lid in sorted(lids):
+            v = self.deps.verdicts.get(lid)
+            doubt = next((r for r in (v.reasons if v is not None else ()) if r.kind not in SERIAL_SAFE), None)
+            if doubt is not None:
+                raise PassFailed(f"the code between the kernels of loop '{self.c_var(host)}' (line {host.loc.line}) "
+                                 f"would run in one thread on the device, but {doubt.message}",
+                                 code="not-proven-parallel", loc=doubt.sink or doubt.source or host.loc)
+        flag = next((f for f in self.nest.all_flags() if f.loop_ids is None or lids & set(f.loop_ids)), None)
+        if flag is not None:
+            raise PassFailed(f"the code between the kernels of loop '{self.c_var(host)}' (line {host.loc.line}) would "
+                             f"run in one thread on the device, but {flag.message} (line {flag.loc.line})",
+                             code="not-proven-parallel", loc=flag.loc)
+        first, last = nodes[0].loc.line, max(n.loc.line for n in nodes)
+        lines = f"line {first}" if first == last else f"lines {first}-{last}"
+        name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")
+        self.kernel_count += 1
+        why = (f"runs {lines} in one thread between the launches of loop '{self.c_var(host)}' (they are not parallel; "
+               "the data stays on the device)")
+        return Kernel(name, (), host.lid, (1, 1, 1), (), why, tuple(positions))
 
     def kernel(self, root: Loop, reds: tuple[Reduction, ...]) -> Kernel:
         chain = [root]

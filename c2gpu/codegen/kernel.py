@@ -330,6 +330,8 @@ class KernelCode:
     text: str = ""               # the rendered kernel
     epilogue: list[str] = field(default_factory=list)      # run by every active thread after the body
     last_values: list[tuple[str, str]] = field(default_factory=list)  # (scalar, C type) the last iteration stores
+    device_writes: list[tuple[str, str]] = field(default_factory=list)  # (scalar, C type) a one-thread kernel
+    #                                                                     updates where it lives, on the device
 
 
 def _loops_by_id(nest: Nest) -> dict[int, Loop]:
@@ -364,10 +366,6 @@ def _max_trip(nest: Nest, path: list[Loop], loop: Loop) -> str:
     return ph.to_c(s.dim_max(n - 1), list(nest.params))
 
 
-def _subtree_loops(loop: Loop) -> list[Loop]:
-    return list(loop.loops())[1:]
-
-
 def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: list[tuple[str, str]],
                 device_scalars: frozenset[str] = frozenset()) -> KernelCode:
     """The kernel of a mapped loop chain.
@@ -379,14 +377,14 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     innermost = by_id[kernel.body_lid]
     path = _path_to(nest, kernel.body_lid)
     mapped_ids = {m.lid for m in kernel.loops}
-    stmts = [s for s in nest.statements() if kernel.body_lid in s.loop_ids]
+    stmts = kernel.statements(by_id)
     used_arrays = sorted({a.array for s in stmts for a in s.accesses})
     written = {a.array for s in stmts for a in s.accesses if a.kind == "write"}
     red_targets = {r.target: r for r in kernel.reductions}
     scalar_types = {s.name: s.ctype for s in nest.scalars}
     roles = {s.name: s.role for s in nest.scalars}
     declared_in_body = {s.decl for s in stmts if s.decl}
-    inner_loops = _subtree_loops(innermost)
+    inner_loops = kernel.inner_loops(by_id)
 
     # scalars the body reads that come from outside: parameters of the kernel
     read_scalars = sorted({v for s in stmts for v in s.scalar_reads} | set(nest.params))
@@ -396,11 +394,15 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         plan = arrays[a]
         params.append(f"{'' if a in written else 'const '}{plan.ctype} *{a}")
         args.append(f"d_{a}")
+    # a one-thread kernel updates the scalars it writes where they live between launches: on the device
+    serial_writes = sorted({v for s in stmts for v in s.scalar_writes if v in scalar_types
+                            and v not in declared_in_body and v not in host_names}) if kernel.serial else []
+    kernel_writes = {v for s in stmts for v in s.scalar_writes}
     value_params = []
     for v in read_scalars:
-        if v in declared_in_body or v in red_targets or roles.get(v) in ("local",):
+        if v in declared_in_body or v in red_targets or roles.get(v) in ("local",) or v in serial_writes:
             continue
-        if roles.get(v) in ("written",):
+        if roles.get(v) in ("written",) and v in kernel_writes and not kernel.serial:
             continue  # privatised below
         if v in scalar_types:
             value_params.append((v, scalar_types[v]))
@@ -423,6 +425,10 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     for r in kernel.reductions:
         params.append(f"{scalar_types[r.target]} *c2gpu_{r.target}_result")
         args.append(f"d_{r.target}")
+    for v in serial_writes:
+        params.append(f"{scalar_types[v]} *c2gpu_{v}_now")
+        args.append(f"d_{v}")
+        device_reads.append(f"{scalar_types[v]} {v} = *c2gpu_{v}_now;")
 
     # thread indices, guards, original loop variables
     index_lines, guards, locals_ = [], [], list(device_reads)
@@ -442,6 +448,8 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             guards.append(f"{m.var} >= 0")   # the last block's spare threads may pass INT_MAX and wrap
     for m in kernel.loops:
         guards.append(f"{m.var} < {m.trip.to_c()}")
+    if kernel.serial:
+        guards = ["blockIdx.x == 0", "threadIdx.x == 0"]      # launched as one block of one thread
     for m in kernel.loops:
         lp = by_id[m.lid]
         if m.origin is not None:
@@ -458,7 +466,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     # that every iteration writes them before reading them); C leaves the last iteration's value in them,
     # which the thread running that iteration stores for the host
     private: list[str] = []
-    for s in stmts:
+    for s in stmts if not kernel.serial else ():
         for v in s.scalar_writes:
             if v in declared_in_body or v in red_targets or v in mapped_ids or v not in scalar_types:
                 continue
@@ -473,11 +481,15 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             params.append(f"{scalar_types[v]} *c2gpu_{v}_last")
             args.append(f"d_last_{v}")
             epilogue.append(f"if ({last})\n  *c2gpu_{v}_last = {v};")
+    epilogue.extend(f"*c2gpu_{v}_now = {v};" for v in serial_writes)
     renames = {r.target: f"c2gpu_{r.target}_part" for r in kernel.reductions}
     printer = KernelPrinter(arrays, renames)
-    body = printer.visit(innermost.ast.stmt)
-    if not isinstance(innermost.ast.stmt, c_ast.Compound):
-        body = "{\n" + body + ";\n}" if not body.rstrip().endswith(("}", ";")) else "{\n" + body + "\n}"
+    if kernel.serial:
+        body = "{\n" + "".join(printer._generate_stmt(n.ast) for n in kernel.nodes(by_id)) + "}"
+    else:
+        body = printer.visit(innermost.ast.stmt)
+        if not isinstance(innermost.ast.stmt, c_ast.Compound):
+            body = "{\n" + body + ";\n}" if not body.rstrip().endswith(("}", ";")) else "{\n" + body + "\n}"
     reductions = []
     for r in kernel.reductions:
         t = scalar_types[r.target]
@@ -500,7 +512,8 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     tree_bytes = sum(block[0] * block[1] * block[2] * SIZES.get(r["type"], 8) for r in reductions)
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
                       tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes,
-                      epilogue=epilogue, last_values=[(v, scalar_types[v]) for v in private])
+                      epilogue=epilogue, last_values=[(v, scalar_types[v]) for v in private],
+                      device_writes=[(v, scalar_types[v]) for v in serial_writes])
 
 
 def _last_iteration(nest: Nest, kernel, host_vars: list[str]) -> str:

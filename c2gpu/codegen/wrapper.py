@@ -159,8 +159,13 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
     scalar_types = {s.name: s.ctype for s in nest.scalars}
     kernels: list[KernelCode] = []
     launch_items = []
-    # a reduction result read by a later kernel (in a host time loop) is read where it is: on the device
+    # a reduction result read by a later kernel (in a host time loop) is read where it is: on the device; so
+    # is a scalar a one-thread kernel writes (it lives on the device between the launches)
     reduced = frozenset(r.target for k in mapping.kernels() for r in k.reductions)
+    serial_written = frozenset(v for k in mapping.kernels() if k.serial for st in k.statements(by_id)
+                               for v in st.scalar_writes if v in scalar_types
+                               and v not in {x.decl for x in k.statements(by_id)})
+    on_device = reduced | serial_written
 
     def host_var_decls(host_loops) -> list[tuple[str, str]]:
         out = []
@@ -175,7 +180,7 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
         result = []
         for it in items:
             if isinstance(it, Kernel):
-                kc = kernel_code(nest, it, array_map, host_var_decls(host_loops), reduced)
+                kc = kernel_code(nest, it, array_map, host_var_decls(host_loops), on_device)
                 splan = shared.kernels.get(it.name) if shared is not None else None
                 if splan is not None and splan.chosen:
                     kc, text = tiled_kernel(nest, it, splan, array_map, kc)
@@ -195,16 +200,17 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
         return result
 
     launch_items = build(mapping.items, [])
-    reductions = []
+    reductions = []          # the scalars that live on the device during the nest, copied in and out
     for k in kernels:
-        for r in k.reductions:
-            if r["target"] not in [x["target"] for x in reductions]:
-                reductions.append({"target": r["target"], "type": r["type"]})
+        for target, ctype in [(r["target"], r["type"]) for r in k.reductions] + k.device_writes:
+            if target not in [x["target"] for x in reductions]:
+                reductions.append({"target": target, "type": ctype})
     # host loop variables declared outside their for header need a declaration in the wrapper
     decls = []
     for lp in nest.loops():
-        if lp.lid in _host_lids(mapping.items) and not lp.declared_in_header:
-            decls.append(f"{lp.c_type} {lp.origin.var if lp.origin else lp.var};")
+        decl = f"{lp.c_type} {lp.origin.var if lp.origin else lp.var};"
+        if lp.lid in _host_lids(mapping.items) and not lp.declared_in_header and decl not in decls:
+            decls.append(decl)
     # the wrapper's parameters: arrays, scalars the kernels read, reduction results
     red_names = {r["target"] for r in reductions}
     host_names = {n for k in _host_lids(mapping.items) for n in (by_id[k].var, by_id[k].origin.var if by_id[k].origin else by_id[k].var)}
@@ -238,6 +244,10 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
         params.append(f"{r['type']} *{r['target']}")
         args.append(f"&{r['target']}")
     privates = {v: k.name for k in kernels for v, _ in k.last_values}
+    shared_private = next((v for v in privates if v in on_device), None)
+    if shared_private is not None:
+        raise CodegenError(f"scalar '{shared_private}' is private to the threads of {privates[shared_private]} and "
+                           "also lives on the device for another kernel")
     for k in kernels:
         stale = next((a for a in k.args if privates.get(a, k.name) != k.name), None)
         if stale is not None:

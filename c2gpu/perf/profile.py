@@ -251,11 +251,11 @@ class KernelAnalysis:
 
     @cached_property
     def inner_loops(self) -> list[Loop]:
-        return list(self.body.loops())[1:]
+        return self.kernel.inner_loops(self.by_id)
 
     @cached_property
     def statements(self) -> list[Statement]:
-        return [s for s in self.nest.statements() if self.kernel.body_lid in s.loop_ids]
+        return self.kernel.statements(self.by_id)
 
     def _count(self, loops: list[Loop]) -> float:
         v = evaluate_instances(loops, self.env)
@@ -873,15 +873,15 @@ class KernelAnalysis:
                 return [Branch(tuple(body))]
             return body
 
-        def loop_nodes(lp: Loop, parent_execs: float) -> list[TraceNode]:
+        def loop_nodes(body, parent_execs: float) -> list[TraceNode]:
             out: list[TraceNode] = []
-            for node in lp.body:
+            for node in body:
                 if isinstance(node, Loop):
                     iters = self.loop_iterations(node)
                     if iters <= 0 or parent_execs <= 0:
                         continue
                     trips = iters / parent_execs
-                    inner = loop_nodes(node, iters)
+                    inner = loop_nodes(node.body, iters)
                     inner += self._tile_nodes(node, costs)
                     inner += [Compute("int_add", 1.0), Compute("compare", 1.0)]   # loop overhead
                     out.append(TLoop(tuple(inner), trips))
@@ -894,7 +894,7 @@ class KernelAnalysis:
         origins = sum(1 for m in self.kernel.loops if m.origin is not None)
         if origins:
             prologue.append(Compute("int_add", float(origins)))
-        nodes = prologue + self._tile_nodes(None, costs) + loop_nodes(self.body, 1.0)
+        nodes = prologue + self._tile_nodes(None, costs) + loop_nodes(self.kernel.nodes(self.by_id), 1.0)
         nodes += self._reduction_nodes(block)
         tr = coarsen(tuple(nodes))
         self._block_cache[key] = tr

@@ -1,0 +1,123 @@
+"""Code between kernels: a sequential loop stays on the host around the kernels of its parallel inner loops,
+and the statements and sequential loops between them run as written in one-thread kernels on the device
+data (passes/mapping.py `serial_kernel`); scalars they write live on the device between the launches."""
+from __future__ import annotations
+
+import pytest
+
+from c2gpu.cli import main
+from c2gpu.driver import make_manager
+from c2gpu.frontend import PreprocessOptions, load_program
+from c2gpu.pipelines import PORT
+
+from conftest import requires_tool
+
+# durbin's shape (PolyBench): scalars computed between parallel loops, read by the next kernels
+DURBIN = """
+#define N 40
+double r[N], y[N], z[N];
+int main(void) {
+    double alpha, beta, sum;
+    int i, k;
+    for (i = 0; i < N; i++)
+        r[i] = (N + 1 - i) / (2.0 * N);
+    y[0] = -r[0];
+    beta = 1.0;
+    alpha = -r[0];
+    for (k = 1; k < N; k++) {
+        beta = (1 - alpha * alpha) * beta;
+        sum = 0.0;
+        for (i = 0; i < k; i++)
+            sum += r[k - i - 1] * y[i];
+        alpha = -(r[k] + sum) / beta;
+        for (i = 0; i < k; i++)
+            z[i] = y[i] + alpha * y[k - i - 1];
+        for (i = 0; i < k; i++)
+            y[i] = z[i];
+        y[k] = alpha;
+    }
+    return (int) (1000 * (y[3] + alpha + beta + sum)) & 127;
+}
+"""
+
+# lu's shape: a sequential inner loop (in one thread) before a parallel one, in a sequential outer loop
+LU = """
+#define N 24
+double A[N][N];
+int main(void) {
+    int i, j, k;
+    for (i = 0; i < N; i++)
+        for (j = 0; j < N; j++)
+            A[i][j] = (i == j) ? N + 1.0 : 1.0 / (1 + i + 2 * j);
+    for (i = 0; i < N; i++) {
+        for (j = 0; j < i; j++) {
+            for (k = 0; k < j; k++)
+                A[i][j] -= A[i][k] * A[k][j];
+            A[i][j] /= A[j][j];
+        }
+        for (j = i; j < N; j++)
+            for (k = 0; k < i; k++)
+                A[i][j] -= A[i][k] * A[k][j];
+    }
+    return (int) (A[5][7] * 1000) & 127;
+}
+"""
+
+
+def plan_of(tmp_path, source: str, **options):
+    """The plan (or the errors) of the file's last nest, the computation."""
+    path = tmp_path / "t.c"
+    path.write_text(source)
+    manager = make_manager(list(PORT.passes), options)
+    program = manager.run(load_program(str(path), PreprocessOptions()))
+    nest = program.nests[-1]
+    return nest, manager.result("plan", nest), manager.errors_of(nest)
+
+
+def shape(items) -> list:
+    """The plan as nested lists: "serial" or the mapped loop variables for a kernel, [header, ...] for a host loop."""
+    from c2gpu.plan import Kernel
+    return [("serial" if it.serial else ",".join(m.c_var for m in it.loops)) if isinstance(it, Kernel)
+            else [it.var, *shape(it.body)] for it in items]
+
+
+def test_scalars_between_kernels_run_in_one_thread(tmp_path):
+    nest, plan, errors = plan_of(tmp_path, DURBIN)
+    assert plan is not None, errors
+    assert shape(plan.mapping.items) == [["k", "serial", "i", "serial", "i", "i", "serial"]]
+    kernels = plan.kernels()
+    assert [k.block for k in kernels if k.serial] == [(1, 1, 1)] * 3
+    assert kernels[1].reductions and kernels[1].reductions[0].target == "sum"
+
+
+def test_a_sequential_loop_between_kernels_runs_in_one_thread(tmp_path):
+    nest, plan, errors = plan_of(tmp_path, LU)
+    assert plan is not None, errors
+    assert shape(plan.mapping.items) == [["i", "serial", "j"]]
+
+
+@pytest.mark.parametrize("doubt, reason", [
+    ("    double *p = &A[0][0];\n", "may alias"),          # a pointer into A, written between the kernels
+])
+def test_code_between_kernels_needs_the_same_proof(tmp_path, doubt, reason):
+    src = LU.replace("    int i, j, k;\n", "    int i, j, k;\n" + doubt).replace(
+        "            A[i][j] /= A[j][j];", "            A[i][j] /= A[j][j];\n            p[j] += 1.0;")
+    nest, plan, errors = plan_of(tmp_path, src)
+    assert plan is None
+    assert any(reason in e.message for e in errors), [e.message for e in errors]
+
+
+def test_exact_fp_keeps_a_float_sum_in_one_thread(tmp_path):
+    _, plan, _ = plan_of(tmp_path, DURBIN, exact_fp=True)
+    assert shape(plan.mapping.items) == [["k", "serial", "i", "i", "serial"]]
+    assert not any(k.reductions for k in plan.kernels())
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+@pytest.mark.parametrize("source", [DURBIN, LU], ids=["durbin", "lu"])
+def test_ports_with_code_between_kernels_verify(tmp_path, capsys, source):
+    path = tmp_path / "t.c"
+    path.write_text(source)
+    assert main(["verify", str(path)]) == 0
+    assert "verify: PASS: 2 nests checked" in capsys.readouterr().out
