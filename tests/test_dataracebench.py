@@ -301,9 +301,17 @@ def test_no_loops_proven(corpus, monkeypatch):
     before = _proven_no_loops(analyse([f for f in files if not f.race]))
     total = sum(not p.file.race for p in loops)
     print(f"\nDataRaceBench -no files: {after} of {total} parallel-for loops proven parallel or reduction "
-          f"({before} without the out-of-bounds check)")
+          f"({before} without the out-of-bounds check); the others:")
+    for p in loops:
+        if not p.file.race and p.status not in PROVEN:
+            first = p.verdict.reasons[0] if p.verdict is not None and p.verdict.reasons else None
+            print(f"  {p.file.name}:{p.line + 1}: {p.status}: {first.message[:140] if first else 'not analysed'}")
     # the check only refuses loops that leave their array; no -no file does that where it writes
     assert after == before
+    # measured 2026-11-24: 66 of 71 (20 before min/max bounds, the whole file's aliasing facts and privatization
+    # at every level); the rest: a call to fprintf, a gather through an index array, CLooG's floor-division
+    # bounds, a counter j++ (an induction variable), pointer rows chosen by a time-step parity
+    assert after >= 66, f"only {after} of {total} -no loops proven (66 were)"
 
 
 # --------------------------------------------------------------------------- small programs
