@@ -272,6 +272,8 @@ class Nest:
     region: str = "auto"                      # "auto", "scop", "pragma"
     sizes: tuple[tuple[str, int, str], ...] = ()   # parameters whose value the whole file shows (name, value, where
     #                                           from: frontend/objects.py); a value the user gives wins (`param_env`)
+    functions: tuple[Any, ...] = ()            # the file's pure functions the nest calls, callees first
+    #                                           (frontend/functions.py PureFunction): they port as __device__ copies
     live_after: tuple[str, ...] = ()          # variables declared outside the nest (loop variables included) whose
     #                                           value after the nest may be read: mentioned elsewhere in the
     #                                           function, global, static or address-taken

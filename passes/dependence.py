@@ -506,7 +506,7 @@ def _flags(ctx: _Ctx) -> None:
     for s in ctx.nest.statements():                  # calls the IR lists but that carry no flag
         for name in s.calls:
             flagged = any(r.code == "unknown-call" and f"'{name}'" in r.message for r in ctx.unknown[s.loop_ids[-1]])
-            if name not in MATH_FUNCTIONS and not flagged:
+            if name not in MATH_FUNCTIONS and name not in {f.name for f in ctx.nest.functions} and not flagged:
                 ctx.block(s.loop_ids, DepReason(
                     "call", f"call to '{name}' (line {s.loc.line}): c2gpu cannot see what it reads or writes",
                     source=s.loc, code="unknown-call"))

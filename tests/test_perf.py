@@ -283,8 +283,8 @@ def _mapped_testdata():
     return out
 
 
-# one GPU of each generation by default (Fermi, Kepler, Volta, Ampere, Hopper); the rest with -m slow
-@pytest.mark.parametrize("gpu_key", sweep([g.key for g in list_gpus()], ("c2050", "k40", "v100", "a100", "h100-sxm")))
+# the oldest, a middle and the newest generation by default (Fermi, Volta, Hopper); the rest with -m slow
+@pytest.mark.parametrize("gpu_key", sweep([g.key for g in list_gpus()], ("c2050", "v100", "h100-sxm")))
 def test_every_testdata_nest_on_every_gpu_is_never_below_the_roofline(gpu_key):
     gpu = load_gpu(gpu_key)
     checked = 0

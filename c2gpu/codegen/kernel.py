@@ -12,6 +12,8 @@ become per-thread partial results.
 """
 from __future__ import annotations
 
+import copy
+
 import functools
 import re
 from dataclasses import dataclass, field
@@ -278,6 +280,20 @@ class KernelPrinter(c_generator.CGenerator):
         return self.renames.get(n.name, n.name)
 
 
+def device_function(f, name: str, renames: dict[str, str]) -> str:
+    """The __device__ copy of a pure function of the file (frontend/functions.py), named `name`; `renames`
+    gives the copies of the pure functions it calls."""
+    decl = copy.deepcopy(f.ast.decl)
+    decl.name, decl.storage, decl.funcspec = name, [], []
+    inner = decl.type.type
+    while not isinstance(inner, c_ast.TypeDecl):
+        inner = inner.type
+    inner.declname = name
+    printer = KernelPrinter({}, renames)
+    return f"/* {f.name} ({f.loc}): a pure function of its arguments */\nstatic __device__ {printer.visit(decl)}\n" \
+           f"{printer.visit(f.ast.body)}\n"
+
+
 def atomic_call(op: str, ctype: str, ptr: str, value: str) -> str:
     """The atomic that folds one block's partial result into the total, for the types CUDA supports.
 
@@ -332,6 +348,7 @@ class KernelCode:
     last_values: list[tuple[str, str]] = field(default_factory=list)  # (scalar, C type) the last iteration stores
     device_writes: list[tuple[str, str]] = field(default_factory=list)  # (scalar, C type) a one-thread kernel
     #                                                                     updates where it lives, on the device
+    renames: dict[str, str] = field(default_factory=dict)   # C name -> its name in the kernel (KernelPrinter)
 
 
 def _loops_by_id(nest: Nest) -> dict[int, Loop]:
@@ -367,11 +384,12 @@ def _max_trip(nest: Nest, path: list[Loop], loop: Loop) -> str:
 
 
 def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: list[tuple[str, str]],
-                device_scalars: frozenset[str] = frozenset()) -> KernelCode:
+                device_scalars: frozenset[str] = frozenset(), functions: dict[str, str] | None = None) -> KernelCode:
     """The kernel of a mapped loop chain.
 
     device_scalars: reduction results of other kernels of the nest; their current value is on the device
     (`d_<name>`, updated by every launch of a host time loop), so a kernel that reads one loads it from there.
+    functions: the file's pure functions the nest calls -> the name of their __device__ copy.
     """
     by_id = _loops_by_id(nest)
     innermost = by_id[kernel.body_lid]
@@ -482,7 +500,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             args.append(f"d_last_{v}")
             epilogue.append(f"if ({last})\n  *c2gpu_{v}_last = {v};")
     epilogue.extend(f"*c2gpu_{v}_now = {v};" for v in serial_writes)
-    renames = {r.target: f"c2gpu_{r.target}_part" for r in kernel.reductions}
+    renames = {**(functions or {}), **{r.target: f"c2gpu_{r.target}_part" for r in kernel.reductions}}
     printer = KernelPrinter(arrays, renames)
     if kernel.serial:
         body = "{\n" + "".join(printer._generate_stmt(n.ast) for n in kernel.nodes(by_id)) + "}"
@@ -513,7 +531,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
                       tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes,
                       epilogue=epilogue, last_values=[(v, scalar_types[v]) for v in private],
-                      device_writes=[(v, scalar_types[v]) for v in serial_writes])
+                      device_writes=[(v, scalar_types[v]) for v in serial_writes], renames=renames)
 
 
 def _last_iteration(nest: Nest, kernel, host_vars: list[str]) -> str:

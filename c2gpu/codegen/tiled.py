@@ -207,7 +207,7 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
             text = f"c2gpu_sh_{o.tile_name}" + "".join(f"[{s}]" for s in _staged_index(o, a, subs, renames))
             staged[(a.loc.line, a.loc.col)] = text
 
-    printer = TiledPrinter(arrays, {}, staged, stores)
+    printer = TiledPrinter(arrays, base.renames, staged, stores)
     innermost = by_id[kernel.body_lid]
     items = list(innermost.ast.stmt.block_items or []) if isinstance(innermost.ast.stmt, c_ast.Compound) \
         else [innermost.ast.stmt]

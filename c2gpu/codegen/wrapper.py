@@ -15,7 +15,7 @@ import islpy as isl
 from .. import isl_sets as ph
 from ..ir import Loop, Nest
 from ..plan import Kernel, NestPlan, require_plan
-from .kernel import ArrayPlan, CodegenError, KernelCode, kernel_code, plan_arrays, templates
+from .kernel import ArrayPlan, CodegenError, KernelCode, device_function, kernel_code, plan_arrays, templates
 from .tiled import tiled_kernel
 
 NARROW_INTS = {"int", "signed int", "unsigned int", "unsigned", "signed", "short", "unsigned short", "char",
@@ -166,6 +166,10 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
                                for v in st.scalar_writes if v in scalar_types
                                and v not in {x.decl for x in k.statements(by_id)})
     on_device = reduced | serial_written
+    wname = "c2gpu_" + "".join(c if c.isalnum() or c == "_" else "_" for c in nest.name)  # function@line: unique
+    # the file's pure functions the nest calls, as __device__ copies named after the wrapper (unique per file)
+    device_names = {f.name: f"{wname}_{f.name}" for f in nest.functions}
+    functions_text = "".join(device_function(f, device_names[f.name], device_names) for f in nest.functions)
 
     def host_var_decls(host_loops) -> list[tuple[str, str]]:
         out = []
@@ -180,7 +184,7 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
         result = []
         for it in items:
             if isinstance(it, Kernel):
-                kc = kernel_code(nest, it, array_map, host_var_decls(host_loops), on_device)
+                kc = kernel_code(nest, it, array_map, host_var_decls(host_loops), on_device, device_names)
                 splan = shared.kernels.get(it.name) if shared is not None else None
                 if splan is not None and splan.chosen:
                     kc, text = tiled_kernel(nest, it, splan, array_map, kc)
@@ -264,13 +268,12 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
     for f in finals:
         params.append(f"{f.ctype} *c2gpu_final_{f.name}")
         args.append(f"&{f.name}")
-    wname = "c2gpu_" + "".join(c if c.isalnum() or c == "_" else "_" for c in nest.name)  # function@line: unique
     # the kernels and wrapper are C++: a C name that is a C++ keyword (`new`) gets another spelling there
     param_list = rename_cxx_keywords(", ".join(params))
     nonempty = nonempty_condition(nest)
     for k in kernels:
         k.text = rename_cxx_keywords(k.text)
-    kernel_text = "\n".join(k.text for k in kernels)
+    kernel_text = rename_cxx_keywords(functions_text) + "\n".join(k.text for k in kernels)
 
     def render(linkage: str) -> str:
         text = templates().get_template("wrapper.cu.j2").render(w={

@@ -24,6 +24,7 @@ from ..symbolic import Poly, Sym
 from ..libc import MATH_FUNCTIONS
 from .preprocess import INCLUDE_DIR
 from .objects import FileObjects
+from .functions import PureFunction, needed, pure_functions
 from .ctypes import FLOAT_TYPES, INT_RANGES, SIZES, CType, arith_result, decl_type, int_result, is_unsigned, promote
 
 _GEN = c_generator.CGenerator()
@@ -112,6 +113,7 @@ class NestContext:
         self.typedefs = typedefs
         self.functions = functions
         self.user_functions = user_functions    # defined or declared by the user's code (not c2gpu's headers)
+        self.pure: dict[str, PureFunction] = {}  # the file's pure functions (frontend/functions.py): no side effects
         self.address_taken = address_taken      # names whose address the function takes (`&x`)
         self.fallback = fallback
         self.loop_vars: list[str] = []
@@ -517,7 +519,7 @@ class StatementBuilder:
         if isinstance(node, c_ast.FuncCall):
             name = text_of(node.name)
             self.calls.append(name)
-            if not ctx.is_math(name):
+            if not ctx.is_math(name) and name not in ctx.pure:
                 ctx.flag("unknown-call", f"call to '{name}': c2gpu cannot see what it reads or writes", node)
             for arg in (node.args.exprs if node.args else []):
                 if isinstance(arg, c_ast.ID) and (t := ctx.type_of_name(arg.name)) and not t.is_scalar:
@@ -1490,6 +1492,7 @@ class FileLowerer:
         self.has_scop = False
         self.has_port_marker = False
         self.objects: FileObjects | None = None
+        self.pure: dict[str, PureFunction] = {}
 
     def run(self) -> list[Nest]:
         for ext in self.ast.ext:
@@ -1500,6 +1503,7 @@ class FileLowerer:
             self.objects = FileObjects(self.ast, self.path, self.typedefs, lambda n: loc_of(n, Loc(self.path, 0)))
         except RecursionError:       # an expression too deep to walk: no pointer is known to be distinct
             self.objects = None
+        self.pure = pure_functions(self.ast, self.typedefs, lambda n: loc_of(n, Loc(self.path, 0)))
         nests: list[Nest] = []
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.Typedef):
@@ -1645,6 +1649,7 @@ class FileLowerer:
         ctx = NestContext(cand.scope, self.typedefs, self.functions, loc, frozenset(self.user_functions),
                           facts.address_taken)
         ctx.live_in_nest = lambda loop, name: facts.read_later(loop, name, stop=cand.node)
+        ctx.pure = self.pure
         lowerer = NestLowerer(ctx)
         lowerer.prepass(cand.node)
         root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas)
@@ -1713,7 +1718,8 @@ class FileLowerer:
                 sizes.append((name, known[0], known[1]))
         return Nest(name=f"{function}@{loc.line}", function=function, loc=loc, end_loc=None, root=root,
                     arrays=tuple(arrays), scalars=tuple(scalars), params=tuple(params), flags=tuple(flags),
-                    region=cand.region, sizes=tuple(sizes), live_after=tuple(sorted(outside & live)))
+                    region=cand.region, sizes=tuple(sizes), live_after=tuple(sorted(outside & live)),
+                    functions=needed(self.pure, {c for s in stmts for c in s.calls}))
 
 
 def _exposed_loop_variables(root: Loop, scope: Scope, arrays: list[ArrayInfo]) -> list[Flag]:
