@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .ir import Access, Loc, Loop, Origin, Reduction, Statement
+from .ir import Access, Loc, Loop, Nest, Origin, Reduction, Statement
 from .symbolic import Poly, Sym
 
 
@@ -38,6 +38,9 @@ class Kernel:
     reductions: tuple[Reduction, ...]  # scalar reductions across threads (block tree + atomics)
     why: str
     serial: tuple[int, ...] = ()      # one-thread kernel: the positions in loop body_lid's body it runs
+    view: "Nest | None" = field(default=None, compare=False, repr=False)   # the nest as this kernel runs it, after
+    #                                   distribution and interchange (c2gpu/reorder.py); loops and body_lid are
+    #                                   its loops.  None: the nest itself
 
     def nodes(self, by_id: dict[int, Loop]) -> list["Loop | Statement"]:
         """The loops and statements the kernel runs in each thread (`by_id`: the nest's loops by lid)."""

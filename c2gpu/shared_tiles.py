@@ -46,7 +46,7 @@ def _const_trip(lp: Loop) -> int | None:
 
 class Analyzer:
     def __init__(self, nest: Nest, kernel, tile: int, env: dict):
-        self.nest = nest
+        self.nest = nest = kernel.view or nest   # the kernel's own order of the loops, after any interchange
         self.kernel = kernel
         self.tile = tile
         self.by_id = _loops_by_id(nest)

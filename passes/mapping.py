@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from c2gpu.ir import Loop, Nest, Reduction
 from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
+from c2gpu.reorder import kernel_view
 from c2gpu.symbolic import Sym
 
 DIMS = ("x", "y", "z")
@@ -39,6 +40,16 @@ def _only_loop_child(loop: Loop) -> Loop | None:
     if loop.perfect and len(loop.body) == 1 and isinstance(loop.body[0], Loop) and loop.body[0].header_stmt is None:
         return loop.body[0]
     return None
+
+
+def _component(d, k: int) -> str:
+    """The direction of dependence `d` at common-loop level `k` ("=", "<", ..., "*" when unknown)."""
+    if d.distance is not None:
+        if k >= len(d.distance):
+            return "*"
+        return "=" if d.distance[k] == 0 else "<" if d.distance[k] > 0 else ">"
+    parts = [p.strip() for p in d.direction.strip("()").split(",")]
+    return parts[k] if k < len(parts) else "*"
 
 
 def _path_lids(root: Loop, lid: int) -> list[int]:
@@ -176,6 +187,155 @@ class Mapper:
         return HostLoop(loop.lid, self.c_var(loop), loop.header, tuple(body),
                         f"loop '{self.c_var(loop)}' stays on the host: {self.reason(loop)}")
 
+    def plan_root(self) -> tuple[HostLoop | Kernel, ...]:
+        """The plan of the whole nest: the root loop's, or its body distributed into kernels when that maps
+        more loops to threads (or maps where the root loop alone cannot)."""
+        root = self.nest.root
+        try:
+            plain = self.plan(root)
+        except PassFailed:
+            if self.map_override or (split := self.distributed(root)) is None:
+                raise
+            return split
+        if self.map_override or not isinstance(plain, Kernel) or len(plain.loops) > 1:
+            return (plain,)
+        count, self.kernel_count = self.kernel_count, 0
+        split = self.distributed(root)
+        if split is None:
+            self.kernel_count = count
+        if split is not None and all(len(k.loops) >= 1 for k in split) and any(len(k.loops) > 1 for k in split):
+            return split
+        return (plain,)
+
+    # ------------------------------------------------------------------ distribution and interchange
+
+    def distributed(self, root: Loop) -> tuple[Kernel, ...] | None:
+        """The root loop's body split into groups that run as separate kernels (loop distribution), each
+        mapping what it can (with an interchange where a parallel loop sits in a sequential one), or None.
+
+        Legal when every dependence carried by the root goes forward from a group to the same or a later
+        one (groups run in order, each over all iterations); groups are merged until that holds.  Applied
+        only to nests whose dependences are all known: no aliasing doubt, call or flag, no scalar written
+        across items (each kernel would see another's value), no guard around the items."""
+        if len(root.body) < 2 or self.nest.all_flags():
+            return None
+        for lp in self.nest.loops():
+            v = self.deps.verdicts.get(lp.lid)
+            if v is None or any(r.kind not in SERIAL_SAFE for r in v.reasons) or lp.header_stmt is not None:
+                return None
+        stmts = self.nest.statements()
+        local = {sc.name for sc in self.nest.scalars if sc.declared_in is not None}
+        if any(set(st.scalar_writes) - local - {st.decl} for st in stmts):
+            return None
+        if any(st.guards != root.guards for st in stmts) or any(n.guards != root.guards for n in root.body):
+            return None
+        if any(sc.declared_in and sc.declared_in[-1] == root.lid for sc in self.nest.scalars):
+            return None                            # a variable of the root's body could be split across kernels
+        group_of: dict[int, int] = {}
+        for k, node in enumerate(root.body):
+            for st in (node.statements() if isinstance(node, Loop) else [node]):
+                group_of[st.sid] = k
+        first = list(range(len(root.body)))       # the first item of each item's group (groups are contiguous)
+        changed = True
+        while changed:
+            changed = False
+            for d in self.deps.dependences:
+                a, b = group_of[d.source_sid], group_of[d.sink_sid]
+                if d.loop == root.lid and first[a] > first[b]:
+                    # backward: the two groups and all between them run together
+                    last = max(k for k in range(len(first)) if first[k] == first[a])
+                    for k in range(first[b], last + 1):
+                        first[k] = first[b]
+                    changed = True
+        groups: dict[int, list[int]] = {}
+        for k, start in enumerate(first):
+            groups.setdefault(start, []).append(k)
+        if len(groups) < 2:
+            return None
+        def sids(positions):
+            return {st.sid for st in stmts if group_of[st.sid] in positions}
+        parts: list[tuple[int, ...]] = []
+        for positions in groups.values():
+            # a group that maps only the root joins the one before it when that maps only the root too and
+            # the root carries nothing between them: one launch instead of two
+            if parts and self._root_only(root, parts[-1], sids) and self._root_only(root, tuple(positions), sids) \
+                    and self.group_kernel(root, parts[-1] + tuple(positions), sids(parts[-1] + tuple(positions)),
+                                          probe=True) is not None:
+                parts[-1] += tuple(positions)
+            else:
+                parts.append(tuple(positions))
+        kernels = []
+        for positions in parts:
+            k = self.group_kernel(root, positions, sids(positions))
+            if k is None:
+                return None
+            kernels.append(k)
+        return tuple(kernels)
+
+    def _root_only(self, root: Loop, positions: tuple[int, ...], sids) -> bool:
+        """Whether the group's kernel maps the root loop and nothing inside it."""
+        plan = self.group_kernel(root, positions, sids(positions), probe=True)
+        return plan is not None and len(plan) == 1 and plan[0] is root
+
+    def group_kernel(self, root: Loop, positions: tuple[int, ...], sids: set[int], probe: bool = False):
+        """The kernel of one group of the root's body: the root mapped when it carries nothing within the
+        group (then the group's single loop too, or the parallel loop inside it, interchanged), else the
+        group's single parallel loop mapped with the root running inside each thread.  With `probe`, only
+        the loops it would map (None when it cannot)."""
+        items = [root.body[k] for k in positions]
+        single = items[0] if len(items) == 1 and isinstance(items[0], Loop) else None
+        carried = any(d.loop == root.lid and d.source_sid in sids and d.sink_sid in sids for d in self.deps.dependences)
+        if not carried:
+            mapped, inner, body_of, sel = [root], [], root, positions
+            if single is not None and self.status(single) == "parallel" and self._mappable(single):
+                mapped, body_of, sel = [root, single], single, None
+                nxt = _only_loop_child(single)
+                if nxt is not None and self.status(nxt) == "parallel" and self._mappable(nxt):
+                    mapped, body_of = [root, single, nxt], nxt
+            elif single is not None and (nxt := _only_loop_child(single)) is not None \
+                    and self.status(nxt) == "parallel" and self._mappable(nxt) and self._interchangeable(single, nxt, 1):
+                mapped, inner, body_of, sel = [root, nxt], [single], nxt, None
+        elif single is not None and self.status(single) == "parallel" and self._mappable(single) \
+                and self._interchangeable(root, single, 0):
+            mapped, inner, body_of, sel = [single], [root], single, None
+        else:
+            return None
+        if probe:
+            return mapped
+        view = kernel_view(self.nest, mapped + inner, body_of, sel)
+        view_loops = view.loops()[:len(mapped)]
+        dims = Mapper(view, self.deps, self.options).assign_dims(view_loops)
+        mapped_loops = tuple(MappedLoop(lp.lid, lp.var, dims[lp.lid], lp.trip_count, lp.origin, self.c_var(lp), lp.loc)
+                             for lp in view_loops)
+        name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")
+        self.kernel_count += 1
+        first, last = items[0].loc.line, max(n.loc.line for n in items)
+        why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped_loops)} (proven parallel); distributed "
+               f"from loop '{self.c_var(root)}' (line {root.loc.line}): runs line{'s' if first != last else ''} "
+               f"{first}{'-' + str(last) if first != last else ''}")
+        if inner:
+            why += (f"; loop{'s' if len(inner) > 1 else ''} {', '.join(repr(self.c_var(lp)) for lp in inner)} "
+                    "run in each thread, interchanged inside the mapped loops (every dependence they carry keeps "
+                    "the mapped loops' iteration)")
+        return Kernel(name, mapped_loops, view_loops[-1].lid, self.block_shape(len(mapped_loops)), (), why,
+                      view=view)
+
+    def _mappable(self, lp: Loop) -> bool:
+        return lp.trip_count is not None and lp.normalized and not (lp.lower_pieces or lp.upper_pieces)
+
+    def _interchangeable(self, outer: Loop, inner: Loop, depth: int) -> bool:
+        """Whether `inner`, the only loop in `outer` (at nest depth `depth`), may run outside it: its bounds
+        do not depend on `outer`, and every dependence `outer` carries among the statements inside `inner`
+        is within one iteration of `inner` (distance 0 at depth + 1), so swapping keeps its order."""
+        if not any(n is inner for n in outer.body):
+            return False
+        if any(outer.var in p.variables for p in (inner.lower, inner.upper) if p is not None) or \
+                inner.trip_count is None or outer.var in inner.trip_count.variables or outer.trip_count is None:
+            return False
+        sids = {st.sid for st in inner.statements()}
+        return all(_component(d, depth + 1) == "=" for d in self.deps.dependences
+                   if d.loop == outer.lid and d.source_sid in sids and d.sink_sid in sids)
+
     def parallel_inside(self, loop: Loop) -> bool:
         """Whether `loop` or a loop inside it could start a kernel."""
         return any(self.can_start_kernel(lp)[0] for lp in loop.loops())
@@ -300,14 +460,14 @@ class MapLoops(Pass):
             raise PassFailed(f"{blockers[0].message} (line {blockers[0].loc.line})", code="unsupported-statement",
                              loc=blockers[0].loc)
         mapper = Mapper(nest, deps, ctx.options)
-        item = mapper.plan(nest.root)
+        items = mapper.plan_root()
         notes = list(getattr(deps, "notes", ()))
-        for k in mapper_kernels(item):
+        for k in Mapping("", items, ()).kernels():
             if k.reductions and any(r.op == "+" and _is_float(nest, r.target) for r in k.reductions):
                 notes.append("floating-point reduction across threads is reassociated: results differ from the "
                              "sequential sum in the last bits (verify compares with a tolerance)")
                 break
-        return Mapping(nest.name, (item,), tuple(notes))
+        return Mapping(nest.name, items, tuple(notes))
 
 
 def mapper_kernels(item) -> list[Kernel]:

@@ -23,9 +23,10 @@ needs_corpus = pytest.mark.skipif(not pc.CORPUS.is_dir() and os.environ.get("CI"
 # stops porting fails here; more is fine.  Without flags c2gpu ports as much as with --assume-no-alias: the
 # whole file shows that main passes each kernel distinct allocations (c2gpu/frontend/objects.py); before
 # that, only atax's and bicg's `y[i] = 0` loops were ported without the flag.  lu, ludcmp, durbin and
-# gramschmidt port since the code between their kernels runs in one-thread kernels (21 -> 25).
-FLOOR_ALL = {"default": (25, 23), "--assume-no-alias": (25, 23)}
-FLOOR_HALF = {"default": (13, 12), "--assume-no-alias": (13, 12)}
+# gramschmidt port since the code between their kernels runs in one-thread kernels (21 -> 25); atax's
+# main computation since loop distribution and interchange (23 -> 24 main computations).
+FLOOR_ALL = {"default": (25, 24), "--assume-no-alias": (25, 24)}
+FLOOR_HALF = {"default": (13, 13), "--assume-no-alias": (13, 13)}
 FLOOR_THIRD = {"default": (9, 9), "--assume-no-alias": (9, 9)}
 
 

@@ -391,6 +391,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     (`d_<name>`, updated by every launch of a host time loop), so a kernel that reads one loads it from there.
     functions: the file's pure functions the nest calls -> the name of their __device__ copy.
     """
+    nest = kernel.view or nest          # the kernel's own order of the loops, after distribution or interchange
     by_id = _loops_by_id(nest)
     innermost = by_id[kernel.body_lid]
     path = _path_to(nest, kernel.body_lid)

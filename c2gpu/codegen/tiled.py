@@ -151,6 +151,7 @@ def _store_tile(nest: Nest, kernel, o, arrays: dict[str, ArrayPlan], block: dict
 
 def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: KernelCode) -> tuple[KernelCode, str]:
     """(kernel code with tiles, rendered CUDA text)."""
+    nest = kernel.view or nest
     by_id = {lp.lid: lp for lp in nest.loops()}
     chosen = plan.chosen
     tiled_lids = {o.tiled_lid for o in chosen if o.tiled_lid is not None}

@@ -213,7 +213,7 @@ class Intensity:
 class KernelAnalysis:
     def __init__(self, nest: Nest, kernel, gpu: GPU, env: dict[str, int] | None = None, *,
                  host_lids: tuple[int, ...] = (), code=None, shared=None, registers: str = "auto"):
-        self.nest = nest
+        self.nest = nest = kernel.view or nest   # the kernel's own order of the loops, after any interchange
         self.kernel = kernel
         self.gpu = gpu
         self.env = {k: int(v) for k, v in (env or {}).items()}
