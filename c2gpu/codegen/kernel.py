@@ -349,6 +349,7 @@ class KernelCode:
     device_writes: list[tuple[str, str]] = field(default_factory=list)  # (scalar, C type) a one-thread kernel
     #                                                                     updates where it lives, on the device
     renames: dict[str, str] = field(default_factory=dict)   # C name -> its name in the kernel (KernelPrinter)
+    prelude: str = ""            # what the kernel text needs before it to compile alone (__device__ functions)
 
 
 def _loops_by_id(nest: Nest) -> dict[int, Loop]:

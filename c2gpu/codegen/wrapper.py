@@ -190,7 +190,7 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
                     kc, text = tiled_kernel(nest, it, splan, array_map, kc)
                 else:
                     text = templates().get_template("kernel.cu.j2").render(k=kc)
-                kc.text = text
+                kc.text, kc.prelude = text, functions_text
                 kernels.append(kc)
                 result.append({"kind": "launch", "k": kc})
             else:

@@ -1061,7 +1061,7 @@ class KernelAnalysis:
         if mode in ("auto", "ptxas") and self.code is not None:
             arch = arch_for(self.gpu)
             if arch is not None:
-                text = getattr(self.code, "text", None) or _render_kernel(self.code)
+                text = getattr(self.code, "prelude", "") + (getattr(self.code, "text", None) or _render_kernel(self.code))
                 r = ptxas_registers(text, self.code.name, arch)
                 if r is not None:
                     note = "" if arch == f"sm_{self.gpu.cc[0]}{self.gpu.cc[1]}" else \
