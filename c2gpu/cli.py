@@ -139,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--timeout", type=float, default=120.0, help="seconds allowed for each compile and run")
     ve.add_argument("--cc", default="cc", help="C compiler for the original program")
     ve.add_argument("--keep", metavar="DIR", help="keep the instrumented sources and binaries in DIR")
+    ve.add_argument("--extra-source", action="append", default=[], metavar="FILE.c",
+                    help="another C file of the program, compiled and linked with both the original and the port "
+                         "(repeatable; e.g. PolyBench's utilities/polybench.c)")
     mapping_args(ve)
     return parser
 
@@ -340,7 +343,7 @@ def cmd_verify(args) -> int:
         raise UsageError("--rtol and --atol must be >= 0")
     manager = manager_for(options)
     res = verify(args.file, options.preprocess, manager, rtol=args.rtol, atol=args.atol, timeout=args.timeout,
-                 cc=args.cc, keep=args.keep)
+                 cc=args.cc, keep=args.keep, extra_sources=tuple(args.extra_source))
     print(_port_outcomes_report(res.outcomes), file=sys.stderr)
     if options.timings:
         _print_timings(manager.timings)

@@ -263,12 +263,18 @@ def _compile_cu(cu: Path, out: Path, flags: list[str], cxx: str, timeout: float,
 def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, atol: float = 0.0,
            timeout: float = 120.0, cc: str = "cc", cxx: str = "g++", keep: str | None = None,
            cflags: tuple[str, ...] = ("-O1",), orders: tuple[str, ...] = tuple(ORDERS),
-           edit_port: Callable[[str, str], str] | None = None) -> VerifyResult:
+           edit_port: Callable[[str, str], str] | None = None,
+           extra_sources: tuple[str, ...] = ()) -> VerifyResult:
     """Run the original and the port on the same inputs and compare what each ported nest leaves behind.
 
     orders: the runs of the port (keys of ORDERS).  edit_port(file name, text) -> text changes the
-    rendered port before it is compiled (tests use it to break a port on purpose).
+    rendered port before it is compiled (tests use it to break a port on purpose).  extra_sources: other C
+    files of the program, compiled with the C compiler and linked into both (the port is then split, so
+    that its host code is C and calls them by their C names).
     """
+    missing = next((f for f in extra_sources if not Path(f).is_file()), None)
+    if missing is not None:
+        raise C2GPUError(f"{missing}: no such file (--extra-source)")
     if shutil.which(cc) is None:
         raise C2GPUError(f"C compiler '{cc}' not found: verify needs it to build the original program")
     unknown = [o for o in orders if o not in ORDERS]
@@ -293,7 +299,7 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
         probed = _probed(outcomes, probes)
         port_cu = tmp / "ported.cu"
         orig_exe, port_exe = tmp / "original", tmp / "ported"
-        split = bool(c_only_constructs(program))
+        split = bool(c_only_constructs(program)) or bool(extra_sources)
         if split:
             # C host code (e.g. VLA parameters) + CUDA wrappers: compile apart and link, as a user would
             cu_text, host_text = render_split(path, source, probed, str(port_cu), "ported.host.c",
@@ -308,9 +314,18 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
             return VerifyResult(False, "no nest of this file could be ported, so there is nothing to verify",
                                 outcomes=outcomes)
 
+        extra_objects = []
+        for k, extra in enumerate(extra_sources):
+            obj = tmp / f"extra{k}.o"
+            cmd = [shutil.which(cc), *cflags, "-w", *flags, "-c", str(Path(extra).resolve()), "-o", str(obj)]
+            commands.append(cmd)
+            r = _run(cmd, dict(os.environ), timeout, f"compiling {extra}", str(tmp))
+            if r.returncode != 0:
+                raise C2GPUError(f"{extra} does not compile:\n{r.stderr_text.strip()}")
+            extra_objects.append(str(obj))
         orig_c = tmp / "original.c"
         orig_c.write_text(instrument_original(path, source, probes, outcomes), errors="surrogateescape")
-        cmd = [shutil.which(cc), *cflags, "-w", *flags, str(orig_c), "-o", str(orig_exe), "-lm"]
+        cmd = [shutil.which(cc), *cflags, "-w", *flags, str(orig_c), *extra_objects, "-o", str(orig_exe), "-lm"]
         commands.append(cmd)
         r = _run(cmd, dict(os.environ), timeout, "compiling the original program", str(tmp))
         if r.returncode != 0:
@@ -325,8 +340,8 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
             if r.returncode != 0:
                 raise C2GPUError(f"the ported host code does not compile:\n{r.stderr_text.strip()}")
             _compile_cu(port_cu, tmp / "kernels.o", ["-c", "-w", *flags], cxx, timeout, commands)
-            link = [shutil.which(cxx) or cxx, str(tmp / "host.o"), str(tmp / "kernels.o"), "-o", str(port_exe),
-                    "-pthread", "-lm"]
+            link = [shutil.which(cxx) or cxx, str(tmp / "host.o"), str(tmp / "kernels.o"), *extra_objects,
+                    "-o", str(port_exe), "-pthread", "-lm"]
             commands.append(link)
             r = _run(link, dict(os.environ), timeout, "linking the ported program", str(tmp))
             if r.returncode != 0:
