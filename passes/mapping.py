@@ -10,9 +10,14 @@ Rules (decisions live here; templates only print them):
   reductions can be mapped too: each thread keeps a partial result, the
   block combines them with a tree in shared memory, and one atomic per block
   updates the result.
-- A sequential loop (a time loop, or one carrying a dependence) whose body
-  consists only of loops stays on the host and launches the inner kernels on
-  every iteration; the data stays on the device in between.
+- A sequential loop (a time loop, or one carrying a dependence) around
+  parallel loops stays on the host and launches their kernels on every
+  iteration; the data stays on the device in between, and the code between
+  those kernels runs as written in one-thread kernels (`serial_kernel`).
+- The root loop's body may be distributed into kernels, one per part, with a
+  parallel loop moved outside a sequential one where the dependences allow
+  (`distributed`, `inner_parts`, `_interchangeable`; c2gpu/reorder.py builds
+  each such kernel's view of the nest).
 - Anything else is refused with the reason and the line that blocks it.
 The x dimension goes to the mapped loop that is the fastest-varying subscript
 of most accesses (coalescing); users can override loops and block shape.
@@ -50,6 +55,23 @@ def _component(d, k: int) -> str:
         return "=" if d.distance[k] == 0 else "<" if d.distance[k] > 0 else ">"
     parts = [p.strip() for p in d.direction.strip("()").split(",")]
     return parts[k] if k < len(parts) else "*"
+
+
+def _forward_groups(n: int, edges: list[tuple[int, int]]) -> list[int]:
+    """Items 0..n-1 in contiguous groups such that every edge (source item, sink item) goes forward from a
+    group to the same or a later one: the first item of each item's group.  A backward edge puts its two
+    groups and all between them together."""
+    first = list(range(n))
+    changed = True
+    while changed:
+        changed = False
+        for a, b in edges:
+            if first[a] > first[b]:
+                last = max(k for k in range(n) if first[k] == first[a])
+                for k in range(first[b], last + 1):
+                    first[k] = first[b]
+                changed = True
+    return first
 
 
 def _path_lids(root: Loop, lid: int) -> list[int]:
@@ -235,18 +257,8 @@ class Mapper:
         for k, node in enumerate(root.body):
             for st in (node.statements() if isinstance(node, Loop) else [node]):
                 group_of[st.sid] = k
-        first = list(range(len(root.body)))       # the first item of each item's group (groups are contiguous)
-        changed = True
-        while changed:
-            changed = False
-            for d in self.deps.dependences:
-                a, b = group_of[d.source_sid], group_of[d.sink_sid]
-                if d.loop == root.lid and first[a] > first[b]:
-                    # backward: the two groups and all between them run together
-                    last = max(k for k in range(len(first)) if first[k] == first[a])
-                    for k in range(first[b], last + 1):
-                        first[k] = first[b]
-                    changed = True
+        first = _forward_groups(len(root.body), [(group_of[d.source_sid], group_of[d.sink_sid])
+                                                 for d in self.deps.dependences if d.loop == root.lid])
         groups: dict[int, list[int]] = {}
         for k, start in enumerate(first):
             groups.setdefault(start, []).append(k)
@@ -267,10 +279,55 @@ class Mapper:
         kernels = []
         for positions in parts:
             k = self.group_kernel(root, positions, sids(positions))
-            if k is None:
+            items = [root.body[p] for p in positions]
+            if k is None and len(items) == 1 and isinstance(items[0], Loop):
+                more = self.inner_parts(root, items[0])
+                if more is None:
+                    return None
+                kernels.extend(more)
+            elif k is None:
                 return None
-            kernels.append(k)
+            else:
+                kernels.append(k)
         return tuple(kernels)
+
+    def inner_parts(self, root: Loop, inner: Loop) -> list[Kernel] | None:
+        """Loop `inner`, an item of the root, with its body split into parts that each run over both loops as a
+        kernel (two-level distribution: bicg's `for i { for j { s[j] += ...; q[i] += ... } }` is a kernel over
+        j with i in each thread for s, then one over i with j in each thread for q).  Legal when every
+        dependence either loop carries goes forward between parts; None when some part cannot be mapped."""
+        if len(inner.body) < 2:
+            return None
+        part_of: dict[int, int] = {}
+        for k, node in enumerate(inner.body):
+            for st in (node.statements() if isinstance(node, Loop) else [node]):
+                part_of[st.sid] = k
+        first = _forward_groups(len(inner.body), [(part_of[d.source_sid], part_of[d.sink_sid])
+                                                  for d in self.deps.dependences if d.loop in (root.lid, inner.lid)
+                                                  and d.source_sid in part_of and d.sink_sid in part_of])
+        parts: dict[int, list[int]] = {}
+        for k, start in enumerate(first):
+            parts.setdefault(start, []).append(k)
+        if len(parts) < 2:
+            return None
+        kernels = []
+        for positions in parts.values():
+            psids = {sid for sid, k in part_of.items() if k in positions}
+
+            def carries(lp: Loop) -> bool:
+                return any(d.loop == lp.lid and d.source_sid in psids and d.sink_sid in psids
+                           for d in self.deps.dependences)
+            if not carries(root) and not carries(inner) and self._mappable(inner):
+                mapped, stay = [root, inner], []
+            elif not carries(root):
+                mapped, stay = [root], [inner]
+            elif not carries(inner) and self._mappable(inner) and self._interchangeable(root, inner, 0, psids):
+                mapped, stay = [inner], [root]
+            else:
+                return None
+            kernels.append(self._view_kernel(root, [inner.body[k] for k in positions], mapped, stay, inner,
+                                             tuple(positions)))
+        return kernels
 
     def _root_only(self, root: Loop, positions: tuple[int, ...], sids) -> bool:
         """Whether the group's kernel maps the root loop and nothing inside it."""
@@ -302,6 +359,12 @@ class Mapper:
             return None
         if probe:
             return mapped
+        return self._view_kernel(root, items, mapped, inner, body_of, sel)
+
+    def _view_kernel(self, root: Loop, items: list, mapped: list[Loop], inner: list[Loop], body_of: Loop,
+                     sel: tuple[int, ...] | None) -> Kernel:
+        """The kernel mapping `mapped` with `inner` in each thread around `body_of`'s body (the items at `sel`,
+        or all), on its own view of the nest; `items` are the root's items it runs, for its description."""
         view = kernel_view(self.nest, mapped + inner, body_of, sel)
         view_loops = view.loops()[:len(mapped)]
         dims = Mapper(view, self.deps, self.options).assign_dims(view_loops)
@@ -313,26 +376,30 @@ class Mapper:
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped_loops)} (proven parallel); distributed "
                f"from loop '{self.c_var(root)}' (line {root.loc.line}): runs line{'s' if first != last else ''} "
                f"{first}{'-' + str(last) if first != last else ''}")
-        if inner:
-            why += (f"; loop{'s' if len(inner) > 1 else ''} {', '.join(repr(self.c_var(lp)) for lp in inner)} "
+        moved = [lp for lp in inner if any(m is x for m in mapped for x in lp.loops())]   # was outside one
+        if moved:
+            why += (f"; loop{'s' if len(moved) > 1 else ''} {', '.join(repr(self.c_var(lp)) for lp in moved)} "
                     "run in each thread, interchanged inside the mapped loops (every dependence they carry keeps "
                     "the mapped loops' iteration)")
+        elif inner:
+            why += f"; {', '.join(repr(self.c_var(lp)) for lp in inner)} runs in each thread"
         return Kernel(name, mapped_loops, view_loops[-1].lid, self.block_shape(len(mapped_loops)), (), why,
                       view=view)
 
     def _mappable(self, lp: Loop) -> bool:
         return lp.trip_count is not None and lp.normalized and not (lp.lower_pieces or lp.upper_pieces)
 
-    def _interchangeable(self, outer: Loop, inner: Loop, depth: int) -> bool:
-        """Whether `inner`, the only loop in `outer` (at nest depth `depth`), may run outside it: its bounds
+    def _interchangeable(self, outer: Loop, inner: Loop, depth: int, sids: set[int] | None = None) -> bool:
+        """Whether `inner`, a loop in `outer`'s body (at nest depth `depth`), may run outside it: its bounds
         do not depend on `outer`, and every dependence `outer` carries among the statements inside `inner`
-        is within one iteration of `inner` (distance 0 at depth + 1), so swapping keeps its order."""
+        (those of `sids` only, when given) is within one iteration of `inner` (distance 0 at depth + 1), so
+        swapping keeps its order."""
         if not any(n is inner for n in outer.body):
             return False
         if any(outer.var in p.variables for p in (inner.lower, inner.upper) if p is not None) or \
                 inner.trip_count is None or outer.var in inner.trip_count.variables or outer.trip_count is None:
             return False
-        sids = {st.sid for st in inner.statements()}
+        sids = sids if sids is not None else {st.sid for st in inner.statements()}
         return all(_component(d, depth + 1) == "=" for d in self.deps.dependences
                    if d.loop == outer.lid and d.source_sid in sids and d.sink_sid in sids)
 

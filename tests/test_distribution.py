@@ -91,6 +91,66 @@ def test_atax_maps_i_then_j_with_i_in_each_thread(tmp_path):
     assert second == ("j->x",) and "loop 'i' run in each thread" in why2
 
 
+BICG = """
+#define M 38
+#define N 42
+double A[N][M], s[M], q[N], p[M], r[N];
+int main(void) {
+    int i, j;
+    for (i = 0; i < N; i++) {
+        r[i] = (double) (i % N) / N;
+        for (j = 0; j < M; j++)
+            A[i][j] = (double) (i * (j + 1) % N) / N;
+    }
+    for (i = 0; i < M; i++)
+        p[i] = (double) (i % M) / M;
+    for (i = 0; i < M; i++)
+        s[i] = 0;
+    for (i = 0; i < N; i++) {
+        q[i] = 0.0;
+        for (j = 0; j < M; j++) {
+            s[j] = s[j] + r[i] * A[i][j];
+            q[i] = q[i] + A[i][j] * p[j];
+        }
+    }
+    return (int) (s[3] + q[4]) & 127;
+}
+"""
+
+
+def test_bicg_splits_its_inner_loop_too(tmp_path):
+    """Two-level distribution: `s[j] +=` over i becomes a kernel over j with i in each thread, `q[i] +=` over
+    j a kernel over i with j in each thread."""
+    (zero, _), (s_part, why_s), (q_part, why_q) = kernels_of(tmp_path, BICG)
+    assert zero == ("i->x",) and s_part == ("j->x",) and q_part == ("i->x",)
+    assert "runs line 19; loop 'i' run in each thread, interchanged" in why_s
+    assert why_q.endswith("runs line 20; 'j' runs in each thread")
+
+
+def test_parts_with_a_backward_dependence_stay_together(tmp_path):
+    """x[i][j] reads y[i][j - 1], which the second statement wrote in the previous j iteration: splitting the
+    j loop would run every read before any write, so the nest keeps j whole (i mapped, j in each thread)."""
+    src = """
+#define N 30
+double x[N][N], y[N][N];
+int main(void) {
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            y[i][j] = i - j;
+    for (int i = 0; i < N; i++) {
+        x[i][0] = 0.0;
+        for (int j = 1; j < N; j++) {
+            x[i][j] = y[i][j - 1] * 0.5;
+            y[i][j] = x[i][j] + 1.0;
+        }
+    }
+    return (int) y[3][4];
+}
+"""
+    kernels = kernels_of(tmp_path, src)
+    assert [m for m, _ in kernels] == [("i->x",)] and "distributed" not in kernels[0][1], kernels
+
+
 def test_a_backward_dependence_keeps_the_body_together(tmp_path):
     """b[i] written in the second loop is read as b[i-1] by the first in the next iteration: distributing
     would run every read before any write.  The body stays together: i carries the dependence, and the k loop
@@ -131,7 +191,7 @@ int main(void) {
 
 @requires_tool("cc")
 @requires_tool("g++")
-@pytest.mark.parametrize("source", [GEMM, ATAX], ids=["gemm", "atax"])
+@pytest.mark.parametrize("source", [GEMM, ATAX, BICG], ids=["gemm", "atax", "bicg"])
 def test_distributed_ports_verify(tmp_path, capsys, source):
     path = tmp_path / "t.c"
     path.write_text(source)
