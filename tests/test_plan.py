@@ -60,34 +60,40 @@ def test_with_a_gpu_the_plan_takes_the_models_blocks_and_budget():
         assert all(kp.budget == plan.budget for kp in plan.tiles.kernels.values())
 
 
+# a gather through a pointer parameter: the whole of `a` would have to be copied, and its extent is unknown
 GATHER = """
 #define N 4096
 float a[N], b[N];
 int idx[N];
+static void gather(int n, const float *src, float *dst, const int *at)
+{
+    for (int i = 0; i < n; i++)
+        dst[i] = src[at[i]];
+}
 int main(void)
 {
     int i;
     for (i = 0; i < N; i++) { idx[i] = (i * 7) % N; a[i] = i; }
-    for (i = 0; i < N; i++)
-        b[i] = a[idx[i]];
+    gather(N, a, b, idx);
     return (int)b[5];
 }
 """
 
 
 def test_a_nest_port_refuses_is_never_called_portable(tmp_path, capsys):
-    """The gather loop is proven parallel, but code generation cannot copy a[idx[i]]: the plan pass refuses it, so
+    """The gather loop is proven parallel, but code generation cannot copy src[at[i]]: the plan pass refuses it, so
     the verdict, the API, `check` and `port` agree that it is not ported, for the same reason."""
     import c2gpu
     from c2gpu.cli import main
     src = tmp_path / "gather.c"
     src.write_text(GATHER)
     report = c2gpu.analyze(str(src), gpu="a100", run_cpu=False, break_even=False)
-    init, gather = report.nests
+    gather, init = report.nests
     assert init.ported and init.verdict_class in ("port", "port-if-resident", "keep-on-cpu")
     assert not gather.ported and gather.verdict_class == "not-portable" and gather.cuda is None
     assert gather.loops[0].status == "parallel"              # the dependence verdict is not what blocks it
-    assert gather.refusal == "array 'a' has a non-affine access (a[idx[i]])"
+    assert gather.refusal == ("array 'src' has a non-affine access (src[at[i]]), and its extent is unknown, so the "
+                              "whole of it cannot be copied to the device")
     capsys.readouterr()
     assert main(["check", str(src), "--gpu", "a100", "--no-run"]) == 3
     where = f"{src}:{gather.location.line}:{gather.location.col}"

@@ -226,7 +226,8 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
     for name, accs in by_array.items():
         info = nest.array(name)
         if any(not a.affine for a in accs):
-            raise CodegenError(f"array '{name}' has a non-affine access ({next(a.text for a in accs if not a.affine)})")
+            plans.append(_gathered(info, accs))
+            continue
         ndims, extents, flat = _array_shape(nest, accs)
         ranges = ph.subscript_ranges(nest, accs, ndims, flat)
         if ranges is None:
@@ -256,6 +257,26 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
         plans.append(ArrayPlan(name, info.elem_type, ndims, ext_c, bool(reads), bool(writes),
                                simplify(f"({hi}) + 1 - ({low})"), copy_in, copy_out, why, low))
     return plans
+
+
+def _gathered(info, accs: list[Access]) -> ArrayPlan:
+    """The plan of an array read through a subscript c2gpu cannot bound (a gather, `a[idx[i]]`): the whole
+    declared array is copied in, and the kernel indexes it as written.  Refused when the nest writes it (a
+    scatter) or its extents are not known (a pointer)."""
+    bad = next(a for a in accs if not a.affine)
+    if any(a.kind == "write" for a in accs):
+        raise CodegenError(f"array '{info.name}' has a non-affine access ({bad.text}) and is written in the nest")
+    if not info.dims or any(d is None for d in info.dims) or info.storage in ("param-pointer", "param-array") \
+            and info.dims[0] is None:
+        raise CodegenError(f"array '{info.name}' has a non-affine access ({bad.text}), and its extent is unknown, so "
+                           "the whole of it cannot be copied to the device")
+    if any(len(a.subscripts) != len(info.dims) for a in accs):
+        raise CodegenError(f"array '{info.name}' has a non-affine access ({bad.text}) that does not index every "
+                           "dimension")
+    ext_c = tuple(d.to_c() for d in info.dims[1:])
+    total = simplify(" * ".join(f"({d.to_c()})" for d in info.dims))
+    return ArrayPlan(info.name, info.elem_type, len(info.dims), ext_c, True, False, total, ("0", total), None,
+                     f"read through {bad.text}: the whole array is copied in")
 
 
 # --------------------------------------------------------------------------- kernel bodies
