@@ -329,5 +329,12 @@ class Program:
         raise KeyError(name)
 
 
+def reduction_type(nest: Nest, r: Reduction) -> str:
+    """The C type of a reduction's target: the array's element type, or the scalar's type."""
+    if r.array_access is not None:
+        return r.array_access.elem_type
+    return next((s.ctype for s in nest.scalars if s.name == r.target), "?")
+
+
 def with_nests(program: Program, nests: list[Nest]) -> Program:
     return replace(program, nests=tuple(nests))

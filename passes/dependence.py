@@ -667,7 +667,7 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
             priv = privatizable(s, info.source_name if info is not None else s, lp, inside)
             if priv is not None:
                 w, outlives = priv.write, outlives_nest(s, info, ctx.nest)
-                live = live_after(s, lp, mine)
+                live = live_after(s, info.source_name if info is not None else s, lp, mine, set(ctx.ancestors(lid)))
                 if not live and outlives and not priv.every_iteration:
                     live = (f"the code after the nest may read it, and the write at line {w.loc.line} sits in an inner "
                             "loop, which may not run in the last iteration")

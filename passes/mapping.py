@@ -6,10 +6,11 @@ Rules (decisions live here; templates only print them):
   up to three grid dimensions.  Loops inside the innermost mapped loop run
   sequentially in each thread (that is how `k` of matmul, a reduction kept in
   the thread, is handled: per-thread accumulation).
-- A loop whose only carried dependences are scalar `+`, `max` or `min`
-  reductions can be mapped too: each thread keeps a partial result, the
-  block combines them with a tree in shared memory, and one atomic per block
-  updates the result.
+- A loop whose only carried dependences are `+`, `max` or `min` reductions
+  into a scalar, or into one array element no loop inside it indexes
+  (`x[i] -= L[i][j] * x[j]` over j), can be mapped too: each thread keeps a
+  partial result, the block combines them with a tree in shared memory, and
+  one atomic per block updates the result (the element itself for an array).
 - A sequential loop (a time loop, or one carrying a dependence) around
   parallel loops stays on the host and launches their kernels on every
   iteration; the data stays on the device in between, and the code between
@@ -28,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 
-from c2gpu.ir import Loop, Nest, Reduction
+from c2gpu.ir import Loop, Nest, Reduction, reduction_type
 from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.reorder import kernel_view
@@ -37,7 +38,8 @@ from c2gpu.symbolic import Sym
 DIMS = ("x", "y", "z")
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 2)}
 MAPPABLE_REDUCTIONS = ("+", "max", "min")
-SERIAL_SAFE = ("flow", "anti", "output", "reduction")   # reasons a loop is sequential that one thread respects
+SERIAL_SAFE = ("flow", "anti", "output", "reduction")
+FLOATS = ("float", "double", "long double")   # reasons a loop is sequential that one thread respects
 
 
 def _only_loop_child(loop: Loop) -> Loop | None:
@@ -134,12 +136,19 @@ class Mapper:
         """The scalar reductions a mapped reduction loop needs, or None if they cannot be done across threads."""
         reds = [r for s in self.nest.statements() if loop.lid in s.loop_ids for r in s.reductions
                 if loop.var in r.loops]
-        if not reds or any(r.array_access is not None or r.op not in MAPPABLE_REDUCTIONS for r in reds):
+        if not reds or any(r.op not in MAPPABLE_REDUCTIONS for r in reds):
             return None
         scalars = {s.name: s for s in self.nest.scalars}
-        if any(scalars.get(r.target) is None or scalars[r.target].role == "local" for r in reds):
+        if any(r.array_access is None and (scalars.get(r.target) is None or scalars[r.target].role == "local")
+               for r in reds):
             return None
-        if self.options.get("exact_fp") and any(r.op == "+" and _is_float(self.nest, r.target) for r in reds):
+        # an array element (y[i] += over j) is folded into the array by the atomics; its element must be the
+        # same for every thread: no loop inside this one may index it
+        inside = {lp.var for lp in loop.loops()}
+        if any(r.array_access is not None and (not r.array_access.affine or any(
+                p is None or p.variables & inside for p in r.array_access.subscripts)) for r in reds):
+            return None
+        if self.options.get("exact_fp") and any(r.op == "+" and reduction_type(self.nest, r) in FLOATS for r in reds):
             return None      # --exact-fp: a tree of partial sums would add in another order than C
         by_target: dict[str, Reduction] = {}
         for r in reds:
@@ -197,7 +206,7 @@ class Mapper:
         body: list[HostLoop | Kernel] = []
         run: list[int] = []
         for pos, node in enumerate(loop.body):
-            if isinstance(node, Loop) and node.header_stmt is None and self.parallel_inside(node):
+            if isinstance(node, Loop) and node.header_stmt is None and self.worth_kernels(node):
                 if run:
                     body.append(self.serial_kernel(loop, run))
                     run = []
@@ -206,6 +215,10 @@ class Mapper:
                 run.append(pos)
         if run:
             body.append(self.serial_kernel(loop, run))
+        if all(isinstance(it, Kernel) and it.serial for it in body):
+            raise PassFailed(f"{where} cannot run in parallel ({self.reason(loop)}), and the loops inside it would "
+                             "run in one thread: only reductions deep inside them are parallel",
+                             code="carried-dependence", loc=self.blocking_loc(loop))
         return HostLoop(loop.lid, self.c_var(loop), loop.header, tuple(body),
                         f"loop '{self.c_var(loop)}' stays on the host: {self.reason(loop)}")
 
@@ -216,7 +229,7 @@ class Mapper:
         try:
             plain = self.plan(root)
         except PassFailed:
-            if self.map_override or (split := self.distributed(root)) is None:
+            if self.map_override or (split := self.distributed(root, whole=True)) is None:
                 raise
             return split
         if self.map_override or not isinstance(plain, Kernel) or len(plain.loops) > 1:
@@ -231,15 +244,16 @@ class Mapper:
 
     # ------------------------------------------------------------------ distribution and interchange
 
-    def distributed(self, root: Loop) -> tuple[Kernel, ...] | None:
+    def distributed(self, root: Loop, whole: bool = False) -> tuple[Kernel, ...] | None:
         """The root loop's body split into groups that run as separate kernels (loop distribution), each
         mapping what it can (with an interchange where a parallel loop sits in a sequential one), or None.
 
         Legal when every dependence carried by the root goes forward from a group to the same or a later
         one (groups run in order, each over all iterations); groups are merged until that holds.  Applied
         only to nests whose dependences are all known: no aliasing doubt, call or flag, no scalar written
-        across items (each kernel would see another's value), no guard around the items."""
-        if len(root.body) < 2 or self.nest.all_flags():
+        across items (each kernel would see another's value), no guard around the items.  With `whole` (the
+        root alone maps nothing), one group may be the whole body: then only its interchange helps."""
+        if len(root.body) < (1 if whole else 2) or self.nest.all_flags():
             return None
         for lp in self.nest.loops():
             v = self.deps.verdicts.get(lp.lid)
@@ -262,8 +276,9 @@ class Mapper:
         groups: dict[int, list[int]] = {}
         for k, start in enumerate(first):
             groups.setdefault(start, []).append(k)
-        if len(groups) < 2:
+        if len(groups) < (1 if whole else 2):
             return None
+
         def sids(positions):
             return {st.sid for st in stmts if group_of[st.sid] in positions}
         parts: list[tuple[int, ...]] = []
@@ -403,6 +418,14 @@ class Mapper:
         return all(_component(d, depth + 1) == "=" for d in self.deps.dependences
                    if d.loop == outer.lid and d.source_sid in sids and d.sink_sid in sids)
 
+    def worth_kernels(self, loop: Loop) -> bool:
+        """Whether an item of a host loop gets kernels of its own: it starts one, or a parallel loop inside
+        it does.  A sequential loop whose only parallelism is a reduction deeper down runs in one thread
+        instead (lu's `for j { for k: A[i][j] -= ...; A[i][j] /= ... }`): a launch per iteration of it would
+        cost more than it saves."""
+        return self.can_start_kernel(loop)[0] or any(
+            self.status(lp) == "parallel" and self.can_start_kernel(lp)[0] for lp in loop.loops())
+
     def parallel_inside(self, loop: Loop) -> bool:
         """Whether `loop` or a loop inside it could start a kernel."""
         return any(self.can_start_kernel(lp)[0] for lp in loop.loops())
@@ -530,19 +553,9 @@ class MapLoops(Pass):
         items = mapper.plan_root()
         notes = list(getattr(deps, "notes", ()))
         for k in Mapping("", items, ()).kernels():
-            if k.reductions and any(r.op == "+" and _is_float(nest, r.target) for r in k.reductions):
+            if k.reductions and any(r.op == "+" and reduction_type(nest, r) in FLOATS for r in k.reductions):
                 notes.append("floating-point reduction across threads is reassociated: results differ from the "
                              "sequential sum in the last bits (verify compares with a tolerance)")
                 break
         return Mapping(nest.name, items, tuple(notes))
 
-
-def mapper_kernels(item) -> list[Kernel]:
-    return Mapping("", (item,), ()).kernels()
-
-
-def _is_float(nest: Nest, scalar: str) -> bool:
-    for s in nest.scalars:
-        if s.name == scalar:
-            return s.ctype in ("float", "double", "long double")
-    return False

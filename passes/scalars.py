@@ -137,12 +137,20 @@ def privatizable(s: str, c_name: str, lp: Loop, refs: list[_Ref]) -> Privatizati
     return Privatization(first, any(w.site.stmt.loop_ids[-1] == lp.lid for w in writes))
 
 
-def live_after(s: str, lp: Loop, refs: list[_Ref]) -> str:
+def live_after(s: str, c_name: str, lp: Loop, refs: list[_Ref], around: set[int]) -> str:
     """Why the value `s` has after `lp` is needed inside the nest ("" when it is not), which privatizing
-    would lose: a read outside the loop (in the enclosing loops) sees the last iteration's value."""
+    would lose: a read outside the loop (in the enclosing loops) that may see the last iteration's value.
+
+    A read outside `lp` does not when it is covered (see `privatizable`) by a certain write in the body of a
+    loop M that holds the read but not `lp` (`around`: the lids of `lp` and the loops around it): each
+    iteration of M runs wholly before or after `lp`, and writes `s` before that read (ludcmp's `w = A[i][j]`
+    before `w -= ...` in the j loop before the one being judged)."""
+    writes = [w for w in certain_writes(s, c_name, refs) if w.site.stmt.loop_ids[-1] not in around]
     for r in refs:
         if r.kind == "read" and lp.lid not in (l.lid for l in r.site.chain):
-            return f"{r.describe()} reads it outside the loop"
+            held_by = {l.lid for l in r.site.chain}
+            if not any(w.site.stmt.loop_ids[-1] in held_by and w.site.stmt.sid < r.site.order for w in writes):
+                return f"{r.describe()} reads it outside the loop"
     return ""
 
 

@@ -64,6 +64,58 @@ int main(void) {
 """
 
 
+# trisolv's shape: a sum into one element per row, x[i] -= L[i][j] * x[j] over j, between two statements
+TRISOLV = """
+#define N 40
+double L[N][N], x[N], b[N];
+int main(void) {
+    int i, j;
+    for (i = 0; i < N; i++) {
+        b[i] = i * 0.5;
+        for (j = 0; j < N; j++)
+            L[i][j] = (i + N - j + 1) * 2.0 / N;
+    }
+    for (i = 0; i < N; i++) {
+        x[i] = b[i];
+        for (j = 0; j < i; j++)
+            x[i] -= L[i][j] * x[j];
+        x[i] = x[i] / L[i][i];
+    }
+    return (int) (100 * x[7]) & 127;
+}
+"""
+
+
+# ludcmp's shape: a scalar w private to the parallel j loop, written by the one-thread kernel before it too,
+# and read after the nest (its last value must be the one C leaves)
+LUDCMP = """
+#define N 24
+double A[N][N];
+int main(void) {
+    int i, j, k;
+    double w = 0.0;
+    for (i = 0; i < N; i++)
+        for (j = 0; j < N; j++)
+            A[i][j] = (i == j) ? N + 1.0 : 1.0 / (1 + i + 2 * j);
+    for (i = 0; i < N; i++) {
+        for (j = 0; j < i; j++) {
+            w = A[i][j];
+            for (k = 0; k < j; k++)
+                w -= A[i][k] * A[k][j];
+            A[i][j] = w / A[j][j];
+        }
+        for (j = i; j < N; j++) {
+            w = A[i][j];
+            for (k = 0; k < i; k++)
+                w -= A[i][k] * A[k][j];
+            A[i][j] = w;
+        }
+    }
+    return (int) (w * 1000) & 127;
+}
+"""
+
+
 def plan_of(tmp_path, source: str, **options):
     """The plan (or the errors) of the file's last nest, the computation."""
     path = tmp_path / "t.c"
@@ -107,6 +159,47 @@ def test_code_between_kernels_needs_the_same_proof(tmp_path, doubt, reason):
     assert any(reason in e.message for e in errors), [e.message for e in errors]
 
 
+def test_a_sum_into_one_element_is_a_reduction_across_threads(tmp_path):
+    """x[j] (j < i) is never x[i]: the dependence analysis proves it, so j is a reduction into x[i], mapped with
+    a block tree and one atomic per block into the element."""
+    nest, plan, errors = plan_of(tmp_path, TRISOLV)
+    assert plan is not None, errors
+    assert shape(plan.mapping.items) == [["i", "serial", "j", "serial"]]
+    (red,) = plan.kernels()[1].reductions
+    assert red.target == "x[i]" and red.array_access is not None
+
+
+def test_an_element_chosen_inside_the_loop_is_no_reduction_across_threads(tmp_path):
+    """y[k] += a[j][k] over j: each k has its own element, so j's threads cannot fold into one; k is mapped
+    instead, with j in each thread."""
+    src = """
+#define N 50
+double a[N][N], y[N];
+int main(void) {
+    for (int j = 0; j < N; j++)
+        for (int k = 0; k < N; k++)
+            a[j][k] = j - k;
+    for (int j = 0; j < N; j++)
+        for (int k = 0; k < N; k++)
+            y[k] += a[j][k];
+    return (int) y[3];
+}
+"""
+    _, plan, errors = plan_of(tmp_path, src)
+    assert plan is not None, errors
+    assert [[m.c_var for m in k.loops] for k in plan.kernels()] == [["k"]]
+    assert not plan.kernels()[0].reductions
+
+
+def test_a_scalar_private_to_a_kernel_and_written_between_kernels(tmp_path):
+    """w is written before it is read in every iteration of the second j loop, and the read in the first j
+    loop (next i) is covered by its own write: w is private there, and lives on the device for the
+    one-thread kernel; the port leaves the value C leaves (verify compares it)."""
+    _, plan, errors = plan_of(tmp_path, LUDCMP)
+    assert plan is not None, errors
+    assert shape(plan.mapping.items) == [["i", "serial", "j"]]
+
+
 def test_exact_fp_keeps_a_float_sum_in_one_thread(tmp_path):
     _, plan, _ = plan_of(tmp_path, DURBIN, exact_fp=True)
     assert shape(plan.mapping.items) == [["k", "serial", "i", "i", "serial"]]
@@ -115,7 +208,7 @@ def test_exact_fp_keeps_a_float_sum_in_one_thread(tmp_path):
 
 @requires_tool("cc")
 @requires_tool("g++")
-@pytest.mark.parametrize("source", [DURBIN, LU], ids=["durbin", "lu"])
+@pytest.mark.parametrize("source", [DURBIN, LU, TRISOLV, LUDCMP], ids=["durbin", "lu", "trisolv", "ludcmp"])
 def test_ports_with_code_between_kernels_verify(tmp_path, capsys, source):
     path = tmp_path / "t.c"
     path.write_text(source)

@@ -24,7 +24,7 @@ from pycparser import c_ast, c_generator
 
 from .. import isl_sets as ph
 from ..frontend.lower import _array_chain
-from ..ir import Access, Loop, Nest
+from ..ir import Access, Loop, Nest, reduction_type
 from ..symbolic import Poly
 
 FLOAT_TYPES = ("float", "double")
@@ -281,6 +281,9 @@ def _gathered(info, accs: list[Access]) -> ArrayPlan:
 
 # --------------------------------------------------------------------------- kernel bodies
 
+_PLAIN = c_generator.CGenerator()        # the text an access had in the source (Access.text, Reduction.target)
+
+
 class KernelPrinter(c_generator.CGenerator):
     """Prints user statements for a kernel: flat array indexing, reduction targets renamed."""
 
@@ -299,6 +302,17 @@ class KernelPrinter(c_generator.CGenerator):
 
     def visit_ID(self, n: c_ast.ID) -> str:
         return self.renames.get(n.name, n.name)
+
+    def visit(self, node):
+        # an array element that is a reduction's target ("y[i]") prints as the thread's partial result
+        if isinstance(node, c_ast.ArrayRef) and self.renames and (name := self.renames.get(_PLAIN.visit(node))):
+            return name
+        return super().visit(node)
+
+
+def reduction_key(r) -> str:
+    """A C identifier for a reduction's target: the scalar's name, or the element's text made one (y_i_)."""
+    return r.target if r.array_access is None else "elem_" + re.sub(r"[^A-Za-z0-9_]", "_", r.target)
 
 
 def device_function(f, name: str, renames: dict[str, str]) -> str:
@@ -464,8 +478,9 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             params.append(f"{t} {v}")
             args.append(v)
     for r in kernel.reductions:
-        params.append(f"{scalar_types[r.target]} *c2gpu_{r.target}_result")
-        args.append(f"d_{r.target}")
+        if r.array_access is None:          # an array element's total goes straight into the array
+            params.append(f"{scalar_types[r.target]} *c2gpu_{r.target}_result")
+            args.append(f"d_{r.target}")
     for v in serial_writes:
         params.append(f"{scalar_types[v]} *c2gpu_{v}_now")
         args.append(f"d_{v}")
@@ -519,11 +534,14 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     if private:
         last = _last_iteration(nest, kernel, [name for name, _ in host_vars])
         for v in private:
-            params.append(f"{scalar_types[v]} *c2gpu_{v}_last")
-            args.append(f"d_last_{v}")
-            epilogue.append(f"if ({last})\n  *c2gpu_{v}_last = {v};")
+            # a scalar that lives on the device (a one-thread kernel writes it too) gets the last value where
+            # it lives, so that the next kernel and the host see the value C would leave
+            where = "now" if v in device_scalars else "last"
+            params.append(f"{scalar_types[v]} *c2gpu_{v}_{where}")
+            args.append(f"d_{v}" if v in device_scalars else f"d_last_{v}")
+            epilogue.append(f"if ({last})\n  *c2gpu_{v}_{where} = {v};")
     epilogue.extend(f"*c2gpu_{v}_now = {v};" for v in serial_writes)
-    renames = {**(functions or {}), **{r.target: f"c2gpu_{r.target}_part" for r in kernel.reductions}}
+    renames = {**(functions or {}), **{r.target: f"c2gpu_{reduction_key(r)}_part" for r in kernel.reductions}}
     printer = KernelPrinter(arrays, renames)
     if kernel.serial:
         body = "{\n" + "".join(printer._generate_stmt(n.ast) for n in kernel.nodes(by_id)) + "}"
@@ -533,18 +551,25 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             body = "{\n" + body + ";\n}" if not body.rstrip().endswith(("}", ";")) else "{\n" + body + "\n}"
     reductions = []
     for r in kernel.reductions:
-        t = scalar_types[r.target]
+        t = reduction_type(nest, r)
+        key = reduction_key(r)
         ident = (IDENTITY if t in FLOAT_TYPES else INT_IDENTITY)[r.op]
         if t in INT_LIMITS and r.op != "+":
             ident = INT_LIMITS[t][0 if r.op == "max" else 1]
         combine = {"+": "{a} + {b}", "max": "fmax({a}, {b})" if t in FLOAT_TYPES else "max({a}, {b})",
                    "min": "fmin({a}, {b})" if t in FLOAT_TYPES else "min({a}, {b})"}[r.op]
-        result = f"c2gpu_{r.target}_result"
-        reductions.append({"target": r.target, "type": t, "identity": ident, "part": renames[r.target],
-                           "combine": combine.format(a=f"c2gpu_red_{r.target}[c2gpu_tid]",
-                                                     b=f"c2gpu_red_{r.target}[c2gpu_tid + c2gpu_s]"),
-                           "atomic": atomic_call(r.op, t, result, f"c2gpu_red_{r.target}[0]"),
-                           "helper": r.op != "+" and t in FLOAT_TYPES, "result": result})
+        if r.array_access is None:
+            result = f"c2gpu_{key}_result"
+        else:                               # &y[i]: the element, indexed as the kernel indexes the array
+            plan = arrays[r.array_access.array]
+            result = f"&{r.array_access.array}[" + _flat(None, [p.to_c() for p in r.array_access.subscripts],
+                                                          plan.extents, wide_index(plan)) + "]"
+        reductions.append({"target": key, "type": t, "identity": ident, "part": renames[r.target],
+                           "combine": combine.format(a=f"c2gpu_red_{key}[c2gpu_tid]",
+                                                     b=f"c2gpu_red_{key}[c2gpu_tid + c2gpu_s]"),
+                           "atomic": atomic_call(r.op, t, result, f"c2gpu_red_{key}[0]"),
+                           "helper": r.op != "+" and t in FLOAT_TYPES, "result": result,
+                           "element": r.array_access is not None})
     _check_index_range(kernel, extents, grid, {a: arrays[a] for a in used_arrays}, by_id)
     dynamic = [e for e in extents if not ((p := c_to_poly(e)) is not None and p.is_const() and p.const_value() > 0)]
     launch_if = " && ".join(f"({e}) > 0" for e in dynamic)
@@ -553,7 +578,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     tree_bytes = sum(block[0] * block[1] * block[2] * SIZES.get(r["type"], 8) for r in reductions)
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
                       tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes,
-                      epilogue=epilogue, last_values=[(v, scalar_types[v]) for v in private],
+                      epilogue=epilogue, last_values=[(v, scalar_types[v]) for v in private if v not in device_scalars],
                       device_writes=[(v, scalar_types[v]) for v in serial_writes], renames=renames)
 
 

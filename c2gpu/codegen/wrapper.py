@@ -161,7 +161,7 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
     launch_items = []
     # a reduction result read by a later kernel (in a host time loop) is read where it is: on the device; so
     # is a scalar a one-thread kernel writes (it lives on the device between the launches)
-    reduced = frozenset(r.target for k in mapping.kernels() for r in k.reductions)
+    reduced = frozenset(r.target for k in mapping.kernels() for r in k.reductions if r.array_access is None)
     serial_written = frozenset(v for k in mapping.kernels() if k.serial for st in k.statements(by_id)
                                for v in st.scalar_writes if v in scalar_types
                                and v not in {x.decl for x in k.statements(by_id)})
@@ -206,7 +206,7 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
     launch_items = build(mapping.items, [])
     reductions = []          # the scalars that live on the device during the nest, copied in and out
     for k in kernels:
-        for target, ctype in [(r["target"], r["type"]) for r in k.reductions] + k.device_writes:
+        for target, ctype in [(r["target"], r["type"]) for r in k.reductions if not r["element"]] + k.device_writes:
             if target not in [x["target"] for x in reductions]:
                 reductions.append({"target": target, "type": ctype})
     # host loop variables declared outside their for header need a declaration in the wrapper

@@ -739,7 +739,7 @@ class StatementBuilder:
                 return []
             return [Reduction(ir, op, ctx.loc(stmt), tuple(over), guard=via_guard)]
         base, subs = _array_chain(target)
-        if not isinstance(base, c_ast.ID) or _mentions(rhs_other, base.name):
+        if not isinstance(base, c_ast.ID) or _mentions_besides_elements(rhs_other, base.name, text_of(target)):
             return []
         used = set()
         for s in subs:
@@ -763,6 +763,24 @@ def _mentions(node: c_ast.Node | None, name: str) -> bool:
         base, subs = _array_chain(node)
         return _mentions(base, name) or any(_mentions(s, name) for s in subs)
     return any(_mentions(c, name) for _, c in node.children())
+
+
+def _mentions_besides_elements(node: c_ast.Node | None, name: str, element: str) -> bool:
+    """Whether `node` uses array `name` other than by reading whole elements written differently from
+    `element`: `x[j]` in `x[i] -= L[i][j] * x[j]` does not count (the dependence analysis then proves, or
+    refuses, that x[j] is never x[i] within the loop); `x[i]` itself, `x + 1` or `*x` do."""
+    if node is None:
+        return False
+    if isinstance(node, c_ast.ArrayRef):
+        base, subs = _array_chain(node)
+        if isinstance(base, c_ast.ID) and base.name == name:
+            return text_of(node) == element or len(subs) != element.count("[") or \
+                any(_mentions(s, name) for s in subs)
+        return _mentions_besides_elements(base, name, element) or \
+            any(_mentions_besides_elements(s, name, element) for s in subs)
+    if isinstance(node, c_ast.ID):
+        return node.name == name
+    return any(_mentions_besides_elements(c, name, element) for _, c in node.children())
 
 
 def _same(a: c_ast.Node, b: c_ast.Node) -> bool:

@@ -89,7 +89,7 @@ import numpy as np
 from .. import isl_sets as ph
 from ..counting import evaluate_instances
 from ..gpu import GPU
-from ..ir import Access, Loop, Nest, Statement
+from ..ir import Access, Loop, Nest, Statement, reduction_type
 from ..model.inputs import (Branch, Compute, GlobalMem, KernelProfile, Loop as TLoop, MachineParams,
                             SharedMem, TraceNode, counts_from_trace)
 from ..occupancy import InvalidLaunchError, Occupancy, occupancy as occupancy_of
@@ -794,10 +794,9 @@ class KernelAnalysis:
         """Static shared memory per block: the reduction tree's arrays (and chosen tiles)."""
         threads = block[0] * block[1] * block[2]
         total = 0
-        types = {s.name: s.ctype for s in self.nest.scalars}
         for r in self.kernel.reductions:
-            total += threads * (8 if types.get(r.target) in ("double", "long", "long long",
-                                                             "unsigned long", "unsigned long long") else 4)
+            total += threads * (8 if reduction_type(self.nest, r) in ("double", "long", "long long",
+                                                                     "unsigned long", "unsigned long long") else 4)
         for opp in self._tiles():
             total += opp.size_bytes
         return total
