@@ -7,7 +7,8 @@ identity, not by name: nests of different files share names such as
 `Nest`; an analysis of the old nest carries over to the new one only when the
 pass lists it in `preserves` and every analysis it was computed from carries
 over too (modelled on LLVM's new pass manager, which numba records but never
-enforces: we enforce it, transitively).  A pass reads only the analyses it
+enforces: we enforce it, transitively); a transform that returns its input
+unchanged keeps everything.  A pass reads only the analyses it
 declares, so the declarations are the dependence graph invalidation follows.
 """
 from __future__ import annotations
@@ -237,8 +238,11 @@ class PassManager:
         return self._records.setdefault(id(nest), _NestRecord(nest))
 
     def _carry_over(self, old: Nest, new: Nest, p: Pass) -> None:
-        """Move what is known of `old` to `new` (the same object when the transform changed nothing in
-        place): errors always, analyses that `p` preserves together with everything they were computed from."""
+        """Move what is known of `old` to `new`: errors always, analyses that `p` preserves together with
+        everything they were computed from, and what the pass itself found out about `new`.  A transform that
+        returns the very nest it was given changed nothing (nests are immutable): everything stays."""
+        if new is old:
+            return                      # nothing changed: everything known stays true
         record = self._records.pop(id(old), None)
         if record is None:
             return
@@ -252,10 +256,11 @@ class PassManager:
             return valid[a]
 
         kept = [a for a in record.inputs if survives(a)]
+        mine = self._records.get(id(new)) or _NestRecord(new)     # the pass may have analysed the new nest
         self._records[id(new)] = _NestRecord(
-            new, {a: record.results[a] for a in kept if a in record.results},
-            {a: record.refusals[a] for a in kept if a in record.refusals},
-            {a: record.inputs[a] for a in kept}, record.errors)
+            new, {**{a: record.results[a] for a in kept if a in record.results}, **mine.results},
+            {**{a: record.refusals[a] for a in kept if a in record.refusals}, **mine.refusals},
+            {**{a: record.inputs[a] for a in kept}, **mine.inputs}, record.errors + mine.errors)
 
     # -- answers --------------------------------------------------------------------
     def result(self, name: str, nest: Nest) -> Any:
@@ -277,6 +282,10 @@ class PassManager:
             if record.errors:
                 out.setdefault(record.nest.name, []).extend(record.errors)
         return out
+
+    def forget(self, nest: Nest) -> None:
+        """Drop what is known of `nest` (a transform's trial it did not keep), its errors included."""
+        self._records.pop(id(nest), None)
 
     def clear(self) -> None:
         """Forget every nest (results, refusals, errors); timings stay."""

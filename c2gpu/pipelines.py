@@ -17,9 +17,9 @@ class Pipeline:
 
 
 ANALYZE = Pipeline("analyze", ("normalize",), "the loop nests as read, normalized (`analyze` without --gpu)")
-PORT = Pipeline("port", ("normalize", "dependence", "mapping", "shared-memory", "plan"),
-                "dependences, loops mapped to GPU threads, shared-memory tiles, the finalized plan: what port, emit "
-                "and verify need")
+PORT = Pipeline("port", ("normalize", "dependence", "reorder", "mapping", "shared-memory", "plan"),
+                "dependences (and another statement order when that maps more: isl's scheduler, wavefronts), loops "
+                "mapped to GPU threads, shared-memory tiles, the finalized plan: what port, emit and verify need")
 
 PIPELINES: dict[str, Pipeline] = {p.name: p for p in (ANALYZE, PORT)}
 
@@ -27,5 +27,9 @@ PIPELINES: dict[str, Pipeline] = {p.name: p for p in (ANALYZE, PORT)}
 def with_performance(passes: tuple[str, ...]) -> tuple[str, ...]:
     """`passes` with what any run with a GPU adds when missing: the shared-memory tiles the model compares, the
     plan it finalizes (the reports' kernels and CUDA) and the performance pass itself, so that it predicts the
-    kernels and the advisor can give a verdict."""
+    kernels and the advisor can give a verdict.  A pipeline that normalizes also gets the reorder pass (isl's
+    scheduler, wavefronts) right after it, so that the verdict is about the nest `port` would port."""
+    if "normalize" in passes and "reorder" not in passes:
+        at = passes.index("normalize") + 1
+        passes = passes[:at] + ("reorder",) + passes[at:]
     return passes + tuple(p for p in ("shared-memory", "plan", "performance") if p not in passes)

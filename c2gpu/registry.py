@@ -29,6 +29,7 @@ _BUILTIN_FALLBACK = {
     "traffic": "c2gpu.passes.kernel_analyses:Traffic",
     "performance": "c2gpu.passes.kernel_analyses:Performance",
     "plan": "c2gpu.passes.plan:FinalizePlan",
+    "reorder": "c2gpu.passes.reorder:Reorder",
 }
 
 

@@ -61,9 +61,9 @@ its value is not affine.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable
+from typing import Any, Iterable
 
 import islpy as isl
 
@@ -122,6 +122,9 @@ class Dependence:
     scalar: bool = False
     exact: bool = True              # False: found only in an over-approximation (see `why`)
     why: str = ""
+    deltas: Any = field(default=None, compare=False, repr=False, hash=False)   # isl Set: every sink - source
+    #                                 over the common loops, in iterations (parameters projected out), for the
+    #                                 reorderings that need more than a distance (c2gpu/wavefront.py)
 
 
 @dataclass(frozen=True)
@@ -306,10 +309,14 @@ def _common(a: _Site, b: _Site) -> int:
     return n
 
 
-def _direction(rel: isl.Map, steps: list[int | None]) -> tuple[tuple[int, ...] | None, str]:
-    """Distance vector (when the deltas set is one constant vector) and direction, in iterations."""
+def _deltas(rel: isl.Map) -> isl.Set:
+    """sink - source over the common loops, for some value of the parameters."""
     deltas = rel.deltas()
-    deltas = deltas.project_out(isl.dim_type.param, 0, deltas.dim(isl.dim_type.param))
+    return deltas.project_out(isl.dim_type.param, 0, deltas.dim(isl.dim_type.param))
+
+
+def _direction(deltas: isl.Set, steps: list[int | None]) -> tuple[tuple[int, ...] | None, str]:
+    """Distance vector (when the deltas set is one constant vector) and direction, in iterations."""
     n = deltas.dim(isl.dim_type.set)
     symbols = []
     for k in range(n):
@@ -367,12 +374,13 @@ def check_pair(src: _Ref, snk: _Ref, ctx: _Ctx) -> list[Dependence]:
         rel = ctx.enc.relation(sd, td, common, base + order)
         if rel.is_empty():
             continue
-        distance, direction = _direction(rel, steps)
+        deltas = _deltas(rel)
+        distance, direction = _direction(deltas, steps)
         out.append(Dependence(
             array=src.name, kind=_kind(src, snk), source=src.access, sink=snk.access,
             source_sid=src.site.stmt.sid, sink_sid=snk.site.stmt.sid, source_loc=src.loc, sink_loc=snk.loc,
             source_text=src.text, sink_text=snk.text, loop=lid, distance=distance, direction=direction,
-            scalar=src.access is None, exact=exact, why="" if exact else why))
+            scalar=src.access is None, exact=exact, why="" if exact else why, deltas=deltas))
     return out
 
 

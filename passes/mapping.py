@@ -551,7 +551,7 @@ class MapLoops(Pass):
                              loc=blockers[0].loc)
         mapper = Mapper(nest, deps, ctx.options)
         items = mapper.plan_root()
-        notes = list(getattr(deps, "notes", ()))
+        notes = list(nest.rewrites) + list(getattr(deps, "notes", ()))
         for k in Mapping("", items, ()).kernels():
             if k.reductions and any(r.op == "+" and reduction_type(nest, r) in FLOATS for r in k.reductions):
                 notes.append("floating-point reduction across threads is reassociated: results differ from the "

@@ -2,7 +2,7 @@
  * Exercises: dependences carried by both loops. A[i][j] reads A[i-1][j]
  * and A[i][j-1] already updated in this sweep (flow, distance 1 on i and
  * on j) and A[i+1][j], A[i][j+1] not yet updated (anti): neither i nor j is
- * parallel as written (only a wavefront / skewing would be). */
+ * parallel as written; the port runs fronts i + j (a wavefront) instead. */
 #include <stdio.h>
 
 #ifndef N

@@ -55,9 +55,9 @@ def test_check_kernel_only(capsys):
 
 
 def test_check_refused_nest_fails(capsys):
-    status, out, _ = _check(capsys, str(TESTDATA / "gauss_seidel.c"), *FAST, "--min-speedup", "1e-6")
+    status, out, _ = _check(capsys, str(TESTDATA / "prefix_sum.c"), *FAST, "--min-speedup", "1e-6")
     assert status == 3
-    refused = [m for m in map(LINE.match, out.splitlines()) if m and m["nest"] == "gauss_seidel@20"]
+    refused = [m for m in map(LINE.match, out.splitlines()) if m and m["nest"] == "prefix_sum@15"]
     assert refused and refused[0]["level"] == "error" and "cannot run in parallel" in refused[0]["msg"]
 
 

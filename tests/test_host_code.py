@@ -116,11 +116,11 @@ int main(void) {
 """
 
 
-def plan_of(tmp_path, source: str, **options):
+def plan_of(tmp_path, source: str, passes=PORT.passes, **options):
     """The plan (or the errors) of the file's last nest, the computation."""
     path = tmp_path / "t.c"
     path.write_text(source)
-    manager = make_manager(list(PORT.passes), options)
+    manager = make_manager(list(passes), options)
     program = manager.run(load_program(str(path), PreprocessOptions()))
     nest = program.nests[-1]
     return nest, manager.result("plan", nest), manager.errors_of(nest)
@@ -143,7 +143,9 @@ def test_scalars_between_kernels_run_in_one_thread(tmp_path):
 
 
 def test_a_sequential_loop_between_kernels_runs_in_one_thread(tmp_path):
-    nest, plan, errors = plan_of(tmp_path, LU)
+    """lu as written: the row's triangular solve runs in one thread between the launches.  (The port
+    pipeline's reorder pass then finds a better order, right-looking LU: tests/test_schedule.py.)"""
+    nest, plan, errors = plan_of(tmp_path, LU, passes=tuple(p for p in PORT.passes if p != "reorder"))
     assert plan is not None, errors
     assert shape(plan.mapping.items) == [["i", "serial", "j"]]
 

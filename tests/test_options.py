@@ -56,11 +56,12 @@ def test_pipelines():
     assert pipeline_passes(Options()) == PORT.passes
     gpu = load_gpu("a100")
     assert pipeline_passes(Options(gpu=gpu)) == PORT.passes + ("performance",)
-    # a GPU adds what the prediction and the reports need: the tiles it compares, the plan, the prediction
-    assert pipeline_passes(Options(gpu=gpu, passes=("normalize",))) == ("normalize", "shared-memory", "plan",
-                                                                          "performance")
-    assert pipeline_passes(Options(gpu=gpu, passes=("normalize", "performance"))) == ("normalize", "performance",
-                                                                                      "shared-memory", "plan")
+    # a GPU adds what the prediction and the reports need: the reorder `port` makes (right after normalize),
+    # the tiles it compares, the plan, the prediction
+    assert pipeline_passes(Options(gpu=gpu, passes=("normalize",))) == ("normalize", "reorder", "shared-memory",
+                                                                          "plan", "performance")
+    assert pipeline_passes(Options(gpu=gpu, passes=("normalize", "performance"))) == (
+        "normalize", "reorder", "performance", "shared-memory", "plan")
 
 
 def test_api_option_errors():

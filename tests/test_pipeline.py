@@ -38,7 +38,14 @@ class Transform(Pass):
     name, transforms = "touch", True
 
     def run(self, nest, ctx):
-        return nest
+        return replace(nest)             # a new nest: what was known of the old one no longer holds
+
+
+class Unchanged(Pass):
+    name, transforms = "leave", True
+
+    def run(self, nest, ctx):
+        return nest                      # the same (immutable) nest: nothing changed
 
 
 class KeepsCount(Transform):
@@ -94,13 +101,20 @@ def test_order_puts_providers_first():
 def test_analysis_cached_and_invalidated_by_transform(program):
     Counter.calls = 0
     pm = PassManager([Counter(), UsesCount(), Transform()], ["count", "uses", "touch", "uses"])
-    pm.run(program)
+    out = pm.run(program)
     # per nest: count once, reused by uses; the transform drops it, so the second uses recomputes it
     assert Counter.calls == 2 * len(program.nests)
-    n = program.nests[0]
+    n = out.nests[0]
     assert pm.result("uses", n) == 10
     assert pm.timings["count"].runs == 2 * len(program.nests)
     assert pm.timings["uses"].seconds >= 0
+
+
+def test_a_transform_that_changes_nothing_keeps_every_analysis(program):
+    Counter.calls = 0
+    pm = PassManager([Counter(), UsesCount(), Unchanged()], ["count", "leave", "uses"])
+    pm.run(program)
+    assert Counter.calls == len(program.nests)
 
 
 def test_preserved_analysis_survives_transform(program):

@@ -16,6 +16,10 @@ import pytest
 
 import polybench_corpus as pc
 from c2gpu.cli import main
+from c2gpu.driver import make_manager
+from c2gpu.frontend import PreprocessOptions, load_program
+from c2gpu.pipelines import PORT
+from c2gpu.plan import HostLoop
 from conftest import requires_tool, sweep
 
 needs_corpus = pytest.mark.skipif(not pc.CORPUS.is_dir() and os.environ.get("CI") != "true",
@@ -28,9 +32,10 @@ needs_corpus = pytest.mark.skipif(not pc.CORPUS.is_dir() and os.environ.get("CI"
 # that, only atax's and bicg's `y[i] = 0` loops were ported without the flag.  lu, ludcmp, durbin and
 # gramschmidt port since the code between their kernels runs in one-thread kernels (21 -> 25); atax's
 # and bicg's main computations since loop distribution and interchange; cholesky and trisolv since a sum into
-# one array element (x[i] -= L[i][j] * x[j] over j) is a reduction across threads: every nest of 27 kernels.
-FLOOR_ALL = {"default": (27, 27), "--assume-no-alias": (27, 27)}
-FLOOR_HALF = {"default": (14, 14), "--assume-no-alias": (14, 14)}
+# one array element (x[i] -= L[i][j] * x[j] over j) is a reduction across threads: every nest of 27 kernels;
+# floyd-warshall, nussinov and seidel-2d since wavefronts (c2gpu/wavefront.py): every nest of all 30.
+FLOOR_ALL = {"default": (30, 30), "--assume-no-alias": (30, 30)}
+FLOOR_HALF = {"default": (15, 15), "--assume-no-alias": (15, 15)}
 FLOOR_THIRD = {"default": (10, 10), "--assume-no-alias": (10, 10)}
 
 
@@ -121,19 +126,18 @@ def test_the_oracle_catches_a_port_without_its_barriers(tmp_path):
     assert all(pc.compare_dumps(expected, actual) for actual in dumps.values())
 
 
-# not ported yet: they need skewing or wavefronts (isl's scheduler)
-NOT_PORTED = {"floyd-warshall", "nussinov", "seidel-2d"}
+NOT_PORTED: set[str] = set()     # every kernel ports since wavefronts (floyd-warshall, nussinov, seidel-2d)
 
 
 @needs_corpus
 @requires_tool("cc")
 @requires_tool("g++")
 @requires_tool("nvcc")
-@pytest.mark.parametrize("name", sweep([k.stem for k in pc.kernels()], ("gemm", "lu")))
+@pytest.mark.parametrize("name", sweep([k.stem for k in pc.kernels()], ("gemm", "lu", "seidel-2d")))
 def test_ports_compile_with_nvcc_and_pass_verify(tmp_path, capsys, name):
     """Each kernel's split port compiles with nvcc, and `c2gpu verify` (linking PolyBench's polybench.c into
     the original and the port with --extra-source) passes.  By default gemm (distributed, k interchanged
-    into each thread) and lu (a host loop with a one-thread kernel); the rest with -m slow."""
+    into each thread), lu (rescheduled by isl) and seidel-2d (a wavefront); the rest with -m slow."""
     kernel = next(k for k in pc.kernels() if k.stem == name)
     port = pc.port(kernel, assume_no_alias=False)
     if not port.ported:
@@ -160,3 +164,39 @@ def test_a_missing_extra_source_is_an_error(tmp_path, capsys):
     src.write_text("double a[10];\nint main(void) {\n  for (int i = 0; i < 10; i++) a[i] = i;\n  return 0;\n}\n")
     assert main(["verify", str(src), "--extra-source", str(tmp_path / "nothere.c")]) != 0
     assert f"{tmp_path / 'nothere.c'}: no such file (--extra-source)" in capsys.readouterr().err
+
+
+def _structure(items) -> list:
+    out = []
+    for it in items:
+        if isinstance(it, HostLoop):
+            out.append((it.var, _structure(it.body)))
+        else:
+            out.append(tuple(f"{m.c_var}->{m.dim}" for m in it.loops) or "one thread")
+    return out
+
+
+# the structure a CUDA programmer writes: a 2-D grid with x on the unit-stride subscript (gemm: j), two
+# kernels (atax, bicg), a host loop over the pivot (lu, right-looking) or over the fronts (seidel-2d)
+STRUCTURES = {
+    "gemm": [("i->y", "j->x"), ("i->y", "j->x")],
+    "atax": [("i->x",), ("j->x",)],
+    "bicg": [("i->x",), ("j->x",), ("i->x",)],
+    "lu": [("c2gpu_c0", [("c2gpu_c1->x",), ("c2gpu_c1->y", "c2gpu_c2->x"), ("c2gpu_c1->y", "c2gpu_c2->x")])],
+    "seidel-2d": [("t", [("c2gpu_wave", [("i->x",)])])],
+}
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_main_computations_have_the_structure_a_cuda_programmer_picks(name):
+    """The deepest nest of each kernel, as planned from the corpus file (its port is verified by
+    test_ports_compile_with_nvcc_and_pass_verify and the dump sweeps)."""
+    kernel = next(k for k in pc.kernels() if k.stem == name)
+    manager = make_manager(list(PORT.passes), {})
+    options = PreprocessOptions(defines=pc.DEFINES, include_dirs=(str(pc.UTILITIES), str(kernel.parent)))
+    program = manager.run(load_program(str(kernel), options))
+    nest = max(program.nests, key=lambda n: (pc._depth(n.root), len(n.statements())))
+    plan = manager.result("plan", nest)
+    assert plan is not None, manager.errors_of(nest)
+    assert _structure(plan.mapping.items) == STRUCTURES[name]

@@ -28,7 +28,7 @@ from c2gpu.report.sarif import RULE_IDS, artifact_uri
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA_PATH = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
 COMMON = ["-D", "N=64", "--gpu", "h100-sxm", "--no-run", "--no-break-even"]
-FILES = ["testdata/matmul.c", "testdata/gauss_seidel.c", "testdata/selected.c"]
+FILES = ["testdata/matmul.c", "testdata/prefix_sum.c", "testdata/selected.c"]
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +97,10 @@ def test_sarif_driver_and_rules(sarif):
 
 def test_one_result_per_nest_at_its_source_location(sarif):
     results = _results(sarif)
-    # matmul.c: 3 nests, gauss_seidel.c: 3, selected.c: the one marked nest
-    assert sorted(results) == [("testdata/gauss_seidel.c", 20), ("testdata/gauss_seidel.c", 32),
-                               ("testdata/gauss_seidel.c", 38), ("testdata/matmul.c", 16),
-                               ("testdata/matmul.c", 29), ("testdata/matmul.c", 37), ("testdata/selected.c", 21)]
+    # matmul.c: 3 nests, prefix_sum.c: 3, selected.c: the one marked nest
+    assert sorted(results) == [("testdata/matmul.c", 16), ("testdata/matmul.c", 29), ("testdata/matmul.c", 37),
+                               ("testdata/prefix_sum.c", 15), ("testdata/prefix_sum.c", 28),
+                               ("testdata/prefix_sum.c", 33), ("testdata/selected.c", 21)]
     loc = results[("testdata/matmul.c", 16)]["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"] == {"uri": "testdata/matmul.c", "uriBaseId": "SRCROOT"}
     assert loc["region"] == {"startLine": 16, "startColumn": 5}
@@ -109,14 +109,14 @@ def test_one_result_per_nest_at_its_source_location(sarif):
 
 
 def test_refused_nest_is_not_portable_with_the_blocking_lines(sarif):
-    r = _results(sarif)[("testdata/gauss_seidel.c", 20)]
+    r = _results(sarif)[("testdata/prefix_sum.c", 15)]
     assert r["ruleId"] == "c2gpu/not-portable" and r["level"] == "note"
-    assert r["message"]["text"].startswith("not portable: loop 'j' at line 22 cannot run in parallel")
+    assert r["message"]["text"].startswith("not portable: loop 'i' at line 15 cannot run in parallel")
     related = [(x["physicalLocation"]["region"]["startLine"], x["message"]["text"]) for x in r["relatedLocations"]]
-    # the loop the refusal names comes first, then the accesses of its dependence (all on line 23)
-    assert related[0][0] == 22 and related[0][1].startswith("loop 'j' carries a dependence")
-    assert {line for line, _ in related} >= {20, 21, 22, 23}
-    assert any(line == 23 and "flow dependence on A" in text for line, text in related)
+    # the loop the refusal names comes first, then the accesses of its dependence (both on line 16)
+    assert related[0][0] == 15 and related[0][1].startswith("loop 'i' carries a dependence")
+    assert {line for line, _ in related} == {15, 16}
+    assert any(line == 16 and "flow dependence on out" in text for line, text in related)
     assert [x["id"] for x in r["relatedLocations"]] == list(range(1, len(related) + 1))
 
 
@@ -227,7 +227,7 @@ def html_page(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.chdir(ROOT)
     try:
-        status = main(["analyze", "testdata/matmul.c", "testdata/gauss_seidel.c", *COMMON, "--html", str(out),
+        status = main(["analyze", "testdata/matmul.c", "testdata/prefix_sum.c", *COMMON, "--html", str(out),
                        "-o", str(out.with_suffix(".txt"))])
     finally:
         mp.undo()
@@ -264,7 +264,7 @@ def test_html_is_self_contained(html_page):
 def test_html_has_the_charts_per_ported_nest(html_page):
     page, c = html_page
     svgs = [a.get("aria-label", "") for t, a in c.tags if t == "svg"]
-    # matmul.c: 3 ported nests; gauss_seidel.c: 2 ported, 1 refused: benefit chart, roofline, time breakdown each
+    # matmul.c: 3 ported nests; prefix_sum.c: 2 ported, 1 refused: benefit chart, roofline, time breakdown each
     assert len(svgs) == 3 * 5
     assert svgs.count("roofline chart") == 5 and svgs.count("time breakdown") == 5
     assert sum(s.startswith("GPUPerf benefit chart of ") for s in svgs) == 5

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 from fractions import Fraction
 
@@ -1496,6 +1496,7 @@ class Candidate:
     region: str
     outer: str = ""   # "while" when the for sits inside a while loop
     pragmas: tuple[str, ...] = ()
+    stands_for: c_ast.Node | None = None   # a rewrite of the nest: the for-statement in the function it replaces
 
 
 class FileLowerer:
@@ -1727,7 +1728,7 @@ class FileLowerer:
         params = sorted(ctx.params - loop_vars)
         outside = {lp.var for lp in root.loops() if not lp.declared_in_header} | \
             {sc.name for sc in scalars if sc.declared_in is None}
-        live = facts.live_after(cand.node, cand.scope)
+        live = facts.live_after(cand.stands_for or cand.node, cand.scope)
         sizes = []
         for name in params:
             found = cand.scope.lookup(name)
@@ -1737,7 +1738,20 @@ class FileLowerer:
         return Nest(name=f"{function}@{loc.line}", function=function, loc=loc, end_loc=None, root=root,
                     arrays=tuple(arrays), scalars=tuple(scalars), params=tuple(params), flags=tuple(flags),
                     region=cand.region, sizes=tuple(sizes), live_after=tuple(sorted(outside & live)),
-                    functions=needed(self.pure, {c for s in stmts for c in s.calls}))
+                    functions=needed(self.pure, {c for s in stmts for c in s.calls}),
+                    relower=lambda node: self.relower(function, cand, facts, node))
+
+    def relower(self, function: str, cand: Candidate, facts: "FunctionFacts", node: c_ast.For) -> Nest:
+        """The nest that `node`, a rewrite of the candidate's for-statement, would be in its place (same
+        scope, same function, same code after it): the rewritten nodes' parents are recorded for the
+        liveness scans, the candidate's own position stands for the new root's."""
+        parent = facts.parent.get(id(cand.node))
+        if parent is not None:
+            facts.parent[id(node)] = parent
+        for n, up in _walk(node):
+            if up is not None:
+                facts.parent[id(n)] = up
+        return self.lower_nest(function, replace(cand, node=node, stands_for=cand.node), facts)
 
 
 def _exposed_loop_variables(root: Loop, scope: Scope, arrays: list[ArrayInfo]) -> list[Flag]:

@@ -1,0 +1,238 @@
+"""isl's scheduler: the statements of a nest in a new loop order that puts parallel loops outermost.
+
+PolyBench's lu is written row by row (`for i { for j < i { for k < j ... } for j >= i { for k < i ... } }`):
+the only parallelism is inside a row, behind a sequential triangular solve.  The order a CUDA programmer
+writes, right-looking LU (`for k { scale column k; update the rest }`), is the same computation with its
+statement instances reordered.  PPCG finds it with isl's scheduler; so does c2gpu here:
+
+1. every statement instance, its accesses and its place in the original order as isl sets and maps; the
+   memory-based dependences (flow, anti, output) between the instances, exact for affine accesses;
+2. isl's scheduler (its own algorithm, not Feautrier's, with outer coincidence: the options PPCG uses to look
+   for parallel loops first) computes a schedule that respects every dependence (validity) and prefers
+   loops that carry none (coincidence) and short reuse distances (proximity);
+3. isl's code generator writes the new loops; each statement runs where isl puts it, with its loop
+   variables computed from the new ones, as C; the frontend describes that C, and the dependence analysis
+   proves on it which loops are parallel, as for any nest.
+
+Only nests whose every dependence is known qualify: affine accesses and bounds, no aliasing doubt, call,
+guard, scalar written, or loop variable read after the nest.  The port is checked against the original C
+like any other (tests/test_schedule.py, the PolyBench corpus).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import islpy as isl
+from pycparser import c_ast, c_parser
+
+from . import isl_sets as ph
+from .ir import Loop, Nest, Statement
+from .libc import MATH_FUNCTIONS
+from .normalize import normalize_nest
+from .symbolic import Poly
+from .wavefront import _replace, _with_coord
+
+MAX_STATEMENTS = 12
+KNOWN = ("flow", "anti", "output", "reduction")       # reasons a loop is sequential that the scheduler sees
+ITERATOR = "c2gpu_c"
+
+
+def _qualifies(nest: Nest, deps) -> bool:
+    stmts = nest.statements()
+    if nest.all_flags() or not stmts or len(stmts) > MAX_STATEMENTS:
+        return False
+    if any(r.kind not in KNOWN for v in deps.verdicts.values() for r in v.reasons):
+        return False
+    loops = nest.loops()
+    if any(not lp.normalized or lp.trip_count is None or lp.lower_pieces or lp.upper_pieces or lp.guards
+           or lp.header_stmt is not None or lp.ast is None for lp in loops):
+        return False
+    pure = {f.name for f in nest.functions} | set(MATH_FUNCTIONS)      # calls without side effects
+    if any(s.guards or s.decl or s.scalar_writes or s.kind != "assign" or s.ast is None or set(s.calls) - pure
+           or any(not a.affine or any(p is None for p in a.subscripts) for a in s.accesses) for s in stmts):
+        return False
+    names = {lp.origin.var if lp.origin else lp.var for lp in loops}
+    return not names & set(nest.live_after) and not any(ITERATOR in n for n in names | set(nest.params))
+
+
+def _positions(nest: Nest) -> dict[int, list]:
+    """Each statement's place in the original order: [position, loop, position, loop, ..., position]."""
+    out: dict[int, list] = {}
+
+    def walk(lp: Loop, prefix: list) -> None:
+        for pos, node in enumerate(lp.body):
+            if isinstance(node, Loop):
+                walk(node, prefix + [pos, ph.dim(node.lid)])
+            else:
+                out[node.sid] = prefix + [pos]
+    walk(nest.root, [0, ph.dim(nest.root.lid)])
+    width = max(len(v) for v in out.values())
+    return {sid: v + [0] * (width - len(v)) for sid, v in out.items()}
+
+
+def _isl_schedule(nest: Nest) -> tuple[isl.Schedule, dict[int, Statement]] | None:
+    params = ", ".join(nest.params)
+    stmts = {s.sid: s for s in nest.statements()}
+    order = _positions(nest)
+    domains, sched, reads, writes = [], [], [], []
+    for sid, s in stmts.items():
+        dom, names = ph.statement_domain(nest, s)
+        dims = [names[lp.var] for lp in ph.loop_path(nest, s)]
+        cons = ph.domain_constraints(ph.loop_path(nest, s), names, s.guards)
+        inst = f"S{sid}[{', '.join(dims)}]"
+        domains.append(f"{inst} : {' and '.join(cons) or 'true'}")
+        sched.append(f"{inst} -> [{', '.join(str(x) for x in order[sid])}]")
+        for a in s.accesses:
+            subs = ", ".join(ph.poly_to_isl(p, names) for p in a.subscripts)
+            (writes if a.kind == "write" else reads).append(f"{inst} -> {a.array}[{subs}]")
+    domain = isl.UnionSet(f"[{params}] -> {{ {'; '.join(domains)} }}")
+    original = isl.UnionMap(f"[{params}] -> {{ {'; '.join(sched)} }}").intersect_domain(domain)
+    R = isl.UnionMap(f"[{params}] -> {{ {'; '.join(reads)} }}").intersect_domain(domain) if reads else \
+        isl.UnionMap.empty(domain.get_space())
+    W = isl.UnionMap(f"[{params}] -> {{ {'; '.join(writes)} }}").intersect_domain(domain)
+    before = original.lex_lt_union_map(original)
+    validity = (W.apply_range(R.reverse()).union(R.apply_range(W.reverse())).union(W.apply_range(W.reverse()))
+                ).intersect(before)
+    ctx = domain.get_ctx()
+    saved = (ctx.get_schedule_outer_coincidence(), ctx.get_schedule_maximize_coincidence(),
+             ctx.get_schedule_whole_component(), ctx.get_schedule_algorithm())
+    try:
+        # PPCG's choice: look for coincident (parallel) loops from the outside in, component by component
+        ctx.set_schedule_outer_coincidence(1)
+        ctx.set_schedule_maximize_coincidence(1)
+        ctx.set_schedule_whole_component(0)
+        ctx.set_schedule_algorithm(0)          # ISL_SCHEDULE_ALGORITHM_ISL
+        sc = (isl.ScheduleConstraints.on_domain(domain).set_validity(validity).set_proximity(validity)
+              .set_coincidence(validity))
+        schedule = sc.compute_schedule()
+    finally:
+        ctx.set_schedule_outer_coincidence(saved[0])
+        ctx.set_schedule_maximize_coincidence(saved[1])
+        ctx.set_schedule_whole_component(saved[2])
+        ctx.set_schedule_algorithm(saved[3])
+    # the new order must keep every dependence: isl guarantees it; checking costs little and guards the rewrite
+    new = schedule.get_map().intersect_domain(domain)
+    if not validity.is_subset(new.lex_lt_union_map(new)):
+        return None
+    return schedule, stmts
+
+
+# --------------------------------------------------------------------------- isl's AST as C
+
+_BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pdiv_q": "/", "pdiv_r": "%", "zdiv_r": "%",
+           "eq": "==", "le": "<=", "lt": "<", "ge": ">=", "gt": ">", "and_": "&&", "and_then": "&&",
+           "or_": "||", "or_else": "||"}
+
+
+def _name(ident: str) -> str:
+    return re.sub(r"^c(\d+)$", ITERATOR + r"\1", ident)
+
+
+def _expr(e) -> str:
+    """An isl AST expression as plain C (min, max and floor division as conditionals: the frontend reads
+    `a < b ? a : b` as a bound, and no C header defines isl's `floord`)."""
+    t = e.get_type()
+    if t == isl.ast_expr_type.id:
+        return _name(e.get_id().get_name())
+    if t == isl.ast_expr_type.int:
+        return str(e.get_val().to_python())
+    op = e.get_op_type().name
+    args = [_expr(e.get_op_arg(k)) for k in range(e.get_op_n_arg())]
+    if op in _BINARY:
+        return "(" + f" {_BINARY[op]} ".join(args) + ")"
+    if op == "minus":
+        return f"(-{args[0]})"
+    if op in ("min", "max"):
+        out = args[0]
+        for a in args[1:]:
+            out = f"({out} {'<' if op == 'min' else '>'} {a} ? {out} : {a})"
+        return out
+    if op == "fdiv_q":
+        a, d = args
+        return f"({a} >= 0 ? {a} / {d} : -((-{a} + {d} - 1) / {d}))"
+    if op in ("cond", "select"):
+        return f"({args[0]} ? {args[1]} : {args[2]})"
+    raise ValueError(f"isl expression '{op}' has no C form here")
+
+
+def _c(node, depth: int, stmts: dict[int, Statement], nest: Nest) -> str:
+    pad = "  " * depth
+    t = node.get_type()
+    if t == isl.ast_node_type.block:
+        children = node.block_get_children()
+        return "".join(_c(children.get_at(k), depth, stmts, nest) for k in range(children.n_ast_node()))
+    if t == isl.ast_node_type.for_:
+        v = _name(node.for_get_iterator().get_id().get_name())
+        inc = _expr(node.for_get_inc())
+        return (f"{pad}for (int {v} = {_expr(node.for_get_init())}; {_expr(node.for_get_cond())}; {v} += {inc}) {{\n"
+                f"{_c(node.for_get_body(), depth + 1, stmts, nest)}{pad}}}\n")
+    if t == isl.ast_node_type.if_:
+        text = f"{pad}if ({_expr(node.if_get_cond())}) {{\n{_c(node.if_get_then_node(), depth + 1, stmts, nest)}{pad}}}\n"
+        if node.if_has_else_node():
+            text += f"{pad}else {{\n{_c(node.if_get_else_node(), depth + 1, stmts, nest)}{pad}}}\n"
+        return text
+    if t == isl.ast_node_type.mark:
+        return _c(node.mark_get_node(), depth, stmts, nest)
+    if t == isl.ast_node_type.user:
+        call = node.user_get_expr()
+        sid = int(call.get_op_arg(0).get_id().get_name()[1:])
+        values = [_expr(call.get_op_arg(k)) for k in range(1, call.get_op_n_arg())]
+        lines = []
+        for lp, value in zip(ph.loop_path(nest, stmts[sid]), values):
+            lines.append(f"const {lp.c_type} {lp.var} = {value};")
+            if lp.origin is not None:
+                o = lp.origin
+                lines.append(f"const {lp.c_type} {o.var} = {(o.lower + Poly.var(lp.var) * o.step).to_c()};")
+        return f"{pad}{{ {' '.join(lines)} c2gpu_statement_{sid}(); }}\n"
+    raise ValueError("isl AST node with no C form here")
+
+
+def _statements_in(node: c_ast.Node, stmts: dict[int, Statement]) -> None:
+    """Each `c2gpu_statement_<sid>();` placeholder replaced by that statement's own syntax tree."""
+    items = node.block_items if isinstance(node, c_ast.Compound) else None
+    if items is not None:
+        for k, item in enumerate(items):
+            if isinstance(item, c_ast.FuncCall) and isinstance(item.name, c_ast.ID) and \
+                    item.name.name.startswith("c2gpu_statement_"):
+                items[k] = stmts[int(item.name.name.rsplit("_", 1)[1])].ast
+    for _, child in node.children():
+        _statements_in(child, stmts)
+
+
+def rescheduled(nest: Nest, deps) -> Nest | None:
+    """The nest in the order isl's scheduler finds, described again and normalized; None when it does not
+    qualify, isl keeps the original order, or the C cannot be written or described."""
+    if not _qualifies(nest, deps):
+        return None
+    got = _isl_schedule(nest)
+    if got is None:
+        return None
+    schedule, stmts = got
+    ctx_set = isl.Set(f"[{', '.join(nest.params)}] -> {{ : }}")
+    tree = isl.AstBuild.from_context(ctx_set).node_from_schedule(schedule)
+    try:
+        body = _c(tree, 1, stmts, nest)
+    except ValueError:
+        return None
+    if body.lstrip().startswith("{") or not body.lstrip().startswith("for"):
+        return None                      # not one loop nest (several, or none): not a nest's replacement
+    try:
+        fn = c_parser.CParser().parse(f"void c2gpu_f(void) {{\n{body}}}\n").ext[0]
+    except Exception:
+        return None
+    items = fn.body.block_items
+    if len(items) != 1 or not isinstance(items[0], c_ast.For):
+        return None
+    root = items[0]
+    _with_coord(root, nest.root.ast.coord)
+    _statements_in(root, stmts)
+    try:
+        new = nest.relower(root)
+    except Exception:
+        return None
+    note = ("rescheduled with isl's scheduler (as PPCG does): the statements run in a new loop order that keeps "
+            "every dependence (isl checked the order against each), with the loops that carry none outermost "
+            f"where possible; the new loops are {ITERATOR}0, {ITERATOR}1, ...")
+    return replace(normalize_nest(new), name=nest.name, rewrites=nest.rewrites + (note,))
+

@@ -1,0 +1,218 @@
+"""Wavefronts: two nested loops that both carry dependences, run as a sequence of parallel fronts.
+
+seidel-2d's `for i { for j { A[i][j] = f(A[i-1][j-1], ..., A[i+1][j+1]) } }` carries dependences on both
+loops, so neither maps to threads.  But every dependence goes from an iteration (i, j) to one with a larger
+`2*i + j`: the iterations of one front `w = 2*i + j` are independent, and running the fronts in order keeps
+every dependence.  PPCG finds such schedules with isl's scheduler (skewing, then a parallel band); c2gpu
+looks for the one schedule a CUDA programmer writes by hand: a host loop over the fronts, one launch per
+front with a thread per `i`, and `j = w - k*i` in each thread (seidel-2d k = 2, floyd-warshall and
+nussinov k = 1).
+
+Legality (`find`): with the loops normalized (both run from 0 by 1), the front of iteration (i, j) is
+k*i + j.  For every dependence either loop carries, isl's set of distances (d_i, d_j) must lie in
+k*d_i + d_j >= 1, i.e. the sink's front is later than the source's; the smallest k from 1 to MAX_FACTOR
+that holds is taken.  Dependences carried by the loops around them stay with the host loops, those inside
+one iteration (carried by inner loops, or loop-independent) stay in its thread, in order.
+
+The rewrite (`rewritten`) is C: the nest is rewritten as
+
+    for (int c2gpu_wave = 0; c2gpu_wave < WAVES; c2gpu_wave++)
+      for (i ...as written...) {
+        int j = START_J + STEP_J * (c2gpu_wave - k * I_N);
+        if (c2gpu_wave - k * I_N >= 0 && COND_J)
+          BODY
+      }
+
+and described again by the frontend, so the dependence analysis proves the `i` loop parallel (or not) on the
+C that is ported, as for any nest; the port is checked against the original C like any other.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, replace
+
+import islpy as isl
+from pycparser import c_ast, c_generator, c_parser
+
+from . import isl_sets as ph
+from .ir import Loop, Nest
+from .normalize import normalize_nest
+
+MAX_FACTOR = 4
+DEPENDENCES = ("flow", "anti", "output")      # reasons a loop is sequential that a wavefront can respect
+WAVE = "c2gpu_wave"
+
+
+@dataclass(frozen=True)
+class Wavefront:
+    outer: Loop          # i (normalized)
+    inner: Loop          # j: the whole body of i
+    factor: int          # k: the front of iteration (i, j) is k*i + j, in normalized iterations
+    waves: str           # the number of fronts, as C over the nest's parameters
+    depth: int           # loops around `outer`
+
+
+def _only_child(lp: Loop) -> Loop | None:
+    if lp.perfect and len(lp.body) == 1 and isinstance(lp.body[0], Loop) and lp.body[0].header_stmt is None:
+        return lp.body[0]
+    return None
+
+
+def _later(deltas: isl.Set, depth: int, k: int) -> bool:
+    """Whether every distance in `deltas` puts the sink on a later front: k*d[depth] + d[depth+1] >= 1."""
+    n = deltas.dim(isl.dim_type.set)
+    xs = [f"x{m}" for m in range(n)]
+    return deltas.is_subset(isl.Set(f"{{ [{', '.join(xs)}] : {k}*x{depth} + x{depth + 1} >= 1 }}"))
+
+
+def find(nest: Nest, deps) -> Wavefront | None:
+    """The innermost pair of perfectly nested loops that both carry dependences and run as fronts, or None.
+
+    Only nests whose dependences are all known qualify: no flag (call, aliasing, non-affine access), every
+    reason the two loops are sequential a proven dependence with its distances."""
+    if nest.all_flags():
+        return None
+    found = None
+
+    def walk(lp: Loop, path: list[Loop]) -> None:
+        nonlocal found
+        inner = _only_child(lp)
+        if inner is not None and _candidate(lp, inner, deps, nest):
+            wf = _factor(nest, deps, path, lp, inner)
+            if wf is not None:
+                found = wf if found is None or wf.depth >= found.depth else found
+        for n in lp.body:
+            if isinstance(n, Loop):
+                walk(n, path + [lp])
+    walk(nest.root, [])
+    return found
+
+
+def _candidate(outer: Loop, inner: Loop, deps, nest: Nest) -> bool:
+    for lp in (outer, inner):
+        v = deps.verdicts.get(lp.lid)
+        if v is None or v.status != "carried" or any(r.kind not in DEPENDENCES for r in v.reasons):
+            return False
+        if not lp.normalized or lp.trip_count is None or lp.lower_pieces or lp.upper_pieces or lp.ast is None:
+            return False
+    # the rewrite declares j in the body and runs i once per front: C's values of them after the nest change
+    names = {lp.origin.var if lp.origin else lp.var for lp in (outer, inner)}
+    return not names & set(nest.live_after)
+
+
+def _factor(nest: Nest, deps, path: list[Loop], outer: Loop, inner: Loop) -> Wavefront | None:
+    carried = [d for d in deps.dependences if d.loop in (outer.lid, inner.lid)]
+    if not carried or any(d.deltas is None for d in carried):
+        return None
+    depth = len(path)
+    k = next((k for k in range(1, MAX_FACTOR + 1) if all(_later(d.deltas, depth, k) for d in carried)), None)
+    if k is None:
+        return None
+    waves = _waves(nest, path + [outer, inner], k)
+    return None if waves is None else Wavefront(outer, inner, k, waves, depth)
+
+
+def _waves(nest: Nest, loops: list[Loop], k: int) -> str | None:
+    """1 + the largest front k*i + j over the whole domain, as C over the parameters (None: not one affine
+    expression where the nest runs at all)."""
+    names = {lp.var: ph.dim(lp.lid) for lp in loops}
+    dims = [names[lp.var] for lp in loops]
+    cons = ph.domain_constraints(loops, names)
+    i, j = dims[-2], dims[-1]
+    s = isl.Set(f"[{', '.join(nest.params)}] -> {{ [{', '.join(dims)}, w] : w = {k}*{i} + {j} and "
+                f"{' and '.join(cons)} }}")
+    top = s.dim_max(len(dims)).gist_params(s.params())
+    pieces = top.get_pieces()
+    if len(pieces) != 1:
+        return None
+    return f"{ph.to_c(isl.PwAff.from_aff(pieces[0][1]), list(nest.params))} + 1"
+
+
+# --------------------------------------------------------------------------- the rewrite
+
+def _start(node: c_ast.For) -> c_ast.Node | None:
+    """The start value of a for loop's variable (`i = 1` or `int i = 1`)."""
+    init = node.init
+    if isinstance(init, c_ast.Assignment) and init.op == "=":
+        return init.rvalue
+    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
+        return init.decls[0].init
+    return None
+
+
+def _replace(node: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> c_ast.Node:
+    """`node` with `old` (somewhere under it) replaced by `new`: the nodes on the way are copies."""
+    if node is old:
+        return new
+    clone, changed = copy.copy(node), False
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        value = getattr(node, attr)
+        if isinstance(value, c_ast.Node):
+            got = _replace(value, old, new)
+            if got is not value:
+                setattr(clone, attr, got)
+                changed = True
+        elif isinstance(value, list):
+            got = [_replace(x, old, new) if isinstance(x, c_ast.Node) else x for x in value]
+            if any(a is not b for a, b in zip(got, value)):
+                setattr(clone, attr, got)
+                changed = True
+    return clone if changed else node
+
+
+def _with_coord(node: c_ast.Node, coord) -> None:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        n.coord = coord
+        stack.extend(c for _, c in n.children())
+
+
+def rewritten(nest: Nest, wf: Wavefront) -> Nest | None:
+    """The nest with `wf`'s loops run as fronts (module docstring), described again and normalized; None when
+    the C cannot be written (an unusual loop header) or described."""
+    f1, f2 = wf.outer.ast, wf.inner.ast
+    start1, start2 = _start(f1), _start(f2)
+    if start1 is None or start2 is None or f2.cond is None:
+        return None
+    gen = c_generator.CGenerator()
+    i_c = wf.outer.origin.var if wf.outer.origin else wf.outer.var
+    j_c = wf.inner.origin.var if wf.inner.origin else wf.inner.var
+    step1 = wf.outer.origin.step if wf.outer.origin else 1
+    step2 = wf.inner.origin.step if wf.inner.origin else 1
+    i_n = {1: f"({i_c} - ({gen.visit(start1)}))", -1: f"(({gen.visit(start1)}) - {i_c})"}.get(
+        step1, f"(({i_c} - ({gen.visit(start1)})) / {step1})")
+    front = f"({WAVE} - {wf.factor} * {i_n})"
+    used = {lp.var for lp in nest.loops()} | {s.source_name for s in nest.scalars} | set(nest.params)
+    if WAVE in used:
+        return None
+    text = (f"void c2gpu_f(void) {{ for (int {WAVE} = 0; {WAVE} < {wf.waves}; {WAVE}++) for (;;) {{ "
+            f"{wf.inner.c_type} {j_c} = ({gen.visit(start2)}) + ({step2}) * {front}; "
+            f"if ({front} >= 0 && ({gen.visit(f2.cond)})) ; }} }}")
+    try:
+        fn = c_parser.CParser().parse(text).ext[0]
+    except Exception:                # a type or an expression only the file's typedefs explain
+        return None
+    waves = fn.body.block_items[0]
+    _with_coord(waves, f1.coord)
+    for_i = waves.stmt
+    decl, cond = for_i.stmt.block_items
+    _with_coord(decl, f2.coord)
+    _with_coord(cond, f2.coord)
+    for_i.init, for_i.cond, for_i.next = f1.init, f1.cond, f1.next
+    cond.iftrue = f2.stmt
+    root = _replace(nest.root.ast, f1, waves)
+    try:
+        new = nest.relower(root)
+    except Exception:                # the frontend refuses what it cannot describe: then no wavefront
+        return None
+    lines = f"lines {f1.coord.line}-{f2.coord.line}" if f1.coord.line != f2.coord.line else f"line {f1.coord.line}"
+    front_text = f"{wf.factor} x (iteration of '{i_c}') + (iteration of '{j_c}')" if wf.factor > 1 else \
+        f"(iteration of '{i_c}') + (iteration of '{j_c}')"
+    note = (f"wavefront: loops '{i_c}' and '{j_c}' ({lines}) both carry dependences, but every one of them goes to "
+            f"a later front, front = {front_text}, iterations counted from 0: the fronts run one after another "
+            f"({WAVE} on the host, a launch each), the iterations of a front in parallel ('{i_c}' on threads, "
+            f"'{j_c}' computed from the front)")
+    return replace(normalize_nest(new), name=nest.name, rewrites=nest.rewrites + (note,))

@@ -1,0 +1,68 @@
+"""The reorder pass: when a nest maps to no threads, or only with loops running in one thread between
+launches, its statements may run in another order that maps better: the order isl's scheduler finds
+(c2gpu/schedule.py, lu's right-looking form), or fronts of two nested loops that both carry dependences
+(c2gpu/wavefront.py, seidel-2d).  The rewritten nest is C again, analysed from the start; it is kept only when
+its plan is better, and the port is checked against the original C like any other."""
+from __future__ import annotations
+
+from c2gpu.ir import Nest
+from c2gpu.pipeline import Pass, PassFailed
+from c2gpu.plan import Kernel
+from c2gpu.schedule import rescheduled
+from c2gpu.wavefront import find, rewritten
+
+from .mapping import Mapper
+
+
+class Reorder(Pass):
+    name = "reorder"
+    description = ("run the statements in another order when that maps more to threads: isl's scheduler, or "
+                   "wavefronts of two loops that both carry dependences (a host loop over the fronts)")
+    requires = ("dependence",)
+    transforms = True
+    preserves = ()
+
+    def run(self, nest: Nest, ctx) -> Nest:
+        if ctx.options.get("map") or nest.relower is None:
+            return nest                  # --map names the loops as written; a rewrite would rename them
+        deps = ctx.get("dependence", nest)
+        plain = _plan(nest, deps, ctx.options)
+        if plain is not None and not _one_thread_loops(plain, nest):
+            return nest
+        for rewrite in (_wavefront, rescheduled):
+            new = rewrite(nest, deps)
+            if new is None:
+                continue
+            try:
+                better = _plan(new, ctx.get("dependence", new), ctx.options)
+            except PassFailed:
+                better = None
+            if better is not None and not _one_thread_loops(better, new):
+                return new
+            ctx.manager.forget(new)
+        return nest
+
+
+def _wavefront(nest: Nest, deps) -> Nest | None:
+    wf = find(nest, deps)
+    return None if wf is None else rewritten(nest, wf)
+
+
+def _plan(nest: Nest, deps, options):
+    """The kernels and host loops the mapping would choose, or None when it refuses the nest."""
+    try:
+        return Mapper(nest, deps, options).plan_root()
+    except PassFailed:
+        return None
+
+
+def _one_thread_loops(items, nest: Nest) -> bool:
+    """Whether a one-thread kernel of the plan runs a loop (a sequential computation, not a few statements)."""
+    for it in items:
+        if isinstance(it, Kernel):
+            by_id = {lp.lid: lp for lp in (it.view or nest).loops()}
+            if it.serial and it.inner_loops(by_id):
+                return True
+        elif _one_thread_loops(it.body, nest):
+            return True
+    return False
