@@ -53,7 +53,23 @@ def _qualifies(nest: Nest, deps) -> bool:
            or any(not a.affine or any(p is None for p in a.subscripts) for a in s.accesses) for s in stmts):
         return False
     names = {lp.origin.var if lp.origin else lp.var for lp in loops}
-    return not names & set(nest.live_after) and not any(ITERATOR in n for n in names | set(nest.params))
+    if names & set(nest.live_after) or any(ITERATOR in n for n in names | set(nest.params)):
+        return False
+    # a statement after a loop may read the value its variable was left with: the new order computes each
+    # statement's own loop variables only
+    for s in stmts:
+        own = {lp.origin.var if lp.origin else lp.var for lp in ph.loop_path(nest, s)}
+        if any(isinstance(n, c_ast.ID) and n.name in names - own for n in _nodes(s.ast)):
+            return False
+    return True
+
+
+def _nodes(node: c_ast.Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for _, c in n.children())
 
 
 def _positions(nest: Nest) -> dict[int, list]:
@@ -156,36 +172,53 @@ def _expr(e) -> str:
     raise ValueError(f"isl expression '{op}' has no C form here")
 
 
-def _c(node, depth: int, stmts: dict[int, Statement], nest: Nest) -> str:
+def _c(node, depth: int, stmts: dict[int, Statement], nest: Nest, runs: dict) -> str:
     pad = "  " * depth
     t = node.get_type()
     if t == isl.ast_node_type.block:
         children = node.block_get_children()
-        return "".join(_c(children.get_at(k), depth, stmts, nest) for k in range(children.n_ast_node()))
+        return "".join(_c(children.get_at(k), depth, stmts, nest, runs) for k in range(children.n_ast_node()))
     if t == isl.ast_node_type.for_:
         v = _name(node.for_get_iterator().get_id().get_name())
         inc = _expr(node.for_get_inc())
         return (f"{pad}for (int {v} = {_expr(node.for_get_init())}; {_expr(node.for_get_cond())}; {v} += {inc}) {{\n"
-                f"{_c(node.for_get_body(), depth + 1, stmts, nest)}{pad}}}\n")
+                f"{_c(node.for_get_body(), depth + 1, stmts, nest, runs)}{pad}}}\n")
     if t == isl.ast_node_type.if_:
-        text = f"{pad}if ({_expr(node.if_get_cond())}) {{\n{_c(node.if_get_then_node(), depth + 1, stmts, nest)}{pad}}}\n"
+        text = f"{pad}if ({_expr(node.if_get_cond())}) {{\n{_c(node.if_get_then_node(), depth + 1, stmts, nest, runs)}{pad}}}\n"
         if node.if_has_else_node():
-            text += f"{pad}else {{\n{_c(node.if_get_else_node(), depth + 1, stmts, nest)}{pad}}}\n"
+            text += f"{pad}else {{\n{_c(node.if_get_else_node(), depth + 1, stmts, nest, runs)}{pad}}}\n"
         return text
     if t == isl.ast_node_type.mark:
-        return _c(node.mark_get_node(), depth, stmts, nest)
+        return _c(node.mark_get_node(), depth, stmts, nest, runs)
     if t == isl.ast_node_type.user:
         call = node.user_get_expr()
         sid = int(call.get_op_arg(0).get_id().get_name()[1:])
         values = [_expr(call.get_op_arg(k)) for k in range(1, call.get_op_n_arg())]
         lines = []
         for lp, value in zip(ph.loop_path(nest, stmts[sid]), values):
+            if value.startswith(ITERATOR):        # the new loop runs this original loop, for this statement
+                runs.setdefault(value, {}).setdefault(lp.origin.var if lp.origin else lp.var, set()).add(
+                    stmts[sid].loc.line)
             lines.append(f"const {lp.c_type} {lp.var} = {value};")
             if lp.origin is not None:
                 o = lp.origin
                 lines.append(f"const {lp.c_type} {o.var} = {(o.lower + Poly.var(lp.var) * o.step).to_c()};")
         return f"{pad}{{ {' '.join(lines)} c2gpu_statement_{sid}(); }}\n"
     raise ValueError("isl AST node with no C form here")
+
+
+def _loops_text(runs: dict[str, dict[str, set[int]]]) -> str:
+    """'c2gpu_c0 runs k (lines 93, 97) and j (line 95); c2gpu_c1 runs i' for the report."""
+    def lines(ls: set[int]) -> str:
+        return f"line{'s' if len(ls) > 1 else ''} {', '.join(str(x) for x in sorted(ls))}"
+    parts = []
+    for it in sorted(runs, key=lambda v: int(v[len(ITERATOR):])):
+        loops = runs[it]
+        if len(loops) == 1:
+            parts.append(f"{it} runs {next(iter(loops))}")
+        else:
+            parts.append(f"{it} runs " + " and ".join(f"{v} ({lines(ls)})" for v, ls in sorted(loops.items())))
+    return "; ".join(parts)
 
 
 def _statements_in(node: c_ast.Node, stmts: dict[int, Statement]) -> None:
@@ -211,8 +244,9 @@ def rescheduled(nest: Nest, deps) -> Nest | None:
     schedule, stmts = got
     ctx_set = isl.Set(f"[{', '.join(nest.params)}] -> {{ : }}")
     tree = isl.AstBuild.from_context(ctx_set).node_from_schedule(schedule)
+    runs: dict[str, dict[str, set[int]]] = {}
     try:
-        body = _c(tree, 1, stmts, nest)
+        body = _c(tree, 1, stmts, nest, runs)
     except ValueError:
         return None
     if body.lstrip().startswith("{") or not body.lstrip().startswith("for"):
@@ -233,6 +267,6 @@ def rescheduled(nest: Nest, deps) -> Nest | None:
         return None
     note = ("rescheduled with isl's scheduler (as PPCG does): the statements run in a new loop order that keeps "
             "every dependence (isl checked the order against each), with the loops that carry none outermost "
-            f"where possible; the new loops are {ITERATOR}0, {ITERATOR}1, ...")
+            f"where possible: {_loops_text(runs)}")
     return replace(normalize_nest(new), name=nest.name, rewrites=nest.rewrites + (note,))
 

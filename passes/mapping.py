@@ -501,13 +501,28 @@ class Mapper:
         name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
         self.kernel_count += 1
         x_loop = next(m for m in mapped if m.dim == "x")
+        unit = self.unit_stride_counts(chain)[x_loop.lid]
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped)} (proven parallel"
                f"{'; reduction of ' + ', '.join(r.target for r in reds) + ' by block tree and atomics' if reds else ''}); "
-               f"x is '{x_loop.c_var}', the fastest-varying subscript of most accesses")
+               + (f"x is '{x_loop.c_var}', the fastest-varying subscript of most accesses" if unit else
+                  f"no access has '{x_loop.c_var}' as its fastest-varying subscript: a warp's accesses are not "
+                  "coalesced"))
         return Kernel(name, mapped, chain[-1].lid, block, reds, why)
 
     def assign_dims(self, chain: list[Loop]) -> dict[int, str]:
         """x to the loop that varies fastest in most accesses, then inner-to-outer for y and z."""
+        score = self.unit_stride_counts(chain)
+        order = sorted(chain, key=lambda lp: (-score[lp.lid], -chain.index(lp)))
+        x = order[0]
+        rest = [lp for lp in reversed(chain) if lp is not x]
+        dims = {x.lid: "x"}
+        for d, lp in zip(DIMS[1:], rest):
+            dims[lp.lid] = d
+        return dims
+
+    def unit_stride_counts(self, chain: list[Loop]) -> dict[int, int]:
+        """For each loop of `chain`, how many accesses of the innermost one's statements it moves by one
+        element (the accesses a warp over it reads coalesced)."""
         score = {lp.lid: 0 for lp in chain}
         inner = chain[-1]
         for s in self.nest.statements():
@@ -522,13 +537,7 @@ class Mapper:
                 for lp in chain:
                     if abs(subs[-1].coeff(lp.var)) == 1 and all(x.coeff(lp.var) == 0 for x in subs[:-1]):
                         score[lp.lid] += 1
-        order = sorted(chain, key=lambda lp: (-score[lp.lid], -chain.index(lp)))
-        x = order[0]
-        rest = [lp for lp in reversed(chain) if lp is not x]
-        dims = {x.lid: "x"}
-        for d, lp in zip(DIMS[1:], rest):
-            dims[lp.lid] = d
-        return dims
+        return score
 
     def block_shape(self, ndims: int) -> tuple[int, int, int]:
         if self.block_override:

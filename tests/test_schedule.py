@@ -91,3 +91,11 @@ def test_rescheduled_ports_compute_what_c_does_bit_for_bit(tmp_path, capsys, sou
     path.write_text(source)
     assert main(["verify", str(path), "--exact-fp", "--rtol", "0"]) == 0
     assert "verify: PASS" in capsys.readouterr().out
+
+
+def test_a_statement_reading_a_finished_loops_variable_keeps_the_original_order(tmp_path):
+    """`A[i][j] /= k` after the k loop reads the value k was left with; the new order computes each
+    statement's own loop variables only, so such a nest is not rescheduled."""
+    src = LU.replace("A[i][j] /= A[j][j];", "A[i][j] /= A[j][j] + k;")
+    plan, errors, notes = plan_of(tmp_path, src)
+    assert not any(n.startswith("rescheduled") for n in notes), notes
