@@ -277,6 +277,8 @@ class Nest:
     live_after: tuple[str, ...] = ()          # variables declared outside the nest (loop variables included) whose
     #                                           value after the nest may be read: mentioned elsewhere in the
     #                                           function, global, static or address-taken
+    stands_for: tuple[tuple[str, str], ...] = ()   # variables that stand for struct fields (frontend/fields.py):
+    #                                           (name, the C expression it is at the nest: "v->n")
     rewrites: tuple[str, ...] = ()            # what c2gpu rewrote in the C before analysing it again (a wavefront,
     #                                           c2gpu/wavefront.py), for the reports
     relower: Any = field(default=None, compare=False, repr=False, hash=False)   # the frontend's way to describe a

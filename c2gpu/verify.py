@@ -107,7 +107,9 @@ class Probe:
 def probe(o: NestOutcome, k: int) -> Probe:
     """The instrumentation of ported nest `o` (k-th of the file: its locals are c2gpu_v<k>_*)."""
     nest, v = o.nest, f"c2gpu_v{k}_"
-    entry = [f"const int {v}ran = ({nonempty_condition(nest)}) != 0;"]
+    # the variables that stand for struct fields (v__n is v->n): the probes below name them
+    entry = [f"__typeof__(&({expr}) == 0 ? ({expr}) : ({expr})) {name} = ({expr});" for name, expr in nest.stands_for]
+    entry.append(f"const int {v}ran = ({nonempty_condition(nest)}) != 0;")
     exit = [f'c2gpu_dump("{nest.name}|{RAN}", "int", &{v}ran, 1, sizeof(int));']
     for n, a in enumerate(a for a in o.code.arrays if a.written):
         first, end = touched_region(a)

@@ -830,6 +830,9 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                             "alias", f"{y.describe()} may overwrite '{s}' (a global or address-taken variable "
                                      "used in bounds or subscripts); declare it restrict or pass --assume-no-alias",
                             source=y.loc, array=p))
+    if nest.stands_for:
+        notes.append("struct fields as variables of their own: " + ", ".join(
+            f"{name} is {expr}" for name, expr in nest.stands_for))
     shown = [p for p in pointers if any(distinct_objects(infos[p], infos[q]) for q in names if q != p)]
     if shown:
         notes.append("distinct objects, as the whole file shows: " + "; ".join(

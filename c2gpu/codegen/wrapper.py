@@ -230,10 +230,11 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
         if (f"{t} {name}", name) not in scalar_params:
             scalar_params.append((f"{t} {name}", name))
     params, args = [], []
+    at_nest = dict(nest.stands_for)     # a variable standing for a struct field is passed as the field (v->n)
     for a in arrays:
         const = "" if a.written else "const "
         params.append(f"{const}{a.ctype} *{a.name}")
-        args.append(f"({const}{a.ctype} *)({a.name})")
+        args.append(f"({const}{a.ctype} *)({at_nest.get(a.name, a.name)})")
     widened = []
     for p, a in scalar_params:
         ctype = p[:-len(a)].strip()
@@ -243,7 +244,7 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
             widened.append(f"const long long {a} = c2gpu_arg_{a};")
             p = f"{ctype} c2gpu_arg_{a}"
         params.append(p)
-        args.append(a)
+        args.append(f"({at_nest[a]})" if a in at_nest else a)
     for r in reductions:
         params.append(f"{r['type']} *{r['target']}")
         args.append(f"&{r['target']}")

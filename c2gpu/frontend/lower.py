@@ -24,6 +24,7 @@ from ..symbolic import Poly, Sym
 from ..libc import MATH_FUNCTIONS
 from .preprocess import INCLUDE_DIR
 from .objects import FileObjects
+from .fields import renamed, struct_fields
 from .functions import PureFunction, needed, pure_functions
 from .ctypes import FLOAT_TYPES, INT_RANGES, SIZES, CType, arith_result, decl_type, int_result, is_unsigned, promote
 
@@ -1497,6 +1498,7 @@ class Candidate:
     outer: str = ""   # "while" when the for sits inside a while loop
     pragmas: tuple[str, ...] = ()
     stands_for: c_ast.Node | None = None   # a rewrite of the nest: the for-statement in the function it replaces
+    fields: tuple[tuple[str, str], ...] = ()   # struct fields renamed in it: (variable, the C expression it is)
 
 
 class FileLowerer:
@@ -1512,11 +1514,15 @@ class FileLowerer:
         self.has_port_marker = False
         self.objects: FileObjects | None = None
         self.pure: dict[str, PureFunction] = {}
+        self.structs: dict[str, dict[str, CType]] = {}
 
     def run(self) -> list[Nest]:
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.Typedef):
-                self.typedefs[ext.name] = decl_type(ext.type, self.typedefs)
+                t = decl_type(ext.type, self.typedefs)
+                # `typedef struct {...} vec;`: the struct is known by its typedef's name (fields.struct_fields)
+                self.typedefs[ext.name] = replace(t, base=f"struct {ext.name}") if t.base == "struct ?" else t
+        self.structs = struct_fields(self.ast, self.typedefs)
         self.scan_pragmas(self.ast)
         try:
             self.objects = FileObjects(self.ast, self.path, self.typedefs, lambda n: loc_of(n, Loc(self.path, 0)))
@@ -1664,6 +1670,7 @@ class FileLowerer:
                                        f"{nest_loc.line}, which is analysed as a whole: the pragma is ignored", loc))
 
     def lower_nest(self, function: str, cand: Candidate, facts: "FunctionFacts") -> Nest:
+        cand, stands_for = self.fields_renamed(cand, facts)
         loc = loc_of(cand.node, Loc(self.path, 0))
         ctx = NestContext(cand.scope, self.typedefs, self.functions, loc, frozenset(self.user_functions),
                           facts.address_taken)
@@ -1739,19 +1746,48 @@ class FileLowerer:
                     arrays=tuple(arrays), scalars=tuple(scalars), params=tuple(params), flags=tuple(flags),
                     region=cand.region, sizes=tuple(sizes), live_after=tuple(sorted(outside & live)),
                     functions=needed(self.pure, {c for s in stmts for c in s.calls}),
-                    relower=lambda node: self.relower(function, cand, facts, node))
+                    stands_for=stands_for, relower=lambda node: self.relower(function, cand, facts, node))
+
+    def fields_renamed(self, cand: Candidate, facts: "FunctionFacts") -> tuple[Candidate, tuple[tuple[str, str], ...]]:
+        """The candidate with its struct field accesses renamed to variables of their own (fields.renamed), in a
+        scope that declares them, and what each stands for."""
+        taken = {n.name for n, _ in _walk(facts.fn)  if isinstance(n, c_ast.ID)} | set(self.functions)
+        s: Scope | None = cand.scope
+        while s is not None:
+            taken |= set(s.vars)
+            s = s.parent
+
+        def lookup(name: str):
+            var = cand.scope.lookup(name)
+            return var.ctype if var is not None else None
+        node, found = renamed(cand.node, lookup, self.structs, taken)
+        if not found:
+            return cand, cand.fields
+        scope = cand.scope.child()
+        for name, (ctype, _, ref) in found.items():
+            # a scalar field is memory a pointer may reach, like a global; a pointer or array field is a pointer
+            storage = "global" if ctype.is_scalar else "param-pointer"
+            scope.vars[name] = Var(ctype, storage, loc_of(ref, Loc(self.path, 0)), name)
+        self._adopt(cand.node, node, facts)
+        fields = cand.fields + tuple((name, text) for name, (_, text, _) in sorted(found.items()))
+        return replace(cand, node=node, scope=scope, stands_for=cand.stands_for or cand.node, fields=fields), fields
+
+    @staticmethod
+    def _adopt(old: c_ast.Node, new: c_ast.Node, facts: "FunctionFacts") -> None:
+        """Record `new`, a rewrite of `old`, in the function's parent map at `old`'s place (liveness scans)."""
+        parent = facts.parent.get(id(old))
+        if parent is not None:
+            facts.parent[id(new)] = parent
+        for n, up in _walk(new):
+            if up is not None:
+                facts.parent[id(n)] = up
 
     def relower(self, function: str, cand: Candidate, facts: "FunctionFacts", node: c_ast.For) -> Nest:
         """The nest that `node`, a rewrite of the candidate's for-statement, would be in its place (same
         scope, same function, same code after it): the rewritten nodes' parents are recorded for the
         liveness scans, the candidate's own position stands for the new root's."""
-        parent = facts.parent.get(id(cand.node))
-        if parent is not None:
-            facts.parent[id(node)] = parent
-        for n, up in _walk(node):
-            if up is not None:
-                facts.parent[id(n)] = up
-        return self.lower_nest(function, replace(cand, node=node, stands_for=cand.node), facts)
+        self._adopt(cand.stands_for or cand.node, node, facts)
+        return self.lower_nest(function, replace(cand, node=node, stands_for=cand.stands_for or cand.node), facts)
 
 
 def _exposed_loop_variables(root: Loop, scope: Scope, arrays: list[ArrayInfo]) -> list[Flag]:

@@ -1,0 +1,140 @@
+"""Struct fields as the scalars and arrays they are (c2gpu/frontend/fields.py): `cfg.n` bounds a loop, `j->in`
+and `j->out` are arrays, and the port passes the fields where the nest ran; what the renaming cannot vouch
+for (a field written, a base reassigned, arrays of structs) stays a flagged struct access."""
+from __future__ import annotations
+
+import pytest
+
+from c2gpu.cli import main
+from c2gpu.driver import make_manager
+from c2gpu.frontend import PreprocessOptions, load_program
+from c2gpu.pipelines import PORT
+
+from conftest import requires_tool
+
+PROGRAM = """
+#include <stdlib.h>
+#define N 200
+struct config { int n; double a; };
+double x[N], y[N];
+typedef struct { int n; double *restrict in; double *restrict out; } job;
+typedef struct { int n; double *a; double *b; double s; } vec;
+
+void scale(struct config cfg) {
+    for (int i = 0; i < cfg.n; i++)
+        y[i] = cfg.a * x[i] + y[i];
+}
+
+void smooth(job *j) {
+    for (int i = 1; i < j->n - 1; i++)
+        j->out[i] = (j->in[i - 1] + j->in[i] + j->in[i + 1]) / 3.0;
+}
+
+void axpy(vec *v) {
+    for (int i = 0; i < v->n; i++)
+        v->b[i] = v->b[i] + v->s * v->a[i];
+}
+
+int main(void) {
+    struct config c = { 150, 2.5 };
+    job jb;
+    vec v;
+    jb.n = N;
+    jb.in = malloc(N * sizeof(double));
+    jb.out = malloc(N * sizeof(double));
+    v.n = N;
+    v.s = 0.5;
+    v.a = malloc(N * sizeof(double));
+    v.b = malloc(N * sizeof(double));
+    for (int i = 0; i < N; i++) {
+        x[i] = i;
+        y[i] = 1.0 / (i + 1);
+        jb.in[i] = i % 7;
+        jb.out[i] = 0;
+        v.a[i] = i % 5;
+        v.b[i] = 1;
+    }
+    scale(c);
+    smooth(&jb);
+    axpy(&v);
+    return (int) (y[10] + jb.out[5] + v.b[3]);
+}
+"""
+
+
+def outcomes(tmp_path, source: str, **options):
+    """nest name -> (its plan or None, its refusal messages, the nest)."""
+    path = tmp_path / "t.c"
+    path.write_text(source)
+    manager = make_manager(list(PORT.passes), options)
+    program = manager.run(load_program(str(path), PreprocessOptions()))
+    return {n.name: (manager.result("plan", n), [f.message for f in manager.errors_of(n)] +
+                     [f.message for f in n.all_flags()], n) for n in program.nests}
+
+
+def test_fields_become_scalars_and_arrays_that_say_what_they_stand_for(tmp_path):
+    got = outcomes(tmp_path, PROGRAM)
+    plan, errors, nest = got["scale@10"]
+    assert plan is not None, errors                       # cfg.n bounds the loop, cfg.a is a scalar
+    assert dict(nest.stands_for) == {"cfg__n": "cfg.n", "cfg__a": "cfg.a"}
+    plan, errors, nest = got["smooth@15"]
+    assert plan is not None, errors                       # restrict fields: distinct arrays
+    assert dict(nest.stands_for) == {"j__n": "j->n", "j__in": "j->in", "j__out": "j->out"}
+    assert any("j__in is j->in" in note for note in plan.mapping.notes)
+
+
+def test_pointer_fields_may_alias_like_pointer_parameters(tmp_path):
+    plan, errors, _ = outcomes(tmp_path, PROGRAM)["axpy@20"]
+    assert plan is None and any("'v__a' and 'v__b' may alias" in e for e in errors), errors
+    plan, errors, _ = outcomes(tmp_path, PROGRAM, assume_no_alias=True)["axpy@20"]
+    assert plan is not None, errors
+
+
+@pytest.mark.parametrize("change, written", [
+    ("        y[i] = cfg.a * x[i] + y[i];", "        { y[i] = cfg.a * x[i] + y[i]; cfg.a = y[i]; }"),
+    ("    for (int i = 0; i < cfg.n; i++)", "    for (int i = 0; i < cfg.n; i++, cfg.n--)"),
+], ids=["in the body", "in the header"])
+def test_a_field_the_nest_writes_is_not_renamed(tmp_path, change, written):
+    """A written field is no invariant scalar: it stays `cfg.a` (a flagged struct access), and the nest is
+    refused."""
+    plan, errors, nest = outcomes(tmp_path, PROGRAM.replace(change, written))["scale@10"]
+    field = "cfg__a" if "cfg.a =" in written else "cfg__n"
+    assert plan is None and field not in dict(nest.stands_for), (errors, nest.stands_for)
+
+
+def test_a_base_the_nest_reassigns_is_not_renamed(tmp_path):
+    src = """
+typedef struct node { int v; struct node *next; } node;
+int sum(node *p) {
+    int s = 0;
+    for (int i = 0; i < 10 && p; i++) {
+        s += p->v;
+        p = p->next;
+    }
+    return s;
+}
+"""
+    ((plan, errors, nest),) = outcomes(tmp_path, src).values()
+    assert plan is None and nest.stands_for == ()
+
+
+def test_a_scalar_field_a_pointer_may_reach_blocks_the_proof(tmp_path):
+    """v->b may point at v->s or v->n: a write through it may change the factor or the bound."""
+    src = """
+typedef struct { int n; double *b; double s; } vec;
+void fill(vec *v) {
+    for (int i = 0; i < v->n; i++)
+        v->b[i] = v->s * i;
+}
+"""
+    ((plan, errors, _),) = outcomes(tmp_path, src).values()
+    assert plan is None and any("'v__s'" in e or "'v__n'" in e for e in errors), errors
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+def test_ports_with_fields_verify(tmp_path, capsys):
+    path = tmp_path / "t.c"
+    path.write_text(PROGRAM)
+    assert main(["verify", str(path), "--assume-no-alias"]) == 0
+    assert "verify: PASS: 4 nests checked" in capsys.readouterr().out
