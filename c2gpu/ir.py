@@ -151,6 +151,9 @@ class Statement:
     decl: str | None = None             # name declared by this statement (loop-local temporaries)
     kind: str = "expr"                  # "assign" (its `assign_op`), "decl", "call", "cond", "header", "expr"
     assign_op: str | None = None        # "=", "+=", ... for an assignment statement
+    scatter: str | None = None          # `a[e] += v` (or -=, ++, --) with the element chosen by data (e not affine)
+    #                                     and v not reading a: the array named; every iteration's update commutes
+    #                                     with the others', so they may run in any order, each one atomic
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
 
     def op_count(self, cls: str) -> int:

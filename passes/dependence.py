@@ -267,6 +267,8 @@ class _Ctx:
         self._unknown_seen: dict[int, set[DepReason]] = {lid: set() for lid in self.loops}  # fast `in` for block()
         self.control_inexact = ""                   # set when a control-flow flag makes every dependence a "may"
         self.conflated: dict[str, str] = {}         # names standing for several variables -> why
+        self.scattered: dict[int, dict[str, DepReason]] = {lid: {} for lid in self.loops}   # lid -> scatter
+        #                                             target -> why: atomic updates in any order (Statement.scatter)
 
     def name(self, lp: Loop) -> str:
         return lp.origin.var if lp.origin is not None else lp.var
@@ -692,6 +694,9 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
                 if dep.kind not in kinds_seen:
                     kinds_seen.add(dep.kind)
                     (carried if dep.exact else maybe).append(_dep_reason(dep, src, snk, level))
+        for target, why in ctx.scattered.get(lid, {}).items():
+            red_names.append(target)
+            reductions.append(why)
         blockers = ctx.unknown[lid]
         if carried:
             status = "carried"
@@ -705,6 +710,11 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
         verdicts[lid] = LoopVerdict(lid, ctx.name(lp), status, reasons, lp.var, tuple(private), tuple(red_names),
                                     tuple(outer_writes))
     return verdicts
+
+
+def _scatters(ref: _Ref, name: str) -> bool:
+    """Whether `ref` is the target of a scatter statement on array `name` (Statement.scatter)."""
+    return ref.access is not None and ref.site.stmt.scatter == name and ref.site.guard is None
 
 
 def _array_reduction(dep: Dependence, lp: Loop, stmts: dict[int, Statement]) -> Reduction | None:
@@ -773,6 +783,15 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
         for i, x in enumerate(group):
             for y in group[i:]:
                 if x.kind == "read" and y.kind == "read":
+                    continue
+                if _scatters(x, name) and _scatters(y, name) and not ctx.control_inexact:
+                    # two additive updates of elements chosen by data: in any order they leave the same sums,
+                    # each done atomically (Statement.scatter); the loops around both are reductions of them
+                    for lid in common_lids(x, y):
+                        ctx.scattered[lid].setdefault(x.access.text, DepReason(
+                            "reduction", f"scatter {x.access.text} += over '{ctx.name(ctx.loops[lid])}' (line "
+                                         f"{x.loc.line}): the updates commute and run as atomics",
+                            source=x.loc, sink=y.loc, array=name))
                     continue
                 pairs = [(x, y)] if x is y else [(x, y), (y, x)]
                 checked += 1

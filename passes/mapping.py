@@ -133,9 +133,18 @@ class Mapper:
         return self.c_var(loop) in self.map_override
 
     def mapped_reductions(self, loop: Loop) -> tuple[Reduction, ...] | None:
-        """The scalar reductions a mapped reduction loop needs, or None if they cannot be done across threads."""
-        reds = [r for s in self.nest.statements() if loop.lid in s.loop_ids for r in s.reductions
-                if loop.var in r.loops]
+        """The scalar reductions a mapped reduction loop needs, or None if they cannot be done across threads.
+        Scatters (Statement.scatter) need none: each thread updates its element with an atomic."""
+        inside = [s for s in self.nest.statements() if loop.lid in s.loop_ids]
+        reds = [r for s in inside for r in s.reductions if loop.var in r.loops]
+        scatters = {s.scatter for s in inside if s.scatter}
+        verdict = self.deps.verdicts.get(loop.lid)
+        if scatters and set(getattr(verdict, "reductions", ())) <= {r.target for r in reds} | {
+                a.text for s in inside if s.scatter for a in s.accesses if a.array == s.scatter}:
+            if self.options.get("exact_fp") and any(self.nest.array(a).elem_type in FLOATS for a in scatters):
+                return None  # --exact-fp: atomic floating-point adds in any order would round differently
+            if not reds:
+                return ()
         if not reds or any(r.op not in MAPPABLE_REDUCTIONS for r in reds):
             return None
         scalars = {s.name: s for s in self.nest.scalars}
@@ -502,8 +511,11 @@ class Mapper:
         self.kernel_count += 1
         x_loop = next(m for m in mapped if m.dim == "x")
         unit = self.unit_stride_counts(chain)[x_loop.lid]
+        scatters = sorted({a.text for s in self.nest.statements() if s.scatter and chain[-1].lid in s.loop_ids
+                           for a in s.accesses if a.array == s.scatter})
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped)} (proven parallel"
-               f"{'; reduction of ' + ', '.join(r.target for r in reds) + ' by block tree and atomics' if reds else ''}); "
+               f"{'; reduction of ' + ', '.join(r.target for r in reds) + ' by block tree and atomics' if reds else ''}"
+               f"{'; ' + ', '.join(scatters) + ' updated with atomics' if scatters else ''}); "
                + (f"x is '{x_loop.c_var}', the fastest-varying subscript of most accesses" if unit else
                   f"no access has '{x_loop.c_var}' as its fastest-varying subscript: a warp's accesses are not "
                   "coalesced"))

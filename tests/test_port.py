@@ -67,7 +67,7 @@ EXPECTED = {
     "convolution.c": {"convolve@28": True},
     "jacobi2d.c": {"jacobi2d@19": True},
     "gemv.c": {"gemv@21": True},
-    "histogram.c": {"histogram@20": True, "histogram@22": (22, "hist[data[i]] (line 23) cannot be analysed")},
+    "histogram.c": {"histogram@20": True, "histogram@22": True},      # atomics (tests/test_scatter.py)
     "syrk.c": {"syrk@21": True},
     "nbody.c": {"accelerations@20": True},
     "dist2.c": {"recur2@24": (24, "carries a flow dependence on a: a[i - 2] (line 25) reads the element of a written "

@@ -220,13 +220,16 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
     params = list(nest.params)
     plans = []
     by_array: dict[str, list[Access]] = {}
+    unscattered: set[str] = set()        # arrays some statement touches other than as its scatter target
     for stmt in nest.statements():
         for a in stmt.accesses:
             by_array.setdefault(a.array, []).append(a)
+            if stmt.scatter != a.array:
+                unscattered.add(a.array)
     for name, accs in by_array.items():
         info = nest.array(name)
         if any(not a.affine for a in accs):
-            plans.append(_gathered(info, accs))
+            plans.append(_gathered(info, accs, scattered=name not in unscattered))
             continue
         ndims, extents, flat = _array_shape(nest, accs)
         ranges = ph.subscript_ranges(nest, accs, ndims, flat)
@@ -259,12 +262,14 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
     return plans
 
 
-def _gathered(info, accs: list[Access]) -> ArrayPlan:
-    """The plan of an array read through a subscript c2gpu cannot bound (a gather, `a[idx[i]]`): the whole
-    declared array is copied in, and the kernel indexes it as written.  Refused when the nest writes it (a
-    scatter) or its extents are not known (a pointer)."""
+def _gathered(info, accs: list[Access], scattered: bool = False) -> ArrayPlan:
+    """The plan of an array read through a subscript c2gpu cannot bound (a gather, `a[idx[i]]`), or updated
+    only by scatter statements (`hist[data[i]]++`, `scattered`): the whole declared array is copied in (and out,
+    for a scatter), and the kernel indexes it as written.  Refused when the nest writes it otherwise or its
+    extents are not known (a pointer)."""
     bad = next(a for a in accs if not a.affine)
-    if any(a.kind == "write" for a in accs):
+    written = any(a.kind == "write" for a in accs)
+    if written and not scattered:
         raise CodegenError(f"array '{info.name}' has a non-affine access ({bad.text}) and is written in the nest")
     if not info.dims or any(d is None for d in info.dims) or info.storage in ("param-pointer", "param-array") \
             and info.dims[0] is None:
@@ -275,6 +280,9 @@ def _gathered(info, accs: list[Access]) -> ArrayPlan:
                            "dimension")
     ext_c = tuple(d.to_c() for d in info.dims[1:])
     total = simplify(" * ".join(f"({d.to_c()})" for d in info.dims))
+    if written:
+        return ArrayPlan(info.name, info.elem_type, len(info.dims), ext_c, True, True, total, ("0", total),
+                         ("0", total), f"updated through {bad.text} (atomics): the whole array is copied in and out")
     return ArrayPlan(info.name, info.elem_type, len(info.dims), ext_c, True, False, total, ("0", total), None,
                      f"read through {bad.text}: the whole array is copied in")
 
@@ -287,10 +295,25 @@ _PLAIN = c_generator.CGenerator()        # the text an access had in the source 
 class KernelPrinter(c_generator.CGenerator):
     """Prints user statements for a kernel: flat array indexing, reduction targets renamed."""
 
-    def __init__(self, arrays: dict[str, ArrayPlan], renames: dict[str, str]):
+    def __init__(self, arrays: dict[str, ArrayPlan], renames: dict[str, str], atomics: dict[int, str] | None = None):
         super().__init__()
         self.arrays = arrays
         self.renames = renames
+        self.atomics = atomics or {}     # id of a scatter statement's syntax tree -> its element's C type
+
+    def _atomic(self, n, target, value: str) -> str:
+        return atomic_call("+", self.atomics[id(n)], "&" + self.visit(target), value)
+
+    def visit_Assignment(self, n: c_ast.Assignment) -> str:
+        if id(n) in self.atomics:       # a scatter: a[e] += v as one atomic update
+            value = self.visit(n.rvalue)
+            return self._atomic(n, n.lvalue, value if n.op == "+=" else f"-({value})")
+        return super().visit_Assignment(n)
+
+    def visit_UnaryOp(self, n: c_ast.UnaryOp) -> str:
+        if id(n) in self.atomics:       # a[e]++ and a[e]-- (their value unused: a statement)
+            return self._atomic(n, n.expr, "1" if n.op in ("++", "p++") else "-1")
+        return super().visit_UnaryOp(n)
 
     def visit_ArrayRef(self, n: c_ast.ArrayRef) -> str:
         base, subs = _array_chain(n)
@@ -384,6 +407,8 @@ class KernelCode:
     device_writes: list[tuple[str, str]] = field(default_factory=list)  # (scalar, C type) a one-thread kernel
     #                                                                     updates where it lives, on the device
     renames: dict[str, str] = field(default_factory=dict)   # C name -> its name in the kernel (KernelPrinter)
+    atomics: dict[int, str] = field(default_factory=dict)   # scatter statements' syntax trees (by id) -> element
+    #                                                         type: printed as atomics (KernelPrinter)
     prelude: str = ""            # what the kernel text needs before it to compile alone (__device__ functions)
 
 
@@ -542,7 +567,10 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             epilogue.append(f"if ({last})\n  *c2gpu_{v}_{where} = {v};")
     epilogue.extend(f"*c2gpu_{v}_now = {v};" for v in serial_writes)
     renames = {**(functions or {}), **{r.target: f"c2gpu_{reduction_key(r)}_part" for r in kernel.reductions}}
-    printer = KernelPrinter(arrays, renames)
+    # scatters (Statement.scatter) update their element with an atomic wherever threads run them; a one-thread
+    # kernel needs none
+    atomics = {} if kernel.serial else {id(s.ast): arrays[s.scatter].ctype for s in stmts if s.scatter}
+    printer = KernelPrinter(arrays, renames, atomics)
     if kernel.serial:
         body = "{\n" + "".join(printer._generate_stmt(n.ast) for n in kernel.nodes(by_id)) + "}"
     else:
@@ -579,7 +607,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
                       tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes,
                       epilogue=epilogue, last_values=[(v, scalar_types[v]) for v in private if v not in device_scalars],
-                      device_writes=[(v, scalar_types[v]) for v in serial_writes], renames=renames)
+                      device_writes=[(v, scalar_types[v]) for v in serial_writes], renames=renames, atomics=atomics)
 
 
 def _last_iteration(nest: Nest, kernel, host_vars: list[str]) -> str:

@@ -105,8 +105,8 @@ class TiledPrinter(KernelPrinter):
     """KernelPrinter that serves the staged reads from their tiles."""
 
     def __init__(self, arrays, renames, staged: dict[tuple[int, int], str],
-                 stores: dict[tuple[int, int], tuple[str, str]] | None = None):
-        super().__init__(arrays, renames)
+                 stores: dict[tuple[int, int], tuple[str, str]] | None = None, atomics: dict[int, str] | None = None):
+        super().__init__(arrays, renames, atomics)
         self.staged = staged
         self.stores = stores or {}
 
@@ -208,7 +208,7 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
             text = f"c2gpu_sh_{o.tile_name}" + "".join(f"[{s}]" for s in _staged_index(o, a, subs, renames))
             staged[(a.loc.line, a.loc.col)] = text
 
-    printer = TiledPrinter(arrays, base.renames, staged, stores)
+    printer = TiledPrinter(arrays, base.renames, staged, stores, base.atomics)
     innermost = by_id[kernel.body_lid]
     items = list(innermost.ast.stmt.block_items or []) if isinstance(innermost.ast.stmt, c_ast.Compound) \
         else [innermost.ast.stmt]

@@ -1485,7 +1485,30 @@ class NestLowerer:
                          guards=guards, accesses=tuple(b.accesses), scalar_reads=tuple(dict.fromkeys(b.scalar_reads)),
                          scalar_writes=tuple(dict.fromkeys(b.scalar_writes)), ops=ops,
                          reductions=tuple(b.reductions(loops)), calls=tuple(dict.fromkeys(b.calls)), decl=decl,
-                         kind=kind, assign_op=node.op if isinstance(node, c_ast.Assignment) else None, ast=node)
+                         kind=kind, assign_op=node.op if isinstance(node, c_ast.Assignment) else None, ast=node,
+                         scatter=_scatter(node, b.accesses))
+
+
+def _scatter(node: c_ast.Node, accesses: list[Access]) -> str | None:
+    """The array of a scatter statement (`a[e] += v`, `a[e] -= v`, `a[e]++`, `a[e]--` with `e` not affine and
+    `v` not reading `a`; see Statement.scatter), else None."""
+    if isinstance(node, c_ast.Assignment) and node.op in ("+=", "-="):
+        target, value = node.lvalue, node.rvalue
+    elif isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
+        target, value = node.expr, None
+    else:
+        return None
+    if not isinstance(target, c_ast.ArrayRef):
+        return None
+    base, _ = _array_chain(target)
+    if not isinstance(base, c_ast.ID):
+        return None
+    mine = [a for a in accesses if a.array == base.name]
+    # the statement touches the array only through its target (one read and one write of it), not affinely
+    if len(mine) != 2 or {a.kind for a in mine} != {"read", "write"} or any(a.affine for a in mine) \
+            or any(a.text != mine[0].text for a in mine) or (value is not None and _mentions(value, base.name)):
+        return None
+    return base.name
 
 
 # --------------------------------------------------------------------------- discovery
