@@ -20,6 +20,7 @@ like any other (tests/test_schedule.py, the PolyBench corpus).
 """
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import replace
 
@@ -228,7 +229,8 @@ def _statements_in(node: c_ast.Node, stmts: dict[int, Statement]) -> None:
         for k, item in enumerate(items):
             if isinstance(item, c_ast.FuncCall) and isinstance(item.name, c_ast.ID) and \
                     item.name.name.startswith("c2gpu_statement_"):
-                items[k] = stmts[int(item.name.name.rsplit("_", 1)[1])].ast
+                # a copy: isl may place one statement in several branches, and each place is a node of its own
+                items[k] = copy.deepcopy(stmts[int(item.name.name.rsplit("_", 1)[1])].ast)
     for _, child in node.children():
         _statements_in(child, stmts)
 
