@@ -4,7 +4,7 @@ Exit codes (documented in README.md):
   0  success
   1  an input could not be analysed (missing file, syntax error, ...): compiler-style message on stderr
   2  bad command line (unknown option, bad -D, unknown pass)
-  3  verify: the port computes something different from the original
+  3  verify: the port computes something different from the original; check: the gate fails
   4  internal error (a bug in c2gpu): one line, `--debug` shows the traceback
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .options import Options, OptionsError, load_gpu_option, parse_block, parse_
 from .pipelines import ANALYZE, PORT
 from .registry import discover
 from .report import ir_json
+from .report.rules import RULES, Finding
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_VERIFY_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
@@ -430,7 +431,7 @@ def _colour(args) -> bool:
     return not getattr(args, "output", None) and use_colour()
 
 
-EXIT_BELOW_MIN = EXIT_VERIFY_FAILED   # check: a nest is below --min-speedup (or cannot be ported)
+EXIT_BELOW_MIN = EXIT_VERIFY_FAILED   # check: the gate fails (a nest below --min-speedup, or not portable)
 
 
 def _add_report_args(a: argparse.ArgumentParser) -> None:
@@ -532,15 +533,26 @@ def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: 
 def _add_check_command(sub) -> None:
     c = sub.add_parser("check", help="CI gate: fail when a nest's predicted speedup is below --min-speedup",
                        description="Analyse the nests marked `#pragma c2gpu port` (every nest when none is marked) "
-                                   "and print one line per nest. Exit status: 0 every nest reaches --min-speedup, "
-                                   "3 a nest falls below it (or cannot be ported), 1 an input could not be "
-                                   "analysed, 2 bad command line.")
+                                   "and print one line per failing nest (every nest with -v), with its rule id, then "
+                                   "a summary line. Exit status: 0 every nest passes (or --exit-zero), 3 a nest "
+                                   "falls below --min-speedup or cannot be ported (or, with --strict, cannot be "
+                                   "assessed), 1 an input could not be analysed, 2 bad command line.")
     c.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
     _add_frontend_args(c)
     c.add_argument("--min-speedup", type=float, default=1.0, metavar="X",
                    help="smallest acceptable end-to-end speedup over the CPU (default 1: the GPU must be faster)")
     c.add_argument("--kernel-only", action="store_true",
                    help="compare the kernels-only speedup (data already on the GPU) with --min-speedup")
+    c.add_argument("--strict", action="store_true",
+                   help="also fail for a nest that cannot be assessed (no CPU time or no prediction, e.g. a symbolic "
+                        "size without --param)")
+    c.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when the gate fails (1 and 2 still report unreadable input and bad options)")
+    c.add_argument("--format", choices=("text", "json", "sarif"), default="text",
+                   help="text (default), json (schema c2gpu/schemas/check.schema.json) or sarif (SARIF 2.1.0)")
+    c.add_argument("-o", "--output", metavar="FILE",
+                   help="write the report to FILE; the terminal still gets the text lines and the summary")
+    c.add_argument("-v", "--verbose", action="store_true", help="also print a line for each nest that passes")
     c.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="analyse N files at a time (0: one per CPU)")
     _add_performance_args(c)
     c.add_argument("--no-run", action="store_true",
@@ -553,6 +565,8 @@ def _add_check_command(sub) -> None:
 
 
 def cmd_check(args) -> int:
+    from .report.sarif import sarif_document
+    from .report.check_json import check_document
     if not args.gpu:
         raise UsageError("check needs --gpu NAME (see `c2gpu gpus`)")
     if args.min_speedup <= 0:
@@ -561,42 +575,67 @@ def cmd_check(args) -> int:
     manager = manager_for(options)
     paths, expand_errors = _expand_inputs(args.files)
     results = _analyze_all(args.jobs, paths, options, manager, None, want_report=True)
-    lines, checked, failed = [], 0, 0
-    what = "kernel speedup" if args.kernel_only else "speedup"
-    for r in results:
-        if r.report is None:
-            continue
-        if not r.report.nests:
-            lines.append(f"{r.path}: note: no loop nests to check")
-        for nest in r.report.nests:
-            checked += 1
-            ok, message = _check_nest(nest, args.min_speedup, args.kernel_only, what)
-            failed += not ok
-            loc = nest.location
-            lines.append(f"{loc.file}:{loc.line}:{loc.col}: {'note' if ok else 'error'}: nest {nest.name}: {message}")
+    reports = [r.report for r in results if r.report is not None]
+    findings = {id(n): _check_nest(n, args.min_speedup, args.kernel_only, args.strict)
+                for rep in reports for n in rep.nests}
+    lines = []
+    for rep in reports:
+        if not rep.nests and args.verbose:
+            lines.append(f"{rep.path}: note: no loop nests to check")
+        for n in rep.nests:
+            f = findings[id(n)]
+            if f.level != "note" or args.verbose:
+                loc = n.location
+                lines.append(f"{loc.file}:{loc.line}:{loc.col}: {f.level}: nest {n.name}: {f.message} [{f.rule}]")
     for r in results:
         merge_timings(manager.timings, r.timings)
     if options.timings:
         _print_timings(manager.timings)
-    for line in lines:
-        print(line)
-    passed = checked - failed
-    print(f"c2gpu check: {passed} of {checked} nest{'s' if checked != 1 else ''} reach{'es' if checked == 1 else ''} "
-          f"{args.min_speedup:g}x on {args.gpu}" + (" (kernels only)" if args.kernel_only else ""))
+    count = {rule: sum(f.rule == rule for f in findings.values()) for rule in RULES}
+    failed = any(f.level == "error" for f in findings.values())
+    reached, checked = count["c2gpu/reaches-min-speedup"], len(findings)
+    others = [f"{count[rule]} {what}" for rule, what in (("c2gpu/below-min-speedup", "below"),
+                                                        ("c2gpu/not-portable", "cannot be ported"),
+                                                        ("c2gpu/cannot-assess", "cannot be assessed")) if count[rule]]
+    summary = (f"c2gpu check: {reached} of {checked} nest{'s' if checked != 1 else ''} "
+               f"reach{'es' if checked == 1 else ''} {args.min_speedup:g}x on {args.gpu}"
+               + (" (kernels only)" if args.kernel_only else "") + (f"; {', '.join(others)}" if others else "")
+               + ("; the gate fails (--exit-zero)" if failed and args.exit_zero else ""))
+    text = "".join(line + "\n" for line in lines + [summary])
+    errors = expand_errors + [e for r in results for e in r.errors]
+    if args.format == "sarif":
+        document = json.dumps(sarif_document(reports, errors, findings=findings), indent=2) + "\n"
+    elif args.format == "json":
+        document = json.dumps(check_document(reports, findings, errors, gpu=args.gpu, min_speedup=args.min_speedup,
+                                             kernel_only=args.kernel_only, strict=args.strict), indent=2) + "\n"
+    else:
+        document = text
+    _write(document, args.output)
+    # the terminal always gets the summary: the whole text report when the document is SARIF or JSON, on stderr
+    # when stdout carries that document
+    if args.format != "text":
+        (sys.stdout if args.output else sys.stderr).write(text)
+    elif args.output:
+        print(summary)
     if expand_errors or any(r.status for r in results):
         return EXIT_INPUT
-    return EXIT_BELOW_MIN if failed else EXIT_OK
+    return EXIT_BELOW_MIN if failed and not args.exit_zero else EXIT_OK
 
 
-def _check_nest(nest, minimum: float, kernel_only: bool, what: str) -> tuple[bool, str]:
-    """Whether a NestReport passes the gate, and the line's message."""
-    if not nest.has_verdict:
-        return False, f"{nest.no_verdict_reason} (min {minimum:g}x)"
+def _check_nest(nest, minimum: float, kernel_only: bool, strict: bool) -> Finding:
+    """The gate's finding for a NestReport: a nest that cannot be ported fails (error); one with no speedup to
+    compare cannot be assessed (a warning, an error with --strict); otherwise its speedup against the minimum."""
+    if nest.verdict_class == "not-portable":
+        return Finding("c2gpu/not-portable", "error", f"cannot be ported: {nest.refusal}")
+    what = "kernel speedup" if kernel_only else "speedup"
     s = nest.kernel_speedup if kernel_only else nest.speedup
     if s is None:
-        return False, f"{nest.verdict}: no {what} ({nest.reason}) (min {minimum:g}x)"
+        why = (f"{nest.verdict}: no {what} ({nest.reason})" if nest.has_verdict
+               else nest.no_verdict_reason or nest.reason or "no prediction")
+        return Finding("c2gpu/cannot-assess", "error" if strict else "warning", f"cannot assess: {why}")
     ok = s >= minimum
-    return ok, f"{nest.verdict}, {what} {units.speedup(s)} ({'>=' if ok else '<'} min {minimum:g}x)"
+    return Finding("c2gpu/reaches-min-speedup" if ok else "c2gpu/below-min-speedup", "note" if ok else "error",
+                   f"{nest.verdict}, {what} {units.speedup(s)} ({'>=' if ok else '<'} min {minimum:g}x)")
 
 
 def cmd_codes(args) -> int:

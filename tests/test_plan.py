@@ -97,6 +97,7 @@ def test_a_nest_port_refuses_is_never_called_portable(tmp_path, capsys):
     capsys.readouterr()
     assert main(["check", str(src), "--gpu", "a100", "--no-run"]) == 3
     where = f"{src}:{gather.location.line}:{gather.location.col}"
-    assert f"{where}: error: nest {gather.name}: {gather.refusal}" in capsys.readouterr().out
+    assert f"{where}: error: nest {gather.name}: cannot be ported: {gather.refusal} [c2gpu/not-portable]" in \
+        capsys.readouterr().out
     assert main(["port", str(src), "-o", str(tmp_path / "gather.cu")]) == 0
     assert f"{where}: note: not ported: {gather.refusal} [{gather.name}]" in capsys.readouterr().err

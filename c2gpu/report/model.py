@@ -17,7 +17,7 @@ from ..verdict import KEEP, PORT, RESIDENT, BreakEven
 __all__ = ["Report", "NestReport", "LoopReport", "KernelReport", "SharedMemoryDecision", "Location",
            "RelatedLocation", "Hotspot", "VERDICT_CLASSES", "build_report"]
 
-#: Verdict classes (stable identifiers, used as SARIF rule ids ``c2gpu/<class>``), with what each means.
+#: Verdict classes (stable identifiers; their SARIF rule ids are in rules.RULE_OF_CLASS), with what each means.
 VERDICT_CLASSES: dict[str, str] = {
     "port": "porting pays off: the GPU is faster end to end, transfers and launches included",
     "port-if-resident": "the kernels beat the CPU, but only if the data stays on the GPU: the transfers eat the gain",

@@ -1,13 +1,15 @@
 """SARIF 2.1.0 output (`c2gpu analyze --gpu NAME --format sarif`), for editors and code-scanning tools.
 
-One result per loop nest, at the nest's `for`: the rule is the verdict class (`c2gpu/port`,
-`c2gpu/port-if-resident`, `c2gpu/keep-on-cpu`, `c2gpu/not-portable`, `c2gpu/unknown`), the message gives the
+One result per loop nest, at the nest's `for`: the rule is the verdict class's (`c2gpu/port`,
+`c2gpu/port-if-resident`, `c2gpu/keep-on-cpu`, `c2gpu/not-portable`, `c2gpu/cannot-assess`; the table is
+c2gpu/report/rules.py), or for `check` the gate's outcome (`c2gpu/below-min-speedup`, ...), the message gives the
 verdict with the speedup and the time breakdown, the related locations point at the memory hotspots of the
 kernels (or, for a nest c2gpu cannot port, at the loops and accesses that block it), and the result's
 properties carry the numbers.  Input errors become tool execution notifications.
 
-Levels: `note` for every verdict, except `warning` for a nest marked `#pragma c2gpu port` whose verdict is not
-"port" (the user asked for this nest on the GPU and c2gpu advises against it, or cannot do it).
+Levels (analyze): `note` for every verdict, except `warning` for a nest marked `#pragma c2gpu port` whose
+verdict is not "port" (the user asked for this nest on the GPU and c2gpu advises against it, or cannot do it).
+`check` gives its own levels: `error` for a nest that fails the gate.
 Validated against the OASIS SARIF 2.1.0 schema in tests/test_reports.py.
 """
 from __future__ import annotations
@@ -17,34 +19,20 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .. import __version__, units
-from .model import VERDICT_CLASSES, NestReport, Report
+from .model import NestReport, Report
+from .rules import RULE_OF_CLASS, RULES, Finding
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
-_RULE_NAMES = {"port": "PortToGpu", "port-if-resident": "PortIfDataStaysOnGpu", "keep-on-cpu": "KeepOnCpu",
-               "not-portable": "NotPortable", "unknown": "NoVerdict"}
-_RULE_HELP = {
-    "port": "The predicted GPU time (kernels, launches and host-device transfers) is below the CPU time. "
-            "`c2gpu port FILE` writes the ported file; `c2gpu verify FILE` checks it computes the same.",
-    "port-if-resident": "Porting pays only if the arrays stay on the GPU across calls: port the code around "
-                        "the nest as well, so the data is copied once.",
-    "keep-on-cpu": "The GPU would be slower: too little work per launch, or the kernels themselves are slower "
-                   "than the CPU. The break-even size, when given, says from which size porting pays.",
-    "not-portable": "c2gpu did not prove the loops safe to run in parallel (a carried dependence, an unknown call, "
-                    "possible pointer aliasing, ...); the related locations show what blocks it.",
-    "unknown": "There was no CPU time or no GPU prediction to compare (see the message).",
-}
-RULE_IDS = tuple(f"c2gpu/{c}" for c in VERDICT_CLASSES)
+RULE_IDS = tuple(RULES)
 
 
 def _rules() -> list[dict]:
-    return [{"id": f"c2gpu/{c}", "name": _RULE_NAMES[c],
-             "shortDescription": {"text": desc[0].upper() + desc[1:] + "."},
-             "fullDescription": {"text": desc[0].upper() + desc[1:] + ". " + _RULE_HELP[c]},
-             "help": {"text": _RULE_HELP[c]},
+    return [{"id": r.id, "name": r.name, "shortDescription": {"text": r.summary},
+             "fullDescription": {"text": f"{r.summary} {r.help}"}, "help": {"text": r.help},
              "defaultConfiguration": {"level": "note"},
-             "properties": {"tags": ["performance", "gpu", "cuda"]}} for c, desc in VERDICT_CLASSES.items()]
+             "properties": {"tags": ["performance", "gpu", "cuda"]}} for r in RULES.values()]
 
 
 def artifact_uri(path: str, base: str | None = None) -> tuple[str, bool]:
@@ -120,10 +108,15 @@ def _properties(n: NestReport) -> dict:
     }
 
 
-def _result(n: NestReport, report: Report, rule_index: dict[str, int], base: str | None) -> dict:
-    rule = f"c2gpu/{n.verdict_class}"
+def analyze_finding(n: NestReport, gpu: str | None) -> Finding:
+    """`analyze`'s result for a nest: the rule of its verdict class; a warning when the nest is marked
+    `#pragma c2gpu port` and the verdict is not "port", a note otherwise."""
     marked = n.data.get("region") == "pragma"
-    level = "warning" if marked and n.verdict_class != "port" else "note"
+    return Finding(RULE_OF_CLASS[n.verdict_class], "warning" if marked and n.verdict_class != "port" else "note",
+                   message_text(n, gpu))
+
+
+def _result(n: NestReport, finding: Finding, rule_index: dict[str, int], base: str | None) -> dict:
     related = []
     if n.verdict_class == "not-portable":
         for r in n.blocking:
@@ -139,8 +132,8 @@ def _result(n: NestReport, report: Report, rule_index: dict[str, int], base: str
                                      len(related) + 1))
             if len(related) >= 5:
                 break
-    out = {"ruleId": rule, "ruleIndex": rule_index[rule], "level": level,
-           "message": {"text": message_text(n, report.gpu)},
+    out = {"ruleId": finding.rule, "ruleIndex": rule_index[finding.rule], "level": finding.level,
+           "message": {"text": finding.message},
            "locations": [_location(n.location.file, n.location.line, n.location.col, None, base)]}
     if related:
         out["relatedLocations"] = related
@@ -148,12 +141,16 @@ def _result(n: NestReport, report: Report, rule_index: dict[str, int], base: str
     return out
 
 
-def sarif_document(reports: list[Report], errors: list[dict] | None = None, base: str | None = None) -> dict:
+def sarif_document(reports: list[Report], errors: list[dict] | None = None, base: str | None = None,
+                   findings: dict[int, Finding] | None = None) -> dict:
     """The SARIF log of `analyze`: one run, one result per nest of every report, in file and source order.
-    `base` is the directory relative URIs start from (default: the working directory, as SRCROOT)."""
+    `base` is the directory relative URIs start from (default: the working directory, as SRCROOT).
+    `findings` (by `id(nest)`, `check`'s gate) replaces the rule, level and message of `analyze_finding`."""
     rules = _rules()
     index = {r["id"]: k for k, r in enumerate(rules)}
-    results = [_result(n, rep, index, base) for rep in reports for n in rep.nests]
+    findings = findings or {}
+    results = [_result(n, findings.get(id(n)) or analyze_finding(n, rep.gpu), index, base)
+               for rep in reports for n in rep.nests]
     notifications = []
     for e in errors or []:
         note: dict = {"level": "error", "message": {"text": e["message"]}}
