@@ -128,9 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "(automatic when the C code cannot be compiled as C++, e.g. VLA parameters)")
     mapping_args(po)
 
-    em = sub.add_parser("emit", help="write only the kernels and host wrappers")
+    em = sub.add_parser("emit", help="write only the kernels and host wrappers (extern \"C\", for C code to call)")
     em.add_argument("file", metavar="FILE")
-    em.add_argument("-o", "--output", metavar="OUT.cu")
+    em.add_argument("-o", "--output", metavar="OUT.cu",
+                    help="write the kernels to OUT.cu and the wrappers' prototypes to OUT.h beside it (default: "
+                         "stdout, no header)")
     mapping_args(em)
 
     ve = sub.add_parser("verify", help="run the original and the port (on the CPU) and compare what the nests write")
@@ -322,16 +324,24 @@ def _check_compile(path: str, options) -> int:
 
 
 def cmd_emit(args) -> int:
-    from .codegen import emit_kernels
+    import os
+    from .codegen import emit_header, emit_kernels
     from .port import analyse_for_port
     options = _port_options(args)
     manager = manager_for(options)
     _, outcomes = analyse_for_port(args.file, options.preprocess, manager)
-    text = emit_kernels(outcomes, args.file)
+    # OUT.h beside OUT.cu: the C code calling the wrappers includes it
+    header = os.path.splitext(args.output)[0] + ".h" if args.output else None
+    for written in filter(None, (args.output, header)):
+        _not_the_input(written, args.file)
+    cu_name = os.path.basename(args.output) if args.output else "kernels.cu"
+    text = emit_kernels(outcomes, args.file, cu_name, header and os.path.basename(header))
     print(_port_outcomes_report(outcomes), file=sys.stderr)
     if options.timings:
         _print_timings(manager.timings)
     _write(text, args.output)
+    if header is not None:
+        _write(emit_header(outcomes, args.file, header, cu_name), header)
     return EXIT_OK
 
 

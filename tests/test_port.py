@@ -249,3 +249,52 @@ ptxas info    : Used 40 registers, 2048 bytes smem, 376 bytes cmem[0]
 """
     (k,) = parse_ptxas(text)
     assert (k.name, k.registers, k.spill_stores, k.spill_loads, k.shared_bytes) == ("c2gpu_matmul_16_k0", 40, 4, 12, 2048)
+
+
+# --------------------------------------------------------------------------- emit: kernels C code links with
+
+EMIT_CALLER = """#include "kernels.h"
+float A[256][256], B[256][256], C[256][256];
+int main(void)
+{
+    int i, j, k;
+    c2gpu_matmul_16(&C[0][0], &A[0][0], &B[0][0], &i, &j, &k);
+    return 0;
+}
+"""
+
+
+def _emit(tmp_path, capsys):
+    from c2gpu.cli import main
+    assert main(["emit", str(TESTDATA / "matmul.c"), "-D", "N=256", "-o", str(tmp_path / "kernels.cu")]) == 0
+    capsys.readouterr()
+    return (tmp_path / "kernels.cu").read_text(), (tmp_path / "kernels.h").read_text()
+
+
+def test_emit_writes_a_c_header_of_extern_c_wrappers(tmp_path, capsys):
+    cu, h = _emit(tmp_path, capsys)
+    defined = re.findall(r'^extern "C" (void c2gpu_\w+\(.*\))$', cu, re.M)
+    declared = re.findall(r"^(void c2gpu_\w+\(.*\));$", h, re.M)
+    assert len(defined) == 3 and declared == defined          # every wrapper, as defined
+    assert '#include "kernels.h"' in cu                         # nvcc checks the header against the definitions
+    assert h.index("#ifndef C2GPU_KERNELS_H_") < h.index("#define C2GPU_KERNELS_H_") < h.index('extern "C" {')
+    assert h.count("#ifdef __cplusplus") == 2 and h.rstrip().endswith("#endif /* C2GPU_KERNELS_H_ */")
+    (tmp_path / "main.c").write_text(EMIT_CALLER)
+    cc = subprocess.run(["cc", "-std=c99", "-Wall", "-Werror", "-c", "main.c", "-o", "main.o"], cwd=tmp_path,
+                        capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr
+
+
+@requires_tool("nvcc")
+def test_emit_output_links_from_c(tmp_path, capsys):
+    """emit's .cu compiled by nvcc and a C file that includes its header compiled by cc link into a program
+    (linking needs no GPU)."""
+    _emit(tmp_path, capsys)
+    (tmp_path / "main.c").write_text(EMIT_CALLER)
+    steps = [["cc", "-std=c99", "-c", "main.c", "-o", "main.o"],
+             ["nvcc", "-arch=sm_80", "-c", "kernels.cu", "-o", "kernels.o"],
+             ["nvcc", "main.o", "kernels.o", "-o", "prog"]]
+    for argv in steps:
+        r = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+        assert r.returncode == 0, f"{' '.join(argv)}: {r.stderr}"
+    assert (tmp_path / "prog").exists()
