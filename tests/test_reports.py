@@ -330,12 +330,13 @@ def test_benefit_chart_geometry():
     assert "B_itilp" not in svg               # nothing to move: no arrow
     assert svg.count("marker-end=") == 4      # B_memlp, T_overlap, B_serial, B_fp
     assert "compute-bound zone" in svg and "memory-bound zone" in svg and "y = x" in svg
+    assert _label_collisions(svg) == []
 
 
 def _origin(svg: str) -> tuple[float, float]:
     """Screen coordinates of (0, 0): from the x tick "0 s" (centred under it) and the y tick (4 px below it)."""
-    x = re.search(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="middle" class="tick">0 s</text>', svg)
-    y = re.search(r'<text x="[\d.]+" y="([\d.]+)" text-anchor="end" class="tick">0 s</text>', svg)
+    x = re.search(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="middle" class="tick"[^>]*>0 s</text>', svg)
+    y = re.search(r'<text x="[\d.]+" y="([\d.]+)" text-anchor="end" class="tick"[^>]*>0 s</text>', svg)
     return float(x.group(1)), float(y.group(1)) - 4
 
 
@@ -352,3 +353,71 @@ def test_roofline_point():
 def test_time_units():
     assert [units.seconds(x) for x in (1.74, 2.3e-3, 671e-6, 22.5e-9, 0.0, None)] == \
         ["1.74 s", "2.3 ms", "671 µs", "22.5 ns", "0 s", "–"]
+
+
+class _SvgTexts(HTMLParser):
+    """Every SVG's width, height and texts (x, y, anchor, font size, string); rotated texts left out."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.svgs: list[tuple[str, float, float, list]] = []
+        self.open: list | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg":
+            self.svgs.append((a.get("aria-label", ""), float(a["width"]), float(a["height"]), []))
+        elif tag == "text" and "transform" not in a:
+            self.open = [float(a["x"]), float(a["y"]), a.get("text-anchor", "start"), float(a["font-size"]), ""]
+
+    def handle_data(self, data):
+        if self.open is not None:
+            self.open[4] += data
+
+    def handle_endtag(self, tag):
+        if tag == "text" and self.open is not None:
+            self.svgs[-1][3].append(tuple(self.open))
+            self.open = None
+
+
+def _label_collisions(page: str) -> list:
+    """Pairs of chart texts whose boxes overlap, and texts that leave their chart. A box: 0.6 x the font size per
+    character wide, from 0.8 x the size above the baseline to 0.2 x below."""
+    p = _SvgTexts()
+    p.feed(page)
+    problems = []
+    for label, width, height, texts in p.svgs:
+        boxes = []
+        for x, y, anchor, size, s in texts:
+            w = 0.6 * size * len(s)
+            x0 = x - w if anchor == "end" else x - w / 2 if anchor == "middle" else x
+            box = (x0, y - 0.8 * size, x0 + w, y + 0.2 * size)
+            if box[0] < 0 or box[1] < 0 or box[2] > width or box[3] > height:
+                problems.append((label, s, "outside the chart"))
+            for other, t in boxes:
+                if min(box[2], other[2]) > max(box[0], other[0]) and min(box[3], other[3]) > max(box[1], other[1]):
+                    problems.append((label, s, t))
+            boxes.append((box, s))
+    return problems
+
+
+@pytest.fixture(scope="module")
+def more_pages(tmp_path_factory):
+    """Reports of programs whose charts crowd: small kernels (labels near the origin), refused nests."""
+    out = tmp_path_factory.mktemp("html") / "more.html"
+    files = [str(ROOT / "testdata" / f) for f in ("jacobi2d.c", "saxpy.c", "nbody.c", "histogram.c", "external_call.c")]
+    assert main(["analyze", *files, "--gpu", "h100-sxm", "--no-run", "--no-break-even", "--html", str(out),
+                 "-o", str(out.with_suffix(".txt"))]) == 0
+    return out.read_text(encoding="utf-8")
+
+
+def test_chart_labels_do_not_overlap(html_page, more_pages):
+    for page in (html_page[0], more_pages):
+        assert page.count("<svg") >= 10
+        assert _label_collisions(page) == []
+
+
+def test_the_collision_check_sees_a_collision():
+    page = ('<svg width="100" height="50"><text x="10" y="20" font-size="12">label one</text>'
+            '<text x="30" y="24" font-size="12">label two</text><text x="90" y="40" font-size="10">out</text></svg>')
+    assert _label_collisions(page) == [("", "label two", "label one"), ("", "out", "outside the chart")]

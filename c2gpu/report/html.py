@@ -108,9 +108,64 @@ def _svg_open(w: int, h: int, label: str) -> str:
             f'role="img" aria-label="{_e(label)}">')
 
 
+# The font size of each class of chart text (px), set on every <text>: the label placement below estimates a
+# text's box from it, so the size lives here rather than in the page's CSS.
+SVG_FONT_PX = {"tick": 10.5, "axis": 12, "small": 11, "zone": 12, "pt": 14, "pt2": 12, "blab": 11.5, "blabel": 12.5,
+               "bval": 12.5, "inbar": 11.5}
+
+
 def _text(x, y, s, cls="", anchor="start", extra="") -> str:
-    c = f' class="{cls}"' if cls else ""
+    c = f' class="{cls}" font-size="{SVG_FONT_PX[cls]:g}"' if cls else ""
     return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{c}{extra}>{_e(s)}</text>'
+
+
+def text_box(x: float, y: float, s: str, cls: str, anchor: str = "start") -> tuple[float, float, float, float]:
+    """The box a chart text covers (x0, top, x1, bottom): 0.6 x the font size per character, from 0.8 x the size
+    above the baseline to 0.2 x below (a generous estimate for the page's sans-serif fonts)."""
+    f = SVG_FONT_PX[cls]
+    w = 0.6 * f * len(s)
+    x0 = x - w if anchor == "end" else x - w / 2 if anchor == "middle" else x
+    return (x0, y - 0.8 * f, x0 + w, y + 0.2 * f)
+
+
+def _overlap(a, b, pad: float = 1.0) -> bool:
+    return min(a[2], b[2]) - max(a[0], b[0]) > -pad and min(a[3], b[3]) - max(a[1], b[1]) > -pad
+
+
+class _Labels:
+    """The texts of one chart, none over another: `fixed` texts go where asked (ticks, axis titles); `place`
+    puts a label at the first of its candidate spots that is inside the chart and covers no text or mark
+    already there, and leaves it out when none is free (every value is also in the table under the chart)."""
+
+    def __init__(self, width: float, height: float):
+        self.width, self.height = width, height
+        self.busy: list[tuple[float, float, float, float]] = []
+
+    def mark(self, x0, y0, x1, y1) -> None:
+        """A drawn mark (a point, an arrow) labels must not cover."""
+        self.busy.append((min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)))
+
+    def fixed(self, x, y, s, cls, anchor="start", extra="") -> str:
+        self.busy.append(text_box(x, y, s, cls, anchor))
+        return _text(x, y, s, cls, anchor, extra)
+
+    def place(self, spots, s, cls, extra="") -> str:
+        for x, y, anchor in spots:
+            b = text_box(x, y, s, cls, anchor)
+            inside = b[0] >= 2 and b[1] >= 2 and b[2] <= self.width - 2 and b[3] <= self.height - 2
+            if inside and not any(_overlap(b, o) for o in self.busy):
+                self.busy.append(b)
+                return _text(x, y, s, cls, anchor, extra)
+        return ""
+
+
+def _around(x: float, y: float, first: list | None = None) -> list[tuple[float, float, str]]:
+    """Candidate spots (x, baseline, anchor) for a label of the point (x, y): `first`, then rings around it."""
+    spots = list(first or [])
+    for r in (8, 18, 30, 44, 60):
+        spots += [(x + r, y + 4, "start"), (x - r, y + 4, "end"), (x + r, y - r, "start"), (x - r, y - r, "end"),
+                  (x + r, y + r + 8, "start"), (x - r, y + r + 8, "end"), (x, y - r, "middle"), (x, y + r + 10, "middle")]
+    return spots
 
 
 def _arrow_defs(colours: Iterable[str]) -> str:
@@ -134,16 +189,6 @@ def _si(v: float) -> str:
         if v >= f:
             return f"{v / f:g} {unit}"
     return f"{v:g}"
-
-
-def _place(candidates, width: float, busy, height: float = 14) -> tuple[float, float]:
-    """The first candidate (x, baseline y) whose text box overlaps no busy rectangle; else the least covered."""
-    def overlap(x, y):
-        box = (x, y - height + 3, x + width, y + 3)
-        return sum(max(0.0, min(box[2], b[2]) - max(box[0], b[0])) * max(0.0, min(box[3], b[3]) - max(box[1], b[1]))
-                   for b in busy)
-    scored = [(overlap(x, y), k) for k, (x, y) in enumerate(candidates)]
-    return candidates[min(scored)[1]]
 
 
 def _nice_ticks(vmax: float, n: int = 4) -> list[float]:
@@ -186,6 +231,7 @@ def benefit_chart(b: dict, kernel: str) -> Markup:
         return T + ph * (1 - v / vmax)
 
     out = [_svg_open(W, H, f"GPUPerf benefit chart of {kernel}"), _arrow_defs(BENEFIT_COLOURS.values())]
+    labels = _Labels(W, H)
     # zones: above the diagonal y = x computation dominates
     out.append(f'<polygon points="{X(0):.1f},{Y(0):.1f} {X(0):.1f},{Y(vmax):.1f} {X(vmax):.1f},{Y(vmax):.1f}" '
                f'fill="#fff1e5"/>')
@@ -194,44 +240,36 @@ def benefit_chart(b: dict, kernel: str) -> Markup:
     for t in ticks:
         out.append(f'<line x1="{X(t):.1f}" y1="{Y(0):.1f}" x2="{X(t):.1f}" y2="{Y(vmax):.1f}" class="grid"/>')
         out.append(f'<line x1="{X(0):.1f}" y1="{Y(t):.1f}" x2="{X(vmax):.1f}" y2="{Y(t):.1f}" class="grid"/>')
-        out.append(_text(X(t), Y(0) + 16, units.seconds(t), "tick", "middle"))
-        out.append(_text(X(0) - 6, Y(t) + 4, units.seconds(t), "tick", "end"))
+        out.append(labels.fixed(X(t), Y(0) + 16, units.seconds(t), "tick", "middle"))
+        out.append(labels.fixed(X(0) - 6, Y(t) + 4, units.seconds(t), "tick", "end"))
     out.append(f'<line x1="{X(0):.1f}" y1="{Y(0):.1f}" x2="{X(vmax):.1f}" y2="{Y(vmax):.1f}" class="diag"/>')
     out.append(f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" class="frame"/>')
+    out.append(labels.fixed(L + pw / 2, H - 12, "memory cost T_mem (per launch)", "axis", "middle"))
+    labels.mark(0, 0, L - 4, H)         # the rotated y-axis title and the y ticks' column
     if t_fp > 0:     # the ideal costs
         out.append(f'<line x1="{X(0):.1f}" y1="{Y(t_fp):.1f}" x2="{X(vmax):.1f}" y2="{Y(t_fp):.1f}" class="ideal"/>')
     if t_mm > 0:
         out.append(f'<line x1="{X(t_mm):.1f}" y1="{Y(0):.1f}" x2="{X(t_mm):.1f}" y2="{Y(vmax):.1f}" class="ideal"/>')
     ax, ay = X(t_mem), Y(t_comp)
     a2x = X(max(t_mem - t_ov, 0.0))
-    # what is drawn, as rectangles the labels placed last must not cover
-    busy = [(ax - 8, ay - 24, ax + 22, ay + 8), (a2x - 24, ay - 24, a2x + 8, ay + 8)]
-    busy += [(0, 0, W, T), (0, T + ph, W, H), (0, 0, L, H), (L + pw, 0, W, H)]     # outside the plot
-    if t_fp > 0:
-        busy.append((L, Y(t_fp) - 3, L + pw, Y(t_fp) + 3))
-    if t_mm > 0:
-        busy.append((X(t_mm) - 3, T, X(t_mm) + 3, T + ph))
-
-    def label(x, y, s, cls, colour=None, anchor="start"):
-        w = len(s) * (6.6 if cls == "blab" else 6.0)
-        x0 = x - w if anchor == "end" else x - w / 2 if anchor == "middle" else x
-        busy.append((x0, y - 12, x0 + w, y + 3))
-        out.append(_text(x, y, s, cls, anchor, f' fill="{colour}"' if colour else ""))
-
-    # B_memlp lowers the memory cost: from T_mem towards T_mem_min
-    bm = b.get("B_memlp") or 0.0
+    labels.mark(ax - 6, ay - 6, ax + 6, ay + 6)
+    labels.mark(a2x - 6, ay - 6, a2x + 6, ay + 6)
+    # the arrows first (their boxes are marks), then the labels, the points' names first
+    texts = []
+    bm = b.get("B_memlp") or 0.0        # B_memlp lowers the memory cost: from T_mem towards T_mem_min
     if bm > 0:
         y = ay + 16
         xe = X(max(t_mem - bm, 0.0))
         out.append(_arrow(ax, y, xe, y, BENEFIT_COLOURS["B_memlp"]))
-        busy.append((xe, y - 4, ax, y + 4))
-        label(xe + 4, y + 15, f"B_memlp {units.seconds(bm)}", "blab", BENEFIT_COLOURS["B_memlp"])
-    # T_overlap shifts A to A'
-    if t_ov > 0 and ax - a2x > 3:
+        labels.mark(xe, y - 4, ax, y + 4)
+        texts.append((_around((ax + xe) / 2, y, [((ax + xe) / 2, y + 15, "middle")]), f"B_memlp {units.seconds(bm)}",
+                      "blab", BENEFIT_COLOURS["B_memlp"]))
+    if t_ov > 0 and ax - a2x > 3:       # T_overlap shifts A to A'
         out.append(_arrow(ax, ay, a2x + 5, ay, BENEFIT_COLOURS["T_overlap"], 1.6, "4 3"))
-        label((ax + a2x) / 2, ay - 8, f"T_overlap {units.seconds(t_ov)}", "small", anchor="middle")
-    # B_serial, B_itilp, B_fp lower the computation cost, from A' down towards T_fp
-    y0 = t_comp
+        labels.mark(a2x, ay - 3, ax, ay + 3)
+        texts.append((_around((ax + a2x) / 2, ay, [((ax + a2x) / 2, ay - 8, "middle")]),
+                      f"T_overlap {units.seconds(t_ov)}", "small", None))
+    y0 = t_comp                         # B_serial, B_itilp, B_fp lower the computation cost, from A' towards T_fp
     for k, name in enumerate(("B_serial", "B_itilp", "B_fp")):
         v = max(b.get(name) or 0.0, 0.0)
         if v <= 0:
@@ -240,38 +278,34 @@ def benefit_chart(b: dict, kernel: str) -> Markup:
         y1 = max(y0 - v, 0.0)
         if Y(y1) - Y(y0) >= 2:
             out.append(_arrow(x, Y(y0), x, Y(y1), BENEFIT_COLOURS[name]))
-            busy.append((x - 6, Y(y0), x + 6, Y(y1)))
-            label(x + 6, max((Y(y0) + Y(y1)) / 2 + 4, Y(y0) + 30), f"{name} {units.seconds(v)}", "blab",
-                  BENEFIT_COLOURS[name])
+            labels.mark(x - 6, Y(y0), x + 6, Y(y1))
+            texts.append((_around(x, (Y(y0) + Y(y1)) / 2), f"{name} {units.seconds(v)}", "blab", BENEFIT_COLOURS[name]))
         y0 = y1
     out.append(f'<circle cx="{ax:.1f}" cy="{ay:.1f}" r="5.5" fill="#fff" stroke="#24292f" stroke-width="2"/>')
-    out.append(_text(ax + 8, ay - 8, "A", "pt"))
     out.append(f'<circle cx="{a2x:.1f}" cy="{ay:.1f}" r="5.5" fill="#24292f"/>')
-    out.append(_text(a2x - 8, ay - 8, "A′", "pt", "end"))
-
-    # the labels of the lines and zones, where they hide nothing
-    def put(cands, s, cls, width):
-        x, y = _place(cands, width, busy)
-        label(x, y, s, cls)
-
+    out.append(labels.place(_around(ax, ay, [(ax + 8, ay - 8, "start")]), "A", "pt"))
+    if a2x != ax:
+        out.append(labels.place(_around(a2x, ay, [(a2x - 8, ay - 8, "end")]), "A′", "pt"))
+    # the labels of the ideal lines, then of the arrows, then of the zones, each where it hides nothing
     if t_fp > 0:
         s_fp = f"T_fp {units.seconds(t_fp)}: ideal computation"
-        w = len(s_fp) * 6.0
-        put([(X(0) + 6, Y(t_fp) - 7), (X(vmax) - w - 6, Y(t_fp) - 7), (X(0) + 6, Y(t_fp) + 16),
-             (X(vmax) - w - 6, Y(t_fp) + 16)], s_fp, "small", w)
+        along = [(X(vmax * f) + 6, "start") for f in (0, 0.25, 0.5)] + [(X(vmax) - 6, "end")]
+        out.append(labels.place([(x, Y(t_fp) + dy, anchor) for dy in (-7, 16) for x, anchor in along], s_fp, "small"))
     if t_mm > 0:
         s_mm = f"T_mem_min {units.seconds(t_mm)}: ideal memory"
-        w = len(s_mm) * 6.0
-        put([(X(t_mm) + 5, Y(vmax) + 14), (X(t_mm) + 5, Y(vmax * 0.5)), (X(t_mm) + 5, Y(vmax * 0.25))], s_mm,
-            "small", w)
-    put([(X(0) + 8, Y(vmax) + 32), (X(0) + 8, Y(vmax * 0.80)), (X(0) + 8, Y(vmax * 0.62)),
-         (X(vmax * 0.25), Y(vmax * 0.95)), (X(vmax * 0.05), Y(vmax * 0.45))], "compute-bound zone", "zone", 118)
-    put([(X(vmax) - 118, Y(0) - 9), (X(vmax) - 118, Y(vmax * 0.12)), (X(vmax) - 118, Y(vmax * 0.3)),
-         (X(vmax) - 118, Y(vmax * 0.55)), (X(vmax * 0.45), Y(vmax * 0.08))], "memory-bound zone", "zone", 112)
-    put([(X(vmax * 0.9) + 8, Y(vmax * 0.9) + 12), (X(vmax * 0.7) + 8, Y(vmax * 0.7) + 12)], "y = x", "small", 30)
-    out.append(_text(L + pw / 2, H - 12, "memory cost T_mem (per launch)", "axis", "middle"))
-    out.append(f'<text transform="translate(16,{T + ph / 2:.1f}) rotate(-90)" text-anchor="middle" class="axis">'
-               f'computation cost T_comp (per launch)</text>')
+        out.append(labels.place([(X(t_mm) + 5, Y(vmax * f) + 14, "start") for f in (1, 0.5, 0.25)]
+                                + [(X(t_mm) - 5, Y(vmax * f) + 14, "end") for f in (1, 0.5, 0.25)], s_mm, "small"))
+    for spots, text, cls, colour in texts:      # the arrows' labels have the most room to move: last but the zones
+        out.append(labels.place(spots, text, cls, f' fill="{colour}"' if colour else ""))
+    out.append(labels.place([(X(0) + 8, Y(vmax) + 32, "start"), (X(0) + 8, Y(vmax * 0.80), "start"),
+                             (X(0) + 8, Y(vmax * 0.62), "start"), (X(vmax * 0.25), Y(vmax * 0.95), "start"),
+                             (X(vmax * 0.05), Y(vmax * 0.45), "start")], "compute-bound zone", "zone"))
+    out.append(labels.place([(X(vmax) - 6, Y(0) - 9, "end"), (X(vmax) - 6, Y(vmax * 0.12), "end"),
+                             (X(vmax) - 6, Y(vmax * 0.3), "end"), (X(vmax) - 6, Y(vmax * 0.55), "end"),
+                             (X(vmax * 0.45), Y(vmax * 0.08), "start")], "memory-bound zone", "zone"))
+    out.append(labels.place([(X(vmax * f) + 8, Y(vmax * f) + 12, "start") for f in (0.9, 0.7, 0.5)], "y = x", "small"))
+    out.append(f'<text transform="translate(16,{T + ph / 2:.1f}) rotate(-90)" text-anchor="middle" class="axis" '
+               f'font-size="{SVG_FONT_PX["axis"]:g}">computation cost T_comp (per launch)</text>')
     out.append("</svg>")
     return Markup("".join(out))
 
@@ -307,36 +341,27 @@ def roofline_chart(peaks: dict, kernel: dict, model: str) -> Markup:
         return T + ph * (1 - (math.log10(v) - math.log10(y0)) / (math.log10(y1) - math.log10(y0)))
 
     out = [_svg_open(W, H, "roofline chart"), _arrow_defs(["#0969da"])]
+    labels = _Labels(W, H)
     for d in range(int(round(math.log10(x0))), int(round(math.log10(x1))) + 1):
         v = 10.0 ** d
         out.append(f'<line x1="{X(v):.1f}" y1="{T}" x2="{X(v):.1f}" y2="{T + ph}" class="grid"/>')
-        out.append(_text(X(v), T + ph + 16, f"{v:g}", "tick", "middle"))
+        out.append(labels.fixed(X(v), T + ph + 16, f"{v:g}", "tick", "middle"))
     for d in range(int(round(math.log10(y0))), int(round(math.log10(y1))) + 1):
         v = 10.0 ** d
         out.append(f'<line x1="{L}" y1="{Y(v):.1f}" x2="{L + pw}" y2="{Y(v):.1f}" class="grid"/>')
-        out.append(_text(L - 6, Y(v) + 4, _si(v * 1e9), "tick", "end"))
+        out.append(labels.fixed(L - 6, Y(v) + 4, _si(v * 1e9), "tick", "end"))
     out.append(f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" class="frame"/>')
-
-    point_right = bool(ai) and X(ai) > L + pw * 0.62
-
-    def roof(peak, cls, label, dy):
+    out.append(labels.fixed(L + pw / 2, H - 12, "arithmetic intensity (flops per DRAM byte)", "axis", "middle"))
+    labels.mark(0, 0, L - 4, H)         # the rotated y-axis title and the y ticks' column
+    roofs = [(p32, "roof", "fp32 peak", -6)] + ([(p64, "roof2", "fp64 peak", 14)] if p64 and p64 < p32 * 0.95 else [])
+    for peak, cls, _, _ in roofs:
         ridge = peak / bw
         pts = [(x0, bw * x0), (ridge, peak), (x1, peak)] if ridge > x0 else [(x0, peak), (x1, peak)]
-        path = " ".join(f"{X(a):.1f},{Y(b):.1f}" for a, b in pts)
-        s = f'<polyline points="{path}" class="{cls}"/>'
-        if point_right:     # the kernel's marks are on the right: label the roof next to its ridge
-            s += _text(X(max(ridge, x0)) - 8, Y(peak) + 4, f"{label} {units.flop_rate(peak * 1e9)}", "small", "end")
-        else:
-            s += _text(X(x1) - 6, Y(peak) + dy, f"{label} {units.flop_rate(peak * 1e9)}", "small", "end")
-        return s
-
-    out.append(roof(p32, "roof", "fp32 peak", -6))
-    if p64 and p64 < p32 * 0.95:
-        out.append(roof(p64, "roof2", "fp64 peak", 14))
-    # the bandwidth slope's label, along it
+        out.append(f'<polyline points="{" ".join(f"{X(a):.1f},{Y(b):.1f}" for a, b in pts)}" class="{cls}"/>')
+    # the bandwidth slope's label, along it (rotated: not placed)
     xa = 10 ** (math.log10(x0) + 0.3 * (math.log10(max(p32 / bw, x0 * 10)) - math.log10(x0)))
     ang = -math.degrees(math.atan2(Y(bw * xa * 10) - Y(bw * xa), X(xa * 10) - X(xa))) if X(xa * 10) != X(xa) else 0
-    out.append(f'<text x="{X(xa) + 4:.1f}" y="{Y(bw * xa) - 8:.1f}" class="small" '
+    out.append(f'<text x="{X(xa) + 4:.1f}" y="{Y(bw * xa) - 8:.1f}" class="small" font-size="{SVG_FONT_PX["small"]:g}" '
                f'transform="rotate({-ang:.1f} {X(xa) + 4:.1f} {Y(bw * xa) - 8:.1f})">DRAM {bw:,.0f} GB/s</text>')
     if ai and perf:
         attainable = min(bw * ai, roof_own or p32)
@@ -346,18 +371,32 @@ def roofline_chart(peaks: dict, kernel: dict, model: str) -> Markup:
         out.append(f'<circle cx="{px:.1f}" cy="{Y(attainable):.1f}" r="4" fill="#fff" stroke="#0969da" '
                    f'stroke-width="1.5"/>')
         out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="6" fill="#0969da"/>')
+        labels.mark(px - 6, py - 6, px + 6, py + 6)
+        labels.mark(px - 4, Y(attainable) - 4, px + 4, Y(attainable) + 4)
         share = perf / attainable if attainable else 0
-        anchor = "start" if px < L + pw * 0.6 else "end"
-        dx = 10 if anchor == "start" else -10
-        out.append(_text(px + dx, py + 4, f"{units.flop_rate(perf * 1e9)} at {ai:.3g} flop/B", "pt2", anchor))
-        out.append(_text(px + dx, py + 18, f"{share:.0%} of the roof ({rf.get('limiter', '?')} bound)", "small",
-                         anchor))
+        side = "start" if px < L + pw * 0.6 else "end"
+        dx = 10 if side == "start" else -10
+        # the two lines of the point's label stay together: the second goes where the first went, 14 px lower
+        first = f"{units.flop_rate(perf * 1e9)} at {ai:.3g} flop/B"
+        second = f"{share:.0%} of the roof ({rf.get('limiter', '?')} bound)"
+        for sx, sy, anchor in _around(px, py, [(px + dx, py + 4, side), (px + dx, py - 18, side)]):
+            b1, b2 = text_box(sx, sy, first, "pt2", anchor), text_box(sx, sy + 14, second, "small", anchor)
+            if all(b[0] >= 2 and b[2] <= W - 2 and b[1] >= 2 and b[3] <= H - 2 and
+                   not any(_overlap(b, o) for o in labels.busy) for b in (b1, b2)):
+                out.append(labels.fixed(sx, sy, first, "pt2", anchor))
+                out.append(labels.fixed(sx, sy + 14, second, "small", anchor))
+                break
     else:
-        out.append(_text(L + pw / 2, T + ph / 2, "no floating-point work or no DRAM traffic: no point", "small",
-                         "middle"))
-    out.append(_text(L + pw / 2, H - 12, "arithmetic intensity (flops per DRAM byte)", "axis", "middle"))
-    out.append(f'<text transform="translate(14,{T + ph / 2:.1f}) rotate(-90)" text-anchor="middle" class="axis">'
-               f'performance (FLOP/s)</text>')
+        out.append(labels.fixed(L + pw / 2, T + ph / 2, "no floating-point work or no DRAM traffic: no point", "small",
+                                "middle"))
+    for peak, _, name, dy in roofs:     # the roofs' labels: at the right end, or next to the ridge, or below it
+        s = f"{name} {units.flop_rate(peak * 1e9)}"
+        ridge = X(max(peak / bw, x0))
+        out.append(labels.place([(X(x1) - 6, Y(peak) + dy, "end"), (ridge - 8, Y(peak) + 4, "end"),
+                                 (X(x1) - 6, Y(peak) - dy + (8 if dy < 0 else -4), "end"), (ridge + 8, Y(peak) - 6, "start"),
+                                 (ridge + 8, Y(peak) + 14, "start")], s, "small"))
+    out.append(f'<text transform="translate(14,{T + ph / 2:.1f}) rotate(-90)" text-anchor="middle" class="axis" '
+               f'font-size="{SVG_FONT_PX["axis"]:g}">performance (FLOP/s)</text>')
     out.append("</svg>")
     return Markup("".join(out))
 
