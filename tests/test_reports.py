@@ -421,3 +421,24 @@ def test_the_collision_check_sees_a_collision():
     page = ('<svg width="100" height="50"><text x="10" y="20" font-size="12">label one</text>'
             '<text x="30" y="24" font-size="12">label two</text><text x="90" y="40" font-size="10">out</text></svg>')
     assert _label_collisions(page) == [("", "label two", "label one"), ("", "out", "outside the chart")]
+
+
+def _section(page: str, nest: str) -> str:
+    """The HTML of one nest's card."""
+    start = page.index(f"<h2>{nest} ")
+    end = page.find('<section class="card"', start)
+    return page[start:end if end > 0 else len(page)]
+
+
+def test_refused_nest_says_its_reason_once_and_marks_the_blocking_lines(html_page):
+    page, _ = html_page
+    refused = _section(page, "prefix_sum@15")
+    text = re.sub(r"<[^>]+>", "", refused).replace("&#39;", "'")
+    assert text.count("loop 'i' at line 15 cannot run in parallel") == 1
+    # the table of what blocks the port does not repeat the reason either
+    assert "<td>loop &#39;i&#39; carries a dependence</td>" in refused
+    marked = re.findall(r'<span class="line blocks"><span class="ln">\s*(\d+)</span>', refused)
+    assert marked == ["15", "16"]                   # the loop and the statement whose accesses carry the dependence
+    assert 'class="note legend-blocks"' in refused and "lines that block the port" in text
+    ported = _section(page, "matmul@16")
+    assert "line blocks" not in ported and "legend-blocks" not in ported

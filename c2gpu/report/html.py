@@ -68,9 +68,11 @@ _TOKEN = re.compile(r"""
 """, re.S | re.M | re.X)
 
 
-def highlight_c(code: str, first_line: int = 1) -> Markup:
+def highlight_c(code: str, first_line: int = 1, marked: Iterable[int] = ()) -> Markup:
     """C/CUDA source as HTML: one `<span class="line">` per line, tokens in `<span class="t-...">`
-    (keywords, types, CUDA built-ins, numbers, strings, comments, preprocessor lines, launches)."""
+    (keywords, types, CUDA built-ins, numbers, strings, comments, preprocessor lines, launches); the lines
+    numbered in `marked` get the class `blocks` too (the lines that block a port)."""
+    marked = set(marked)
     pieces: list[tuple[str, str]] = []       # (css class or "", text)
     pos = 0
     for m in _TOKEN.finditer(code):
@@ -97,8 +99,8 @@ def highlight_c(code: str, first_line: int = 1) -> Markup:
     if lines and not lines[-1]:
         lines.pop()
     width = len(str(len(lines) + first_line - 1))
-    return Markup("".join(f'<span class="line"><span class="ln">{k + first_line:>{width}}</span>{"".join(parts)}'
-                          f'</span>\n' for k, parts in enumerate(lines)))
+    return Markup("".join(f'<span class="line{" blocks" if k + first_line in marked else ""}"><span class="ln">'
+                          f'{k + first_line:>{width}}</span>{"".join(parts)}</span>\n' for k, parts in enumerate(lines)))
 
 
 # --------------------------------------------------------------------------- SVG helpers
@@ -535,13 +537,23 @@ def _nest_view(n: NestReport, report: Report, index: int) -> dict:
                        "conflicts": f"{d.bank_conflicts}-way" + (" (padded)" if d.padded else ""),
                        "taken": d.taken, "reason": d.reason} for d in n.shared_memory]
     view["cuda"] = highlight_c(n.cuda) if n.cuda else None
-    view["source"] = highlight_c(n.source, n.location.line) if n.source else None
+    # the lines that block a refused nest, marked in its listing (only those of the nest's own file)
+    view["blocked_lines"] = sorted({b.location.line for b in n.blocking if b.location.file == n.location.file})
+    view["source"] = highlight_c(n.source, n.location.line, view["blocked_lines"]) if n.source else None
+    # what blocks the port, each line's message without the sentence the verdict's reason already says
+    view["blocking"] = [(b.location, _without_refusal(b.message, n.refusal)) for b in n.blocking]
     view["transfers"] = [(t["array"], t["direction"], units.byte_size(t["bytes"]), units.seconds(t["time_s"]))
                          for t in perf.get("transfers") or []]
     view["break_even"] = [b.sentence(n.gpu or report.gpu or "the GPU") for b in n.break_even]
-    if perf.get("error"):
+    if perf.get("error") and perf["error"] not in n.reason:    # a refused nest's error is its reason, said above
         view["notes"].append(perf["error"])
     return view
+
+
+def _without_refusal(message: str, refusal: str) -> str:
+    """"loop 'i' carries a dependence: <the refusal's own words>" -> "loop 'i' carries a dependence"."""
+    head, sep, tail = message.partition(": ")
+    return head if sep and refusal and tail in refusal else message
 
 
 def _environment() -> jinja2.Environment:
