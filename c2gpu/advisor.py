@@ -14,7 +14,7 @@ from .cpu import CpuTiming, cpu_baseline, measure_file, static_estimate
 from .frontend import PreprocessOptions, load_program
 from .ir import Nest, Program
 from . import units
-from .verdict import BreakEven, Verdict, decide, find_break_even
+from .verdict import BreakEven, Verdict, decide, find_break_even, kernel_bound
 
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+\(?\s*(\d+)\s*\)?\s*$", re.M)
 
@@ -37,8 +37,10 @@ class NestAdvice:
     nest: str
     verdict: Verdict | None
     cpu: CpuTiming | None
-    refusal: str = ""              # why the nest is not ported (no verdict then)
+    refusal: str = ""              # why the nest is not ported, or why it has no verdict
     recommendations: list[str] = field(default_factory=list)
+    ported: bool = False           # `port` emits the nest (it has a plan), with or without a verdict
+    needs: tuple[str, ...] = ()    # the symbolic sizes the prediction needs values of (no verdict then)
 
 
 def size_candidates(path: str, options: PreprocessOptions, source: str | None = None) -> list[tuple[str, int]]:
@@ -106,11 +108,20 @@ def recommendations(v: Verdict, perf) -> list[str]:
         tiles_gain = 1.0 - perf.total_s(model) / perf.without_shared_s
     for k in perf.kernels:
         for c in k.memory.accesses:
-            if getattr(c, "where", "") == "shared tile" or c.sectors < 8:
+            # a warp whose 32 threads touch consecutive elements needs elem_size 32-byte sectors per request
+            # (4 for float, 8 for double): coalesced is that, not a fixed count
+            ideal = max(1, c.elem_size)
+            if getattr(c, "where", "") == "shared tile" or c.sectors < 2 * ideal:
                 continue
-            advice = (f"{c.text} (line {c.line}) is {'read' if c.kind == 'read' else 'written'} uncoalesced "
-                      f"({c.sectors:.0f} sectors per warp request): make the x-mapped loop "
-                      "the last subscript (interchange the loops)")
+            what = "read" if c.kind == "read" else "written"
+            if c.unknown:
+                advice = (f"{c.text} (line {c.line}) is {what} at addresses chosen by data ({c.sectors:.0f} sectors "
+                          f"per warp request, {ideal} when coalesced): no loop order coalesces it")
+                out.append(advice)
+                continue
+            advice = (f"{c.text} (line {c.line}) is {what} uncoalesced ({c.sectors:.0f} sectors per warp "
+                      f"request, {ideal} when coalesced): make the x-mapped loop the last subscript (interchange "
+                      "the loops)")
             if tiles_gain and tiles_gain > 0.01:
                 advice += f" or stage it in shared memory (predicted -{100 * tiles_gain:.0f}%)"
             out.append(advice)
@@ -136,31 +147,38 @@ def advise(path: str, program: Program, manager, options: PreprocessOptions, mak
            source: str | None = None) -> dict[str, NestAdvice]:
     """Verdict, break-even and recommendations for every nest the pipeline predicted."""
     params = manager.options.get("params") or {}
-    cpu_times = cpu_baseline(path, program, options, run=aopts.run_cpu, cc=aopts.cc, cflags=aopts.cflags,
-                             repeats=aopts.repeats, timeout=aopts.timeout, params=params, cache_dir=aopts.cache_dir,
-                             source=source)
+    with manager.phase("cpu baseline"):
+        cpu_times = cpu_baseline(path, program, options, run=aopts.run_cpu, cc=aopts.cc, cflags=aopts.cflags,
+                                 repeats=aopts.repeats, timeout=aopts.timeout, params=params,
+                                 cache_dir=aopts.cache_dir, source=source)
     candidates = size_candidates(path, options, source) if aopts.break_even else []
     probes: dict[str, SizeProbe] = {}
     out: dict[str, NestAdvice] = {}
     for nest in program.nests:
         perf = manager.result("performance", nest)
         cpu = cpu_times.get(nest.name)
-        if perf is None or manager.result("plan", nest) is None:     # no plan: port would not emit it
+        ported = manager.result("plan", nest) is not None      # no plan: port would not emit it
+        if perf is None or not ported:
             errs = manager.errors_of(nest)
-            out[nest.name] = NestAdvice(nest.name, None, cpu, errs[-1].message if errs else "not predicted")
+            needs = tuple(sorted(set(nest.params) - nest.param_env(params).keys())) if ported else ()
+            why = (f"give {', '.join(needs)} a value (" + " ".join(f"--param {n}=VALUE" for n in needs) +
+                   "): the time depends on it" if needs else errs[-1].message if errs else "not predicted")
+            out[nest.name] = NestAdvice(nest.name, None, cpu, why, ported=ported, needs=needs)
             continue
         model = perf.default_model
         memory_bound = None
         if perf.kernels:
             k0 = max(perf.kernels, key=lambda k: k.predictions[model].time_s * k.launches)
-            memory_bound = k0.roofline.limiter == "memory"
+            memory_bound = kernel_bound(k0) == "memory"
         v = decide(nest.name, perf.gpu.key, model, cpu.median_s if cpu else None, cpu.source if cpu else "none",
                    cpu.note if cpu else "", perf.transfer_s, perf.launch_overhead_s, perf.kernel_s(model),
                    perf.context_s, perf.include_context, memory_bound)
         v.recommendations = recommendations(v, perf)
         if aopts.break_even and cpu is not None and cpu.median_s:
-            v.break_even = _break_even(path, options, nest, perf, cpu, candidates, probes, make_manager, aopts, source)
-        out[nest.name] = NestAdvice(nest.name, v, cpu, "", v.recommendations)
+            with manager.phase("break-even"):
+                v.break_even = _break_even(path, options, nest, perf, cpu, candidates, probes, make_manager, aopts,
+                                           source)
+        out[nest.name] = NestAdvice(nest.name, v, cpu, "", v.recommendations, ported=True)
     return out
 
 

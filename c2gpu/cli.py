@@ -55,7 +55,16 @@ def _prediction_fields(args) -> dict:
 def _baseline_fields(args) -> dict:
     """analyze's and check's CPU baseline and break-even options."""
     return {"run_cpu": not args.no_run, "cc": args.cc, "cflags": tuple(args.cflags.split()), "runs": args.runs,
-            "break_even": not args.no_break_even, "break_even_param": args.break_even, "targets": tuple(args.target)}
+            "break_even": _wants_break_even(args), "break_even_param": args.break_even or None,
+            "targets": tuple(args.target)}
+
+
+def _wants_break_even(args) -> bool:
+    """The break-even search re-analyses the file at other sizes: only on request and for the HTML report."""
+    if getattr(args, "no_break_even", False):
+        return False
+    return getattr(args, "break_even", None) is not None or bool(getattr(args, "target", None)) \
+        or bool(getattr(args, "html", None))
 
 
 def _add_frontend_args(p: argparse.ArgumentParser) -> None:
@@ -74,7 +83,7 @@ def _add_pass_manager_args(p: argparse.ArgumentParser) -> None:
 
 def _print_timings(timings: dict) -> None:
     for t in sorted(timings.values(), key=lambda t: -t.seconds):
-        print(f"pass {t.name:<20} {t.runs:5d} runs {t.seconds * 1000:9.2f} ms", file=sys.stderr)
+        print(f"{t.kind + ' ' + t.name:<25} {t.runs:5d} runs {t.seconds * 1000:9.2f} ms", file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -180,14 +189,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_analyze(args) -> int:
-    if not args.gpu and (args.param or args.model or args.include_context or args.block):
-        raise UsageError("--param, --model, --block and --include-context need --gpu")
+    from .config import choose_gpu
     passes = tuple(p for p in args.passes.split(",") if p) if args.passes else None
-    options = _options(args, pipeline=PORT.name if args.gpu else ANALYZE.name, passes=passes,
-                       **_prediction_fields(args), **_baseline_fields(args))
+    # the default GPU (C2GPU_GPU, c2gpu.toml, [tool.c2gpu], else config.DEFAULT_GPU) unless a pass list is given
+    choice = choose_gpu(args.gpu) if args.gpu or passes is None else None
+    args.gpu = choice.name if choice is not None else None
+    if not args.gpu and (args.param or args.model or args.include_context or args.block):
+        raise UsageError("--param, --model, --block and --include-context need --gpu NAME (--gpu none was given)")
+    options = _options(args, pipeline=PORT.name, passes=passes, **_prediction_fields(args), **_baseline_fields(args))
     manager = manager_for(options)
     want_report = _wants_report(args)
-    style = TextStyle(details=args.details, brief=args.brief, colour=_colour(args))
+    style = TextStyle(details=args.details, colour=_colour(args), gpu_origin=choice.origin if choice else "")
     # the files (directories expand to their *.c files), analysed in order or by --jobs worker processes
     paths, expand_errors = _expand_inputs(args.files)
     results = _analyze_all(args.jobs, paths, options, manager, style, want_report)
@@ -374,7 +386,9 @@ def _add_performance_args(a: argparse.ArgumentParser) -> None:
     from .model import MODELS
     have = set(a._option_string_actions)
     a.add_argument("--gpu", metavar="NAME|FILE.toml",
-                   help="predict performance on this GPU (a key of `c2gpu gpus` or a description file)")
+                   help="predict performance on this GPU: a key of `c2gpu gpus` or a description file; `none`: no "
+                        "prediction (default: $C2GPU_GPU, else `gpu` in c2gpu.toml or [tool.c2gpu] of "
+                        "pyproject.toml, else h100-sxm)")
     a.add_argument("--model", choices=sorted(MODELS) + ["all"],
                    help="performance model to report (default: every model, the validated default marked)")
     a.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -424,15 +438,16 @@ def _add_verdict_args(a: argparse.ArgumentParser) -> None:
     a.add_argument("--cc", default="cc", help="C compiler for the CPU baseline (default: cc)")
     a.add_argument("--cflags", default="-O2", help="flags for the CPU baseline build (default: -O2)")
     a.add_argument("--runs", type=int, default=3, help="program runs for the CPU baseline median (default: 3)")
-    a.add_argument("--break-even", metavar="NAME",
-                   help="size macro for the break-even search (default: the -D sizes, then the file's #defines)")
-    a.add_argument("--no-break-even", action="store_true", help="skip the break-even search")
+    a.add_argument("--break-even", metavar="NAME", nargs="?", const="",
+                   help="also find the size at which porting pays off (it analyses the file again at other sizes; "
+                        "the HTML report always has it): over the size macro NAME (default: the -D sizes, then the "
+                        "file's #defines)")
+    a.add_argument("--no-break-even", action="store_true", help=argparse.SUPPRESS)   # the default since 0.2
     a.add_argument("--target", type=float, action="append", default=[],
-                   help="also find the size reaching this speedup (e.g. --target 10)")
+                   help="also find the size reaching this speedup (e.g. --target 10; implies --break-even)")
     a.add_argument("--details", action="store_true",
-                   help="with --gpu, also print the IR of each nest")
-    a.add_argument("--brief", action="store_true",
-                   help="with --gpu, print only the verdict table of each nest (not the performance analysis)")
+                   help="also print each nest's IR and the performance analysis behind the verdict")
+    a.add_argument("--brief", action="store_true", help=argparse.SUPPRESS)          # the default since 0.2
 
 
 def _colour(args) -> bool:

@@ -55,7 +55,7 @@ def _dump_ir(pass_name: str, nest) -> None:
 
 def merge_timings(into: dict, more: dict) -> None:
     for name, t in more.items():
-        mine = into.setdefault(name, type(t)(name))
+        mine = into.setdefault(name, type(t)(t.name, kind=t.kind))
         mine.seconds += t.seconds
         mine.runs += t.runs
 
@@ -64,11 +64,11 @@ def merge_timings(into: dict, more: dict) -> None:
 
 @dataclass(frozen=True)
 class TextStyle:
-    """How the text report is written: with the IR of each nest (details), only the verdict table (brief),
-    in colour."""
+    """How the text report is written: with the IR of each nest and the performance analysis (details), in
+    colour."""
     details: bool = False
-    brief: bool = False
     colour: bool = False
+    gpu_origin: str = ""      # where the GPU was chosen ("--gpu", "C2GPU_GPU", a settings file, "default")
 
 
 @dataclass
@@ -95,7 +95,8 @@ def analyze_file(path: str, options: Options, manager: PassManager, *, source: s
     status, errors = 0, []
     try:
         # a syntax error or missing header costs its declaration, not the file: report it, analyse the rest
-        program, problems = load_program_recovering(path, options.preprocess, source=source)
+        with manager.phase("load"):
+            program, problems = load_program_recovering(path, options.preprocess, source=source)
     except C2GPUError as e:
         problems, program = [e], None
     for e in problems:
@@ -106,11 +107,12 @@ def analyze_file(path: str, options: Options, manager: PassManager, *, source: s
         return FileAnalysis(path, None, "", errors, status)
     program = manager.run(program)
     advice = _advise(options, path, program, manager, source)
-    flags = {nest.name: diagnostics(nest, manager, options.silenced) for nest in program.nests}
-    fd = _with_verdict_json(_with_performance_json(ir_json.program(program, flags), program, manager),
-                            program, advice)
-    report_text = _text(program, flags, manager, advice, style) if style is not None else ""
-    report = build_report(path, program, manager, advice, fd, errors, source) if want_report else None
+    with manager.phase("reports"):
+        flags = {nest.name: diagnostics(nest, manager, options.silenced) for nest in program.nests}
+        fd = _with_verdict_json(_with_performance_json(_with_loop_verdicts_json(
+            ir_json.program(program, flags), program, manager), program, manager), program, advice)
+        report_text = _text(program, flags, manager, advice, style) if style is not None else ""
+        report = build_report(path, program, manager, advice, fd, errors, source) if want_report else None
     return FileAnalysis(path, fd, report_text, errors, status, report)
 
 
@@ -151,28 +153,60 @@ def _advise(options: Options, path: str, program, manager: PassManager, source: 
 def diagnostics(nest, manager: PassManager, silenced: tuple[str, ...] = ()) -> list:
     """Everything the reports say about `nest`, once: the IR's flags, the subscripts found out of bounds and
     the passes' refusals, less the codes the user silenced."""
-    return silence(list(nest.all_flags()) + findings(nest) + manager.errors_of(nest), silenced)
+    out, seen = [], set()
+    for f in list(nest.all_flags()) + findings(nest) + manager.errors_of(nest):
+        key = (f.code, f.loc.line if f.loc else None)      # a pass refusing over a flag of the IR: said once
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return silence(out, silenced)
 
 
 def _text(program, flags, manager: PassManager, advice, style: TextStyle) -> str:
-    if advice is not None and not style.details:
-        # the verdict of each nest, then (unless brief) the performance analysis behind it
-        return _verdict_text(program, manager, advice, None if style.brief else _performance_text_hook(manager),
-                             colour=style.colour)
-    out = text.program(program, flags, extra=_performance_text_hook(manager))
-    if advice is not None:
-        out += _verdict_text(program, manager, advice, colour=style.colour)
-    return out
+    """The verdict of each nest with its loops' dependence verdicts; with details, the IR and the performance
+    analysis behind it first."""
+    out = text.program(program, flags, extra=_performance_text_hook(manager)) if style.details else ""
+    return out + _verdict_text(program, manager, advice, style, None if style.details else flags)
 
 
-def _verdict_text(program, manager, advice, details=None, colour: bool = False) -> str:
+def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None = None) -> str:
+    """The verdict table of each nest; with `flags` (by nest name), its diagnostics below it, compiler-style."""
+    from .report.model import loop_reports, plan_sentence
     from .report.verdict_text import nest_table
-    parts = [f"{program.path}: {len(program.nests)} loop nest{'s' if len(program.nests) != 1 else ''}\n"]
+    gpu = manager.options.get("gpu")
+    n = len(program.nests)
+    head = f"{program.path}: {n} loop nest{'s' if n != 1 else ''}"
+    if gpu is not None:
+        origin = style.gpu_origin
+        head += f", predicted on {gpu.key} ({gpu.name}"
+        head += ", the default GPU: choose one with --gpu NAME)" if origin == "default" else \
+            f", from {origin})" if origin not in ("", "--gpu") else ")"
+    from .report.program_view import program_text, whole_program
+    view = program_text(whole_program(program.nests, advice, manager), gpu.key) if gpu is not None else ""
+    parts = [head + "\n" + view]
     for nest in program.nests:
-        parts.append(nest_table(nest, advice.get(nest.name), manager.result("performance", nest), colour))
-        if details is not None and manager.result("performance", nest) is not None:
-            parts.append(details(nest) + "\n")
+        plan = manager.result("plan", nest)
+        errs = manager.errors_of(nest)
+        parts.append(nest_table(nest, advice.get(nest.name) if advice is not None else None,
+                                manager.result("performance", nest),
+                                loop_reports(nest, manager.result("dependence", nest), plan), style.colour,
+                                plan_sentence(plan) if plan is not None else "",
+                                errs[-1].message if errs and plan is None else "")
+                     + "".join(f"  {f.loc}: note: {f.message} [{f.code}]\n" for f in (flags or {}).get(nest.name, [])))
     return "\n".join(parts) + "\n"
+
+
+def _with_loop_verdicts_json(fd: dict, program, manager) -> dict:
+    """Each nest's loops with the dependence verdict on each and what the port does with it (with or without
+    a GPU), when the dependence pass ran."""
+    if "dependence" not in {p.name for p in manager.steps}:
+        return fd
+    from .report.model import loop_reports
+    for nd, nest in zip(fd["nests"], program.nests):
+        nd["loop_verdicts"] = [
+            {"var": lp.var, "line": lp.location.line, "status": lp.status, "reason": lp.reason, "role": lp.role}
+            for lp in loop_reports(nest, manager.result("dependence", nest), manager.result("plan", nest))]
+    return fd
 
 
 def _with_verdict_json(fd: dict, program, advice) -> dict:

@@ -13,6 +13,7 @@ declares, so the declarations are the dependence graph invalidation follows.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
@@ -69,9 +70,12 @@ class Pass:
 
 @dataclass
 class PassTiming:
+    """Time spent in a pass (without the passes it asked for: each is timed on its own) or in a phase of the
+    driver around the passes (loading the file, the CPU baseline, the break-even search, the reports)."""
     name: str
     seconds: float = 0.0
     runs: int = 0
+    kind: str = "pass"       # "pass" or "phase"
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,7 @@ class PassManager:
         self.scheduled: frozenset[str] = frozenset(a for n in self.order() for a in self.available[n].provides)
         self._records: dict[int, _NestRecord] = {}
         self.timings: dict[str, PassTiming] = {}
+        self._nested: list[float] = []      # time of the passes a running pass asked for, innermost last
         self.print_after: set[str] = set()
         self.dump: Callable[[str, Nest], None] | None = None
 
@@ -227,10 +232,26 @@ class PassManager:
 
     def _timed(self, p: Pass, nest: Nest, ctx: PassContext) -> Any:
         t0 = time.perf_counter()
+        self._nested.append(0.0)
         try:
             return p.run(nest, replace(ctx, running=p))
         finally:
+            elapsed = time.perf_counter() - t0
+            inner = self._nested.pop()
+            if self._nested:
+                self._nested[-1] += elapsed
             t = self.timings.setdefault(p.name, PassTiming(p.name))
+            t.seconds += elapsed - inner
+            t.runs += 1
+
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        """Time a phase of the work around the passes (`--timings` shows it with the passes)."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            t = self.timings.setdefault(f"phase {name}", PassTiming(name, kind="phase"))
             t.seconds += time.perf_counter() - t0
             t.runs += 1
 

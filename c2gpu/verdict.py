@@ -100,8 +100,19 @@ def decide(nest: str, gpu: str, model: str, cpu_s: float | None, cpu_source: str
     else:
         v.verdict = KEEP
         v.reason = (f"even without transfers the GPU needs {units.seconds(kernel_s + launch_s)} against "
-                    f"{units.seconds(cpu_s)} on the CPU ({bottleneck} dominates)")
+                    f"{units.seconds(cpu_s)} on the CPU ({bottleneck} is the largest part)")
     return v
+
+
+def kernel_bound(kernel) -> str:
+    """"memory" or "compute": the one classification every report uses.  GPUPerf's terms when it predicted
+    the kernel (seed 000: the memory cycles against the computation cycles of a warp, as its MWP/CWP case
+    says), else the roofline's limiter (the DRAM traffic against the flops, both at peak rates)."""
+    p = kernel.predictions.get("gpuperf")
+    extras = p.extras if p is not None else {}
+    if "mem_cycles" in extras and "comp_cycles" in extras:
+        return "memory" if extras["mem_cycles"] >= extras["comp_cycles"] else "compute"
+    return kernel.roofline.limiter
 
 
 def find_break_even(evaluate: Callable[[int], tuple[float, float] | None], param: str, current: int,

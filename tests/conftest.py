@@ -4,6 +4,10 @@ from pathlib import Path
 
 import pytest
 
+# `c2gpu analyze` predicts for a default GPU (C2GPU_GPU, c2gpu.toml, else h100-sxm): the tests choose theirs
+# explicitly, and stay independent of the developer's environment; tests of that default unset it
+os.environ["C2GPU_GPU"] = "none"
+
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
 

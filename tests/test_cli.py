@@ -18,7 +18,7 @@ def run(*args, cwd=None):
 
 
 def test_analyze_matmul_text():
-    r = run("analyze", str(TESTDATA / "matmul.c"), "-D", "N=64")
+    r = run("analyze", str(TESTDATA / "matmul.c"), "-D", "N=64", "--details")
     assert r.returncode == 0, r.stderr
     assert "matmul@16" in r.stdout
     assert "for (k = 0; k < 64; k++)  trip 64" in r.stdout
@@ -135,6 +135,9 @@ def test_check_timings(tmp_path):
     r = run("check", str(TESTDATA / "saxpy.c"), "--gpu", "a100", "--no-run", "--timings")
     assert r.returncode in (0, 3), r.stderr
     assert re.search(r"^pass performance +3 runs +[\d.]+ ms$", r.stderr, re.M)     # once per nest of saxpy.c
+    # the work around the passes too: loading the file, the CPU baseline, the reports
+    phases = set(re.findall(r"^phase (\S.*?) +\d+ runs", r.stderr, re.M))
+    assert phases >= {"load", "cpu baseline", "reports"}, r.stderr
 
 
 def test_refusal_points_at_the_blocking_access_with_its_code_and_can_be_silenced():

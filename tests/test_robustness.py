@@ -398,7 +398,7 @@ def test_non_numeric_and_malformed_defines(tmp_path):
     assert any("'abc'" in m for m in flags)
     r = c2gpu("port", TESTDATA / "matmul.c", "-D", "N=abc", "-o", tmp_path / "m.cu")
     assert "unknown identifier 'abc'" in r.stderr and "0 of 3 nests ported" in r.stderr
-    r = c2gpu("analyze", TESTDATA / "matmul.c", "-D", "N=1e3")
+    r = c2gpu("analyze", TESTDATA / "matmul.c", "-D", "N=1e3", "--details")
     assert "trip" in r.stdout
     r = c2gpu("analyze", TESTDATA / "matmul.c", "-D", "N=(", expect=(1,))
     assert re.search(r"matmul\.c:\d+:\d+: error: ", r.stderr)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from typing import Iterable, Mapping
 
 from ..diagnostics import C2GPUError
@@ -55,13 +56,34 @@ def cpu_baseline(path: str, program: Program, options: PreprocessOptions | None 
     for nest in program.nests:
         t = measured.get(nest.name)
         if t is not None and t.median_s is not None:
-            out[nest.name] = t
+            out[nest.name] = _at_given_size(nest, t, _ints(params), cpu)
             continue
         why = t.note if t is not None else "not measured"
         env = {k: lo for k, (lo, hi) in (t.observed_params if t else {}).items() if lo == hi}
         env.update(nest.param_env(_ints(params)))
         out[nest.name] = static_estimate(nest, env, cpu, f"not measured: {why}")
     return out
+
+
+def _at_given_size(nest, t: CpuTiming, given: dict[str, int], cpu: CpuDescription) -> CpuTiming:
+    """The measured time at the sizes the GPU is predicted for: a symbolic size given with --param that the
+    program itself ran at another value cannot be set in a measurement, so the measured time is scaled by
+    the static estimate's growth from the size that ran to the size given (and `scaled` says so)."""
+    ran = {k: lo for k, (lo, hi) in t.observed_params.items() if lo == hi}
+    moved = {k: v for k, v in given.items() if k in nest.params and k in ran and ran[k] != v}
+    if not moved:
+        return t
+    before = static_estimate(nest, nest.param_env(ran), cpu).median_s
+    after = static_estimate(nest, nest.param_env({**ran, **given}), cpu).median_s
+    if not before or not after:
+        return t
+    k = after / before
+    what = ", ".join(f"{n} = {ran[n]:,}" for n in sorted(moved))
+    to = ", ".join(f"{n} = {v:,}" for n, v in sorted(moved.items()))
+    return replace(t, median_s=t.median_s * k, min_s=t.min_s and t.min_s * k, max_s=t.max_s and t.max_s * k,
+                   total_median_s=t.total_median_s and t.total_median_s * k,
+                   scaled=f"measured at {what} (the program's own size) and scaled to {to} by the static estimate's "
+                          f"growth (x{k:.3g}): cache effects at the new size are not measured")
 
 
 def _ints(params: Mapping[str, object] | None) -> dict[str, int]:

@@ -23,6 +23,8 @@ class CpuTiming:
     executions: int | None = None            # executions of the nest per program run (measured)
     runs: int = 0                            # program runs the numbers come from (measured)
     total_median_s: float | None = None      # median over runs of the nest's summed time per run
+    program_median_s: float | None = None    # median over runs of the whole program's CPU time (measured)
+    scaled: str = ""                         # how a measured time was scaled to the size given (--param), if it was
     compiler: tuple[str, ...] = ()           # the command that built the timing harness
     compiler_version: str = ""               # first line of `cc --version`
     flags: tuple[str, ...] = ()              # cflags, then -D/-I as given to the compiler

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import units
 from ..ir import Loc
-from ..verdict import KEEP, PORT, RESIDENT, BreakEven
+from ..verdict import KEEP, PORT, RESIDENT, BreakEven, kernel_bound
 
 __all__ = ["Report", "NestReport", "LoopReport", "KernelReport", "SharedMemoryDecision", "Location",
            "RelatedLocation", "Hotspot", "VERDICT_CLASSES", "build_report"]
@@ -23,6 +23,8 @@ VERDICT_CLASSES: dict[str, str] = {
     "port-if-resident": "the kernels beat the CPU, but only if the data stays on the GPU: the transfers eat the gain",
     "keep-on-cpu": "the GPU is slower than the CPU even without the transfers",
     "not-portable": "c2gpu cannot port the nest (a dependence, an unknown call, possible aliasing, ...)",
+    "needs-size": "no verdict yet: the port is ready, but its time depends on a size the file does not fix (give it "
+                  "with --param NAME=VALUE)",
     "unknown": "no verdict: there is no CPU time or no GPU prediction to compare",
 }
 
@@ -51,6 +53,8 @@ class LoopReport:
     trip_count: str | None       # symbolic C expression ("N", "N - i - 1"), None when unknown
     status: str | None           # "parallel", "reduction", "carried", "unknown"; None when not analysed
     reason: str = ""             # why it is not parallel (or which reduction), one sentence
+    role: str = ""               # what the port does with it: "grid x", "host loop", "in each thread"; "" when
+    #                              the nest is not ported
 
     @property
     def parallel(self) -> bool:
@@ -67,7 +71,7 @@ class KernelReport:
     grid: tuple[int, ...] | None
     launches: float
     predicted_s: dict[str, float]   # model -> predicted kernel time per launch
-    limiter: str | None          # roofline limiter: "memory" or "compute"
+    limiter: str | None          # "memory" or "compute" (c2gpu.verdict.kernel_bound, as the verdict says)
     occupancy: float | None      # active warps / maximum warps per SM
 
 
@@ -243,17 +247,7 @@ def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) ->
     deps = manager.result("dependence", nest)
     plan = manager.result("plan", nest)
     perf = manager.result("performance", nest)
-    loops = []
-    for lp in nest.loops():
-        v = deps.verdicts.get(lp.lid) if deps is not None else None
-        reason = ""
-        if v is not None and v.reasons:
-            reason = v.reasons[0].message
-        elif v is not None and v.reductions:
-            reason = "reduction on " + ", ".join(v.reductions)
-        loops.append(LoopReport(lp.origin.var if lp.origin else lp.var, lp.header, _loc(lp.loc),
-                                lp.trip_count.to_c() if lp.trip_count is not None else None,
-                                v.status if v is not None else None, reason))
+    loops = loop_reports(nest, deps, plan)
     errs = manager.errors_of(nest)
     ported = plan is not None
     refusal = "" if ported else (errs[-1].message if errs else "not mapped")
@@ -286,9 +280,54 @@ def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) ->
             rep.model = v.model
         elif not ported:
             rep.verdict = "not ported"
+        elif adv.needs:
+            rep.verdict_class, rep.reason = "needs-size", f"no verdict: {adv.refusal}"
         else:               # mapped, but the performance could not be predicted (a symbolic size, ...)
             rep.reason = f"no prediction: {adv.refusal}" if adv.refusal else "no prediction"
     return rep
+
+
+def loop_reports(nest, deps, plan) -> list[LoopReport]:
+    """Each loop of `nest`, outermost first, with the dependence verdict on it (`deps`, None when the dependence
+    pass did not run) and, when `plan` is given, what the port does with it."""
+    roles = _loop_roles(plan.mapping) if plan is not None else {}
+    out = []
+    for lp in nest.loops():
+        v = deps.verdicts.get(lp.lid) if deps is not None else None
+        reason = ""
+        if v is not None and v.reasons:
+            reason = v.reasons[0].message
+        elif v is not None and v.reductions:
+            reason = "reduction on " + ", ".join(v.reductions)
+        var = lp.origin.var if lp.origin else lp.var
+        out.append(LoopReport(var, lp.header, _loc(lp.loc), lp.trip_count.to_c() if lp.trip_count is not None else None,
+                              v.status if v is not None else None, reason,
+                              roles.get(var, "in each thread") if plan is not None else ""))
+    return out
+
+
+def _loop_roles(mapping) -> dict[str, str]:
+    """C loop variable -> what the plan does with it ("grid y", "host loop", "grid x in k0, in each thread in
+    k1" when kernels differ)."""
+    from ..plan import Kernel
+    kernels, host = mapping.kernels(), {}
+
+    def walk(items):
+        for it in items:
+            if not isinstance(it, Kernel):
+                host[it.var] = "host loop"
+                walk(it.body)
+    walk(mapping.items)
+    per_kernel = [{m.c_var: f"grid {m.dim}" for m in k.loops} for k in kernels if k.loops]
+    names = {v for dims in per_kernel for v in dims}
+    out = dict(host)
+    for var in names - host.keys():
+        roles = [dims.get(var, "in each thread") for dims in per_kernel]
+        if len(set(roles)) == 1:
+            out[var] = roles[0]
+        else:
+            out[var] = ", ".join(f"{r} in k{i}" for i, r in enumerate(roles))
+    return out
 
 
 def _blocking(nest, deps, refusal: str = "") -> list[RelatedLocation]:
@@ -349,9 +388,29 @@ def _describe_mapping(rep: NestReport, nest, mapping) -> None:
 
 def _mapping_sentence(rep: NestReport) -> None:
     """"c2gpu_matmul_16_k0: i -> y, j -> x (block 32x32x1)", with the block the prediction chose."""
-    parts = [f"{k.name}: {', '.join(f'{v} -> {d}' for v, d in k.grid_loops.items())} "
-             f"(block {'x'.join(str(b) for b in k.block)})" for k in rep.kernels]
-    rep.mapping = "; ".join(parts) + (f"; on the host: {'; '.join(rep.host_loops)}" if rep.host_loops else "")
+    rep.mapping = mapping_sentence([(k.name, k.grid_loops, k.block) for k in rep.kernels], rep.host_loops)
+
+
+def mapping_sentence(kernels, host_loops=()) -> str:
+    """The kernels (name, {C loop variable: dimension}, block) and host loops of a plan, in one line."""
+    parts = [f"{name}: {', '.join(f'{v} -> {d}' for v, d in grid.items()) or 'one thread'} "
+             f"(block {'x'.join(str(b) for b in block)})" for name, grid, block in kernels]
+    return "; ".join(parts) + (f"; on the host: {'; '.join(host_loops)}" if host_loops else "")
+
+
+def plan_sentence(plan) -> str:
+    """`mapping_sentence` of a NestPlan, host loops by name only (the loop lines say why they stay)."""
+    from ..plan import Kernel
+    host = []
+
+    def walk(items):
+        for it in items:
+            if not isinstance(it, Kernel):
+                host.append(it.var)
+                walk(it.body)
+    walk(plan.mapping.items)
+    return mapping_sentence([(k.name, {m.c_var: m.dim for m in k.loops}, tuple(k.block))
+                             for k in plan.mapping.kernels()], [", ".join(host)] if host else ())
 
 
 def _code_and_decisions(nest, plan) -> tuple[str | None, list[SharedMemoryDecision]]:
@@ -380,7 +439,7 @@ def _add_performance(rep: NestReport, perf) -> None:
         o = k.occupancy
         prev = old.get(k.name)
         kernels.append(KernelReport(k.name, prev.grid_loops if prev else {}, tuple(k.block), tuple(k.geometry.grid),
-                                    k.launches, {m: k.predictions[m].time_s for m in perf.models}, k.roofline.limiter,
+                                    k.launches, {m: k.predictions[m].time_s for m in perf.models}, kernel_bound(k),
                                     o.occupancy if o is not None else None))
         for h in k.hotspots:
             rep.hotspots.append(Hotspot(k.name, h.text, h.line or None, h.idle_s, h.share))

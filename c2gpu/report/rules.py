@@ -48,7 +48,7 @@ RULES: dict[str, Rule] = {r.id: r for r in _TABLE}
 #: The rule of each verdict class (c2gpu.report.model.VERDICT_CLASSES).
 RULE_OF_CLASS: dict[str, str] = {"port": "c2gpu/port", "port-if-resident": "c2gpu/port-if-resident",
                                  "keep-on-cpu": "c2gpu/keep-on-cpu", "not-portable": "c2gpu/not-portable",
-                                 "unknown": "c2gpu/cannot-assess"}
+                                 "unknown": "c2gpu/cannot-assess", "needs-size": "c2gpu/cannot-assess"}
 
 
 @dataclass(frozen=True)

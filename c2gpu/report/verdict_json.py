@@ -8,9 +8,10 @@ def verdict_json(advice) -> dict | None:
     v = advice.verdict
     cpu = advice.cpu
     out = {
-        "verdict": v.verdict if v else "not ported",
+        "verdict": v.verdict if v else "no verdict" if advice.ported else "not ported",
         "reason": v.reason if v else advice.refusal,
-        "ported": v is not None,
+        "ported": advice.ported,          # `port` emits the nest (with or without a verdict)
+        "needs": list(advice.needs),      # sizes to give (--param) for a verdict
         "cpu": None if cpu is None else {
             "seconds": cpu.median_s, "source": cpu.source, "min_s": cpu.min_s, "max_s": cpu.max_s,
             "executions_per_run": cpu.executions, "runs": cpu.runs, "compiler": list(cpu.compiler),

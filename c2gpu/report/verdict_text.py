@@ -20,25 +20,51 @@ def _paint(text: str, code: str, colour: bool) -> str:
     return f"\033[{code}m{text}\033[0m" if colour and code else text
 
 
-def nest_table(nest, advice, perf, colour: bool = False) -> str:
+def loop_rows(loops) -> list[tuple[str, str]]:
+    """One row per loop: its dependence verdict and what the port does with it."""
+    rows = []
+    width = max((len(lp.var) for lp in loops), default=0)
+    for lp in loops:
+        status = {"parallel": "parallel", "reduction": lp.reason or "reduction",
+                  "carried": lp.reason if lp.reason.startswith("carries") else
+                  f"carries a dependence: {lp.reason}" if lp.reason else "carries a dependence",
+                  "unknown": f"not proven parallel: {lp.reason}" if lp.reason else "not proven parallel",
+                  None: "not analysed"}.get(lp.status, lp.status)
+        role = f" -> {lp.role}" if lp.role else ""
+        rows.append(("loops" if not rows else "", f"{lp.var:<{width}}  line {lp.location.line:<4} {status}{role}"))
+    return rows
+
+
+def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str = "", refusal: str = "") -> str:
+    """The verdict of one nest, its times, and each loop's dependence verdict (`loops`: LoopReports).
+    `advice` is None when no GPU was chosen; `mapping` names the kernels of a ported nest, `refusal` says why
+    a nest is not ported."""
     head = f"{nest.name}  {nest.loc}"
     v = advice.verdict if advice is not None else None
     if v is None:
-        reason = advice.refusal if advice is not None else "not analysed"
-        return f"{head}\n  verdict       {_paint('NOT PORTED', COLOURS[KEEP], colour)}: {reason}\n"
+        ported = advice.ported if advice is not None else bool(mapping)
+        if not ported:
+            reason = advice.refusal if advice is not None else refusal or "not mapped"
+            verdict = _paint("NOT PORTED", COLOURS[KEEP], colour) + f": {reason}"
+        elif advice is None:
+            verdict = _paint("NO VERDICT", "", colour) + ": no GPU chosen (--gpu none), so no time to compare"
+        else:
+            verdict = _paint("NO VERDICT", "", colour) + f": {advice.refusal}"
+        rows = [("verdict", verdict)]
+        if ported and mapping:
+            rows.append(("port", mapping))
+        rows += loop_rows(loops)
+        return head + "\n" + "".join(f"  {k:<13} {val}\n" for k, val in rows)
     cpu = advice.cpu
     rows = [("verdict", _paint(v.verdict.upper(), COLOURS.get(v.verdict, ""), colour)
              + f": {v.reason}")]
     if cpu is not None and cpu.median_s is not None:
-        how = (f"measured ({' '.join(cpu.compiler[:1])} {' '.join(cpu.flags[:1])}, median of {cpu.runs} runs"
-               f"{', ' + str(cpu.executions) + ' executions per run' if cpu.executions and cpu.executions > 1 else ''})"
-               if cpu.source == "measured" else f"static estimate ({cpu.note})")
-        rows.append(("CPU", f"{units.seconds(cpu.median_s)} per execution, {how}"))
+        rows.append(("CPU", f"{units.seconds(cpu.median_s)} per execution, {cpu_how(cpu)}"))
     else:
         rows.append(("CPU", f"unknown ({cpu.note if cpu else 'no baseline'})"))
-    ctx = f" + context {units.seconds(v.context_s)}" if perf.include_context else \
-        f" (context creation {units.seconds(v.context_s)} not included)"
-    rows.append(("GPU", f"{units.seconds(v.total_gpu_s)} on {perf.gpu.name} = kernels {units.seconds(v.kernel_s)} "
+    ctx = f" + CUDA context {units.seconds(v.context_s)}" if perf.include_context else \
+        f" (creating the CUDA context, {units.seconds(v.context_s)} once per program, not included)"
+    rows.append(("GPU", f"{units.seconds(v.total_gpu_s)} = kernels {units.seconds(v.kernel_s)} "
                         f"+ launches {units.seconds(v.launch_s)} + transfers {units.seconds(v.transfer_s)}{ctx}; "
                         f"model {v.model}"))
     if v.speedup is not None:
@@ -47,8 +73,24 @@ def nest_table(nest, advice, perf, colour: bool = False) -> str:
     rows.append(("bottleneck", v.bottleneck))
     for be in v.break_even:
         rows.append(("break-even", be.sentence(perf.gpu.key)))
+    if mapping:
+        rows.append(("port", mapping))
+    rows += loop_rows(loops)
     if v.recommendations:
         rows.append(("advice", v.recommendations[0]))
         for r in v.recommendations[1:]:
             rows.append(("", r))
     return head + "\n" + "".join(f"  {k:<13} {val}\n" for k, val in rows)
+
+
+def cpu_how(cpu) -> str:
+    """How the CPU time was obtained, in a few words."""
+    if cpu.source != "measured":
+        return cpu.note
+    spread = (f", {units.seconds(cpu.min_s)} to {units.seconds(cpu.max_s)}"
+              if cpu.min_s is not None and cpu.max_s is not None and cpu.max_s > cpu.min_s else "")
+    per_run = f", {cpu.executions} executions per run" if cpu.executions and cpu.executions > 1 else ""
+    how = (f"measured CPU time ({' '.join(cpu.compiler[:1])} {' '.join(cpu.flags[:1])}, median of {cpu.runs} runs"
+           f"{spread}{per_run})")
+    return f"{how}; {cpu.scaled}" if cpu.scaled else how
+

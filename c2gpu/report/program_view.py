@@ -1,0 +1,136 @@
+"""The whole-program view: each nest's share of the program's time, and what porting the recommended nests
+does to the whole program (Amdahl's law), as Intel Advisor's offload report leads with.
+
+Times are per program run.  A nest's CPU time per run is its measured total in a run (every execution of it),
+or the static estimate times the executions per run (1 when unknown); its GPU time per run is the predicted
+time of one execution times the same count.  The program's time is its measured CPU time (main and everything
+before exit); with --no-run there is none, and the shares are of the nests' time only.
+
+Amdahl's law (seed 004, section 5.3, applied to the whole program): new time = program - CPU time of the
+ported nests + their GPU time.  Two figures: every ported nest copying its data in and out as `port` emits it,
+and the data kept on the device between the ported nests (each array copied in once before the first nest
+that uses it and out once after the last that writes it), which assumes the host code between them does not
+touch those arrays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import units
+from ..verdict import PORT
+from .model import _CLASS_OF
+
+
+@dataclass(frozen=True)
+class NestShare:
+    name: str
+    line: int
+    verdict: str                   # the verdict class ("port", "keep-on-cpu", "not-portable", ...)
+    cpu_s: float | None            # per program run
+    gpu_s: float | None            # per program run, transfers included
+    share: float | None            # of the program's time (or of the nests' time without a measured program)
+    why: str                       # the verdict's reason, or why the nest is not ported
+
+
+@dataclass(frozen=True)
+class WholeProgram:
+    program_s: float | None        # measured CPU time of one program run; None: not measured
+    nests_s: float                 # the nests' CPU time per run (those with a time)
+    shares: list[NestShare] = field(default_factory=list)     # largest CPU time first
+    ported: tuple[str, ...] = ()   # the recommended nests (verdict port)
+    after_s: float | None = None   # the program's time with them ported, each copying its data
+    resident_s: float | None = None  # the same with the data kept on the device between them
+
+    @property
+    def base_s(self) -> float:
+        return self.program_s if self.program_s is not None else self.nests_s
+
+    def speedup(self, after: float | None) -> float | None:
+        return self.base_s / after if after else None
+
+
+def whole_program(nests, advice, manager) -> WholeProgram | None:
+    """The view of one file from its nests, the advisor's advice per nest name and the pass manager's
+    performance results; None when there is no advice (no GPU)."""
+    if advice is None:
+        return None
+    program_s, rows, transfers = None, [], []
+    for nest in nests:
+        adv = advice.get(nest.name)
+        cpu = adv.cpu if adv is not None else None
+        v = adv.verdict if adv is not None else None
+        if cpu is not None and cpu.program_median_s:
+            program_s = cpu.program_median_s
+        runs = (cpu.executions or 1) if cpu is not None else 1
+        cpu_s = (cpu.total_median_s if cpu is not None and cpu.source == "measured" and cpu.total_median_s
+                 else cpu.median_s * runs if cpu is not None and cpu.median_s else None)
+        gpu_s = v.total_gpu_s * runs if v is not None else None
+        cls = _CLASS_OF.get(v.verdict, "unknown") if v is not None else (
+            "needs-size" if adv is not None and adv.needs else "not-portable" if adv is None or not adv.ported
+            else "unknown")
+        why = v.reason if v is not None else (adv.refusal if adv is not None else "not analysed")
+        rows.append(NestShare(nest.name, nest.loc.line, cls, cpu_s, gpu_s, None, why))
+        perf = manager.result("performance", nest)
+        if v is not None and v.verdict == PORT and perf is not None:
+            transfers.append((nest.name, v, runs, perf.transfers))
+    nests_s = sum(r.cpu_s for r in rows if r.cpu_s)
+    base = program_s if program_s is not None else nests_s
+    rows = [NestShare(r.name, r.line, r.verdict, r.cpu_s, r.gpu_s, r.cpu_s / base if r.cpu_s and base else None,
+                      r.why) for r in rows]
+    rows.sort(key=lambda r: -(r.cpu_s or 0.0))
+    ported = [r for r in rows if r.verdict == "port" and r.cpu_s and r.gpu_s is not None]
+    after = resident = None
+    if ported and base:
+        after = base - sum(r.cpu_s for r in ported) + sum(r.gpu_s for r in ported)
+        resident = base - sum(r.cpu_s for r in ported) + _resident_gpu_s(transfers)
+    return WholeProgram(program_s, nests_s, rows, tuple(r.name for r in ported), after, resident)
+
+
+def _resident_gpu_s(ported) -> float:
+    """The GPU time per run of the ported nests with each array copied in once (its first copy-in, in source
+    order) and out once (its last copy-out), kernels and launches as predicted."""
+    first_in: dict[str, float] = {}
+    last_out: dict[str, float] = {}
+    compute = 0.0
+    for _, v, runs, transfers in ported:
+        compute += (v.kernel_s + v.launch_s) * runs
+        for t in transfers:
+            if t.direction == "in":
+                first_in.setdefault(t.array, t.seconds)
+            else:
+                last_out[t.array] = t.seconds
+    return compute + sum(first_in.values()) + sum(last_out.values())
+
+
+def program_text(view: WholeProgram, gpu_key: str) -> str:
+    """The terminal view, above the nests."""
+    if view is None or not view.shares:
+        return ""
+    if view.program_s is not None:
+        head = (f"whole program: {units.seconds(view.program_s)} of CPU time per run (measured), "
+                f"{100 * view.nests_s / view.program_s:.0f}% of it in the loop nests below")
+    else:
+        head = (f"whole program: the loop nests take {units.seconds(view.nests_s)} per run (static estimate; "
+                "the program's own time is measured only without --no-run, so shares are of the nests' time)")
+    lines = [head]
+    width = max(len(r.name) for r in view.shares)
+    for r in view.shares:
+        share = f"{100 * r.share:5.1f}%" if r.share is not None else "    – "
+        gpu = f" -> {units.seconds(r.gpu_s)} on the GPU" if r.gpu_s is not None else ""
+        lines.append(f"  {r.name:<{width}}  {share}  {units.seconds(r.cpu_s):>9} on the CPU{gpu}  [{r.verdict}]")
+    if view.after_s is not None:
+        names = ", ".join(view.ported)
+        lines.append(f"  porting {names} on {gpu_key}: {units.seconds(view.base_s)} -> {units.seconds(view.after_s)} "
+                     f"per run, {units.speedup(view.speedup(view.after_s))} for the whole program (Amdahl's law); "
+                     f"{units.seconds(view.resident_s)}, {units.speedup(view.speedup(view.resident_s))}, if the data "
+                     "stays on the GPU between these nests (each array copied in and out once)")
+    else:
+        lines.append("  no nest is worth porting on its own: the whole program stays as fast as it is")
+    keep = [r for r in view.shares if r.verdict != "port" and r.cpu_s][:3]
+    if keep:
+        lines.append("  not to port: " + "; ".join(f"{r.name} ({r.verdict}: {_short(r.why)})" for r in keep))
+    return "\n".join(lines) + "\n"
+
+
+def _short(text: str, limit: int = 90) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"

@@ -1,0 +1,151 @@
+"""The answer first: `c2gpu analyze FILE` gives the verdict and each loop's dependence verdict for a default GPU,
+and never calls a nest portable that `port` refuses."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import c2gpu
+from c2gpu.driver import make_manager
+from c2gpu.frontend import PreprocessOptions
+from c2gpu.pipelines import PORT
+from c2gpu.port import analyse_for_port
+from conftest import TESTDATA
+
+VERDICT_CLASSES_WITH_A_PORT = {"port", "port-if-resident", "keep-on-cpu", "needs-size"}
+
+
+def run(*args, cwd=None, env=None):
+    e = {k: v for k, v in os.environ.items() if k != "C2GPU_GPU"}
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "c2gpu", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=e, timeout=300)
+
+
+# --------------------------------------------------------------------------- one truth: analyze agrees with port
+
+@pytest.mark.parametrize("path", sorted(p.relative_to(TESTDATA).as_posix() for p in TESTDATA.rglob("*.c")))
+def test_analyze_calls_a_nest_portable_exactly_when_port_emits_it(path):
+    src = TESTDATA / path
+    report = c2gpu.analyze(src, gpu="h100-sxm", run_cpu=False)
+    _, outcomes = analyse_for_port(str(src), PreprocessOptions(), make_manager(list(PORT.passes)),
+                                   warn=lambda w: None)
+    emitted = {o.nest.name: o.ported for o in outcomes}
+    assert [n.name for n in report.nests] == list(emitted)
+    for nest in report.nests:
+        assert nest.ported == emitted[nest.name], (nest.name, nest.refusal)
+        assert (nest.verdict_class in VERDICT_CLASSES_WITH_A_PORT) == emitted[nest.name], \
+            (nest.name, nest.verdict_class, nest.reason)
+        if not emitted[nest.name]:
+            assert nest.verdict_class == "not-portable" and nest.speedup is None
+
+
+# --------------------------------------------------------------------------- the default GPU and where it comes from
+
+def test_first_command_prints_the_verdict_and_each_loops_verdict(tmp_path):
+    r = run("analyze", TESTDATA / "matmul.c", "--no-run", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "predicted on h100-sxm" in out and "the default GPU" in out
+    table = out[out.index("\nmatmul@16  "):out.index("\nmain@29  ")]
+    assert re.search(r"^  verdict +PORT: ", table, re.M)
+    assert re.search(r"^  loops +i +line 16 +parallel -> grid y$", table, re.M)
+    assert re.search(r"^ +j +line 17 +parallel -> grid x$", table, re.M)
+    assert re.search(r"^ +k +line 19 +reduction C\[i\]\[j\] \+= over 'k' \(line 20\) -> in each thread$", table, re.M)
+    assert "for (k = 0" not in out          # the IR is behind --details
+    assert "for (k = 0; k < 256; k++)" in run("analyze", TESTDATA / "matmul.c", "--no-run", "--details",
+                                               cwd=tmp_path).stdout
+
+
+def test_gpu_from_the_environment_and_the_settings_files(tmp_path):
+    assert "predicted on a100" in run("analyze", TESTDATA / "saxpy.c", "--no-run", cwd=tmp_path,
+                                      env={"C2GPU_GPU": "a100"}).stdout
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.c2gpu]\ngpu = "l4"\n')
+    r = run("analyze", TESTDATA / "saxpy.c", "--no-run", cwd=project / "src")
+    assert f"predicted on l4 (NVIDIA L4 (AD104), from {project / 'pyproject.toml'})" in r.stdout, r.stdout[:300]
+    (project / "c2gpu.toml").write_text('gpu = "v100"\n')                 # c2gpu.toml wins in one directory
+    assert "predicted on v100" in run("analyze", TESTDATA / "saxpy.c", "--no-run", cwd=project / "src").stdout
+    # the command line wins over both, the environment over the files
+    assert "predicted on a10 " in run("analyze", TESTDATA / "saxpy.c", "--no-run", "--gpu", "a10",
+                                      cwd=project, env={"C2GPU_GPU": "a100"}).stdout
+    assert "predicted on a100" in run("analyze", TESTDATA / "saxpy.c", "--no-run", cwd=project,
+                                      env={"C2GPU_GPU": "a100"}).stdout
+    (project / "c2gpu.toml").write_text('gpu = "no-such-gpu"\n')
+    r = run("analyze", TESTDATA / "saxpy.c", "--no-run", cwd=project)
+    assert r.returncode == 2 and "no-such-gpu" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_no_gpu_still_gives_each_loops_verdict_in_text_and_json(tmp_path):
+    r = run("analyze", TESTDATA / "prefix_sum.c", "--gpu", "none", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^  verdict +NOT PORTED: loop 'i' at line 15 cannot run in parallel", r.stdout, re.M)
+    assert re.search(r"^  loops +i +line 15 +carries a flow dependence on out: out\[i - 1\] \(line 16\)", r.stdout, re.M)
+    assert re.search(r"^  verdict +NO VERDICT: no GPU chosen", r.stdout, re.M)
+    doc = json.loads(run("analyze", TESTDATA / "prefix_sum.c", "--gpu", "none", "--format", "json").stdout)
+    loops = {n["name"]: n["loop_verdicts"] for n in doc["files"][0]["nests"]}
+    assert loops["prefix_sum@15"] == [{"var": "i", "line": 15, "status": "carried", "role": "",
+                                       "reason": loops["prefix_sum@15"][0]["reason"]}]
+    assert "out[i - 1] (line 16)" in loops["prefix_sum@15"][0]["reason"]
+    assert loops["main@33"][0]["status"] == "reduction" and loops["main@33"][0]["role"] == "grid x"
+    assert "verdict" not in doc["files"][0]["nests"][0]
+
+
+def test_a_missing_size_is_no_verdict_not_a_refusal(tmp_path):
+    src = tmp_path / "s.c"
+    src.write_text("void saxpy(int n, float a, float *restrict x, float *restrict y) {\n"
+                   "  for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];\n}\n")
+    r = run("analyze", src, "--no-run", cwd=tmp_path)
+    assert re.search(r"^  verdict +NO VERDICT: give n a value \(--param n=VALUE\)", r.stdout, re.M), r.stdout
+    assert "NOT PORTED" not in r.stdout
+    nest = c2gpu.analyze(src, gpu="h100-sxm", run_cpu=False).nests[0]
+    assert nest.ported and nest.verdict_class == "needs-size" and nest.speedup is None
+    doc = json.loads(run("analyze", src, "--no-run", "--format", "json", cwd=tmp_path).stdout)
+    v = doc["files"][0]["nests"][0]["verdict"]
+    assert v["verdict"] == "no verdict" and v["ported"] is True and v["needs"] == ["n"]
+    r = run("analyze", src, "--no-run", "--param", "n=1000000", cwd=tmp_path)
+    assert re.search(r"^  verdict +(PORT|KEEP|PORT ONLY)", r.stdout, re.M), r.stdout
+
+
+def test_break_even_only_on_request(tmp_path):
+    base = ("analyze", TESTDATA / "saxpy.c", "--gpu", "h100-sxm", "--no-run")
+    assert "break-even" not in run(*base, cwd=tmp_path).stdout
+    r = run(*base, "--break-even", cwd=tmp_path)
+    assert re.search(r"^  break-even +(worth porting when N >= [\d,]+|not worth porting) ", r.stdout, re.M), r.stdout
+
+
+# --------------------------------------------------------------------------- the whole program
+
+def test_whole_program_view_is_amdahls_law_over_the_measured_program(tmp_path):
+    r = run("analyze", TESTDATA / "matmul.c", "--gpu", "h100-sxm", "--runs", "1", cwd=tmp_path,
+            env={"C2GPU_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.returncode == 0, r.stderr
+    head = r.stdout.split("\n\n")[0]
+    m = re.search(r"whole program: ([\d.]+ [mµn]?s) of CPU time per run \(measured\), (\d+)% of it in the loop "
+                  r"nests below", head)
+    assert m, head
+    shares = [float(x) for x in re.findall(r"^  \S+@\d+ +([\d.]+)% ", head, re.M)]
+    assert len(shares) == 3 and 0 < sum(shares) <= 100.5
+    assert abs(sum(shares) - int(m.group(2))) <= 1.5
+    assert re.search(r"porting matmul@16, main@29, main@37 on h100-sxm: .* for the whole program \(Amdahl's law\)",
+                     head)
+
+
+def test_whole_program_arithmetic():
+    from c2gpu.report.program_view import WholeProgram, _resident_gpu_s
+    from c2gpu.perf.predict import Transfer
+    from c2gpu.verdict import decide
+
+    v1 = decide("a", "g", "m", 1.0, "measured", "", 0.2, 0.01, 0.1, 0.0, False)
+    v2 = decide("b", "g", "m", 1.0, "measured", "", 0.2, 0.01, 0.1, 0.0, False)
+    shared = [Transfer("x", "in", 8.0, 0.1), Transfer("y", "out", 8.0, 0.1)]
+    # two nests copying the same arrays: once each way when the data stays on the device
+    got = _resident_gpu_s([("a", v1, 1, shared), ("b", v2, 1, shared)])
+    assert got == pytest.approx(2 * (0.1 + 0.01) + 0.1 + 0.1)
+    view = WholeProgram(program_s=4.0, nests_s=2.0, after_s=1.0)
+    assert view.speedup(view.after_s) == 4.0
