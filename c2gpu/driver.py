@@ -111,8 +111,10 @@ def analyze_file(path: str, options: Options, manager: PassManager, *, source: s
         flags = {nest.name: diagnostics(nest, manager, options.silenced) for nest in program.nests}
         fd = _with_verdict_json(_with_performance_json(_with_loop_verdicts_json(
             ir_json.program(program, flags), program, manager), program, manager), program, advice)
-        report_text = _text(program, flags, manager, advice, style) if style is not None else ""
-        report = build_report(path, program, manager, advice, fd, errors, source) if want_report else None
+        from .report.program_view import whole_program
+        view = whole_program(program.nests, advice, manager)
+        report_text = _text(program, flags, manager, advice, style, view) if style is not None else ""
+        report = build_report(path, program, manager, advice, fd, errors, source, view) if want_report else None
     return FileAnalysis(path, fd, report_text, errors, status, report)
 
 
@@ -162,14 +164,14 @@ def diagnostics(nest, manager: PassManager, silenced: tuple[str, ...] = ()) -> l
     return silence(out, silenced)
 
 
-def _text(program, flags, manager: PassManager, advice, style: TextStyle) -> str:
+def _text(program, flags, manager: PassManager, advice, style: TextStyle, view=None) -> str:
     """The verdict of each nest with its loops' dependence verdicts; with details, the IR and the performance
     analysis behind it first."""
     out = text.program(program, flags, extra=_performance_text_hook(manager)) if style.details else ""
-    return out + _verdict_text(program, manager, advice, style, None if style.details else flags)
+    return out + _verdict_text(program, manager, advice, style, None if style.details else flags, view)
 
 
-def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None = None) -> str:
+def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None = None, view=None) -> str:
     """The verdict table of each nest; with `flags` (by nest name), its diagnostics below it, compiler-style."""
     from .report.model import loop_reports, plan_sentence
     from .report.verdict_text import nest_table
@@ -181,9 +183,8 @@ def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None
         head += f", predicted on {gpu.key} ({gpu.name}"
         head += ", the default GPU: choose one with --gpu NAME)" if origin == "default" else \
             f", from {origin})" if origin not in ("", "--gpu") else ")"
-    from .report.program_view import program_text, whole_program
-    view = program_text(whole_program(program.nests, advice, manager), gpu.key) if gpu is not None else ""
-    parts = [head + "\n" + view]
+    from .report.program_view import program_text
+    parts = [head + "\n" + (program_text(view, gpu.key) if gpu is not None and view is not None else "")]
     for nest in program.nests:
         plan = manager.result("plan", nest)
         errs = manager.errors_of(nest)

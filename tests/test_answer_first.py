@@ -149,3 +149,23 @@ def test_whole_program_arithmetic():
     assert got == pytest.approx(2 * (0.1 + 0.01) + 0.1 + 0.1)
     view = WholeProgram(program_s=4.0, nests_s=2.0, after_s=1.0)
     assert view.speedup(view.after_s) == 4.0
+
+
+def test_html_report_leads_with_the_whole_program(tmp_path):
+    from c2gpu.report.html import render_html
+    report = c2gpu.analyze(TESTDATA / "matmul.c", gpu="h100-sxm", run_cpu=False)
+    w = report.program
+    port = [n.name for n in report.nests if n.verdict_class == "port"]
+    assert "matmul@16" in port and set(w.ported) == set(port)
+    ported = [r for r in w.shares if r.name in port]
+    assert w.after_s == pytest.approx(w.base_s - sum(r.cpu_s for r in ported) + sum(r.gpu_s for r in ported))
+    page = render_html([report])
+    assert page.index("Whole program") < page.index("Summary") < page.index('id="nest-0"')
+    from c2gpu import units
+    assert (f"<b>{units.seconds(w.base_s)} → {units.seconds(w.after_s)}</b> per run, "
+            f"<b>{units.speedup(w.speedup(w.after_s))}</b> for the whole program") in page
+    # the two bars to one scale: the ported bar's segments add up to the new time's share of the old
+    bars = re.findall(r'<div class="wtrack">(.*?)</div></div>', page)
+    widths = [sum(float(x) for x in re.findall(r"width:([\d.]+)%", b)) for b in bars]
+    assert widths[0] == pytest.approx(100, abs=0.01)
+    assert widths[1] == pytest.approx(100 * w.after_s / w.base_s, abs=0.01)

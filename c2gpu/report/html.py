@@ -564,15 +564,65 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+REST_COLOUR = "#d0d7de"      # the program's time outside its loop nests
+
+
+def _program_view(rep: Report, anchors: dict[str, str]) -> dict | None:
+    """The whole-program view of one file (report.program_view.WholeProgram) for the page's first card: two
+    bars to one scale (the program now, and with the recommended nests ported), and one row per nest."""
+    w = rep.program
+    if w is None or not w.shares or not w.base_s:
+        return None
+    base = w.base_s
+    ported = set(w.ported)
+
+    def seg(name, t, colour, what):
+        return {"name": name, "pct": f"{100 * t / base:.3f}", "colour": colour,
+                "title": f"{name}: {units.seconds(t)} {what}"}
+    now, after = [], []
+    for r in w.shares:
+        if not r.cpu_s:
+            continue
+        colour = VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["unknown"])[1]
+        now.append(seg(r.name, r.cpu_s, colour, "on the CPU"))
+        after.append(seg(r.name, r.gpu_s, SEGMENT_COLOURS["kernels"], "on the GPU") if r.name in ported
+                     else seg(r.name, r.cpu_s, colour, "on the CPU"))
+    rest = base - w.nests_s if w.program_s is not None else 0.0
+    if rest > 0:
+        now.append(seg("outside the loop nests", rest, REST_COLOUR, "on the CPU"))
+        after.append(seg("outside the loop nests", rest, REST_COLOUR, "on the CPU"))
+    rows = [{"name": r.name, "anchor": anchors.get(r.name, ""), "share": f"{100 * r.share:.1f}%" if r.share else "–",
+             "cpu": units.seconds(r.cpu_s), "gpu": units.seconds(r.gpu_s),
+             "label": VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["unknown"])[0],
+             "colour": VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["unknown"])[1], "why": r.why,
+             "saves": units.seconds(r.cpu_s - r.gpu_s) if r.name in ported else ""} for r in w.shares]
+    top_port = sorted((r for r in w.shares if r.name in ported), key=lambda r: -(r.cpu_s - r.gpu_s))[:3]
+    top_keep = [r for r in w.shares if r.name not in ported and r.cpu_s][:3]
+    return {"path": rep.path, "gpu": rep.gpu, "measured": w.program_s is not None, "base": units.seconds(base),
+            "after": units.seconds(w.after_s), "speedup": units.speedup(w.speedup(w.after_s)),
+            "resident": units.seconds(w.resident_s), "resident_speedup": units.speedup(w.speedup(w.resident_s)),
+            "in_nests": f"{100 * w.nests_s / base:.0f}%", "now": now, "after_bar": after,
+            "ported": list(w.ported), "rows": rows,
+            "top_port": [(r.name, anchors.get(r.name, ""), units.seconds(r.cpu_s - r.gpu_s)) for r in top_port],
+            "top_keep": [(r.name, anchors.get(r.name, ""), r.why) for r in top_keep]}
+
+
 def render_html(reports: list[Report], errors: list[dict] | None = None, title: str | None = None) -> str:
-    """The whole report: a summary of every nest, then one section per nest."""
-    nests = []
+    """The whole report: the whole-program view of each file, a summary of every nest, then one section per
+    nest."""
+    nests, programs = [], []
     for rep in reports:
+        anchors = {}
         for n in rep.nests:
-            nests.append(_nest_view(n, rep, len(nests)))
+            view = _nest_view(n, rep, len(nests))
+            anchors[n.name] = view["anchor"]
+            nests.append(view)
+        program = _program_view(rep, anchors)
+        if program is not None:
+            programs.append(program)
     gpus = sorted({(r.gpu, r.gpu_name) for r in reports if r.gpu})
     files = [r.path for r in reports]
     title = title or ("c2gpu report: " + ", ".join(files[:3]) + (" …" if len(files) > 3 else ""))
     return _environment().get_template("report.html.j2").render(
-        title=title, nests=nests, gpus=gpus, files=files, errors=errors or [], version=__version__,
+        title=title, nests=nests, programs=programs, gpus=gpus, files=files, errors=errors or [], version=__version__,
         styles=VERDICT_STYLE)

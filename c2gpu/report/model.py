@@ -173,6 +173,7 @@ class Report:
     errors: list[str] = field(default_factory=list)
     data: dict = field(default_factory=dict, repr=False)
     input_errors: list[dict] = field(default_factory=list, repr=False)
+    program: object = None      # c2gpu.report.program_view.WholeProgram: the nests' shares and Amdahl's law (GPU only)
 
     def nest(self, name: str) -> NestReport:
         """The nest named `name` ("matmul@16"), or the first nest of function `name`."""
@@ -204,7 +205,7 @@ def _loc(loc) -> Location:
 
 
 def build_report(path: str, program, manager, advice, file_dict: dict, input_errors: list[dict],
-                 source: str | None = None) -> Report:
+                 source: str | None = None, view=None) -> Report:
     """The Report of one analysed file: `program` after `manager.run`, `advice` from c2gpu.advisor (or None
     without --gpu), `file_dict` its JSON entry, `source` the C text when it was given as text (named `path`)."""
     gpu_key = gpu_name = None
@@ -217,7 +218,7 @@ def build_report(path: str, program, manager, advice, file_dict: dict, input_err
     nests = [_nest_report(nest, nd, manager, advice.get(nest.name) if advice else None, path, source)
              for nest, nd in zip(program.nests, file_dict.get("nests", []))]
     return Report(path, nests, gpu_key, gpu_name, peaks, [e["message"] for e in input_errors], file_dict,
-                  list(input_errors))
+                  list(input_errors), view)
 
 
 def _nest_source(path: str, nest, source: str | None) -> str:
