@@ -39,7 +39,7 @@ SOURCE_NAME = "<source>"
 def analyze(path_or_source: str | os.PathLike, *, params: Mapping[str, int] | None = None,
             defines: Mapping[str, Any] | Iterable[str] | None = None, include_dirs: Sequence[str | os.PathLike] = (),
             gpu: str | os.PathLike | None = None, model: str | None = None, run_cpu: bool = True,
-            break_even: bool = True, assume_no_alias: bool = False, name: str | None = None) -> Report:
+            break_even: bool = False, assume_no_alias: bool = False, name: str | None = None) -> Report:
     """Analyse a C file (or C source text) and return its `Report`.
 
     path_or_source: a path, or C source text (taken as text when it contains a newline or ``{``, or names no
@@ -53,7 +53,8 @@ def analyze(path_or_source: str | os.PathLike, *, params: Mapping[str, int] | No
         prediction and no verdict, but loops, dependences, mapping and CUDA are still reported.
     model: the performance model for the verdict ("gpuperf", "resios"); default: the validated default.
     run_cpu: build and time the nest on this machine's C compiler (False: the static CPU estimate).
-    break_even: search the size at which porting pays off (re-analyses the file at other sizes: slower).
+    break_even: also search the size at which porting pays off (it analyses the file again at other sizes, some
+        40 times: slower; the command line does it on request, --break-even, and for the HTML report).
     assume_no_alias: treat distinct pointer parameters as non-overlapping (as if declared ``restrict``).
 
     Raises ValueError for a bad option (unknown GPU or model, malformed define) and c2gpu's C2GPUError

@@ -96,9 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
     _add_frontend_args(a)
     a.add_argument("--format", choices=("text", "json", "sarif"), default="text",
-                   help="text (default), json (schema c2gpu/schemas/analysis.schema.json) or sarif (SARIF 2.1.0; "
-                        "needs --gpu)")
-    a.add_argument("--passes", metavar="P1,P2", help=f"pipeline to run (default: {','.join(ANALYZE.passes)})")
+                   help="text (default), json (schema c2gpu/schemas/analysis.schema.json) or sarif (SARIF 2.1.0)")
+    a.add_argument("--passes", metavar="P1,P2", help=f"pipeline to run instead of {','.join(PORT.passes)} and the prediction (e.g. "
+                        f"{','.join(ANALYZE.passes)}: the IR only; with no GPU unless --gpu is given)")
     _add_pass_manager_args(a)
     a.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     _add_performance_args(a)
@@ -468,7 +468,8 @@ def _add_report_args(a: argparse.ArgumentParser) -> None:
 def _wants_report(args) -> bool:
     wanted = getattr(args, "format", "") == "sarif" or bool(getattr(args, "html", None))
     if wanted and not getattr(args, "gpu", None):
-        raise UsageError("--format sarif and --html need --gpu NAME (the reports are about the porting verdict)")
+        raise UsageError("--format sarif and --html need a GPU (--gpu none was given; the reports are about the "
+                         "porting verdict)")
     return wanted
 
 
@@ -592,8 +593,10 @@ def _add_check_command(sub) -> None:
 def cmd_check(args) -> int:
     from .report.sarif import sarif_document
     from .report.check_json import check_document
+    from .config import choose_gpu
+    args.gpu = choose_gpu(args.gpu).name     # the same default GPU as analyze (C2GPU_GPU, c2gpu.toml, ...)
     if not args.gpu:
-        raise UsageError("check needs --gpu NAME (see `c2gpu gpus`)")
+        raise UsageError("check needs a GPU: --gpu none was given (see `c2gpu gpus`)")
     if args.min_speedup <= 0:
         raise UsageError("--min-speedup must be positive")
     options = _options(args, pipeline=PORT.name, **_prediction_fields(args), **_baseline_fields(args))

@@ -181,7 +181,7 @@ def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None
     if gpu is not None:
         origin = style.gpu_origin
         head += f", predicted on {gpu.key} ({gpu.name}"
-        head += ", the default GPU: choose one with --gpu NAME)" if origin == "default" else \
+        head += ", the default GPU; --gpu NAME, C2GPU_GPU or c2gpu.toml choose another)" if origin == "default" else \
             f", from {origin})" if origin not in ("", "--gpu") else ")"
     from .report.program_view import program_text
     parts = [head + "\n" + (program_text(view, gpu.key) if gpu is not None and view is not None else "")]

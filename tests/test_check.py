@@ -69,13 +69,13 @@ def test_check_refused_nest_fails(capsys):
 
 def test_check_exit_codes_for_input_and_usage_errors(capsys, tmp_path):
     assert main(["check", str(tmp_path / "missing.c"), *FAST]) == 1
-    assert main(["check", str(TESTDATA / "selected.c"), "--no-run"]) == 2          # no --gpu
+    assert main(["check", str(TESTDATA / "selected.c"), "--no-run"]) == 2          # C2GPU_GPU=none (conftest)
     assert main(["check", str(TESTDATA / "selected.c"), *FAST, "--min-speedup", "0"]) == 2
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["check", str(empty), *FAST]) == 1                                   # a directory without C files
     err = capsys.readouterr().err
-    assert "missing.c" in err and "needs --gpu" in err and "is a directory with no C files" in err
+    assert "missing.c" in err and "needs a GPU: --gpu none" in err and "is a directory with no C files" in err
 
 
 def test_check_file_without_nests(capsys, tmp_path):

@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from conftest import requires_tool
-from test_fuzz_csmith import csmith_include
+from test_fuzz_csmith import csmith_include, requires_csmith
 
 SEED0 = 20251124                # program k is csmith --seed SEED0 + k
 DEFAULT_PROGRAMS = 10           # about 2 s each on 2 cores: the default suite's time budget is 10 minutes
@@ -178,14 +178,14 @@ def run_campaign(tmp: Path, first: int, count: int) -> None:
     assert ported > 0, "no nest was ported: the run proves nothing"
 
 
-@requires_tool("csmith")
+@requires_csmith
 @requires_tool("g++")
 def test_csmith_checksums_match(tmp_path):
     run_campaign(tmp_path, 0, DEFAULT_PROGRAMS)
 
 
 @pytest.mark.slow
-@requires_tool("csmith")
+@requires_csmith
 @requires_tool("g++")
 def test_csmith_checksums_match_more(tmp_path):
     run_campaign(tmp_path, DEFAULT_PROGRAMS, SLOW_PROGRAMS)

@@ -178,7 +178,7 @@ def test_artifact_uris(tmp_path):
 def test_sarif_and_html_need_a_gpu(tmp_path, capsys):
     assert main(["analyze", str(ROOT / "testdata" / "vecadd.c"), "--format", "sarif"]) == 2
     assert main(["analyze", str(ROOT / "testdata" / "vecadd.c"), "--html", str(tmp_path / "r.html")]) == 2
-    assert "need --gpu" in capsys.readouterr().err
+    assert "need a GPU (--gpu none was given" in capsys.readouterr().err      # C2GPU_GPU=none (conftest)
 
 
 # --------------------------------------------------------------------------- HTML

@@ -87,8 +87,8 @@ def test_verdict_classes_end_to_end(capsys):
 
 @pytest.mark.slow   # 24 s of the default run: the advisor re-runs the pipeline at every probed size
 def test_break_even_checked_on_both_sides(capsys):
-    doc = _json(capsys, "analyze", "--gpu", "h100-sxm", "--no-run", "--format", "json", str(TESTDATA / "matmul.c"),
-                "-D", "N=512")
+    doc = _json(capsys, "analyze", "--gpu", "h100-sxm", "--no-run", "--break-even", "--format", "json",
+                str(TESTDATA / "matmul.c"), "-D", "N=512")
     v = _verdicts(doc)["matmul@16"]
     (be,) = v["break_even"]
     assert be["param"] == "N" and be["target_speedup"] == 1.0 and be["value"] is not None
