@@ -169,3 +169,22 @@ def test_html_report_leads_with_the_whole_program(tmp_path):
     widths = [sum(float(x) for x in re.findall(r"width:([\d.]+)%", b)) for b in bars]
     assert widths[0] == pytest.approx(100, abs=0.01)
     assert widths[1] == pytest.approx(100 * w.after_s / w.base_s, abs=0.01)
+
+
+def test_cpu_time_is_taken_at_the_size_the_gpu_is_predicted_for(tmp_path):
+    """The program runs saxpy at n = 20,000; --param n=2,000,000 predicts the GPU there, so the measured CPU time
+    is scaled to that size (by the static estimate's growth), and the report says how."""
+    src = tmp_path / "s.c"
+    src.write_text("#include <stdlib.h>\n"
+                   "void saxpy(int n, float a, float *restrict x, float *restrict y) {\n"
+                   "  for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];\n}\n"
+                   "int main(void) { int n = 20000; float *x = calloc(n, 4), *y = calloc(n, 4);\n"
+                   "  for (int r = 0; r < 5; r++) saxpy(n, 2.0f, x, y); return (int)y[3]; }\n")
+    env = {"C2GPU_CACHE_DIR": str(tmp_path / "cache")}
+    own = run("analyze", src, "--gpu", "h100-sxm", "--runs", "1", cwd=tmp_path, env=env).stdout
+    assert "scaled" not in own and re.search(r"5 executions per run", own), own
+    big = run("analyze", src, "--gpu", "h100-sxm", "--runs", "1", "--param", "n=2000000", cwd=tmp_path, env=env)
+    m = re.search(r"measured at n = 20,000 \(the program's own size\) and scaled to n = 2,000,000 by the static "
+                  r"estimate's growth \(x([\d.]+)\)", big.stdout)
+    assert m, big.stdout
+    assert 50 < float(m.group(1)) < 1000           # 100 times the elements, cache levels aside
