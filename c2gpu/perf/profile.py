@@ -513,8 +513,12 @@ class KernelAnalysis:
             sectors = addr // sec_b
             lines = addr // line_b
             nreq = act.any(axis=-1)
-            n_sec = distinct_per_row(sectors, act)
-            n_line = distinct_per_row(lines, act)
+            if line_b % sec_b == 0:
+                # a line is a run of whole sectors: sort the sectors once, lines come out sorted too
+                n_sec, n_line = distinct_per_row(sectors, act, line_b // sec_b)
+            else:
+                n_sec = distinct_per_row(sectors, act)
+                n_line = distinct_per_row(lines, act)
             cnt = nreq.sum()
             avg_sec = float(n_sec.sum() / cnt) if cnt else 0.0
             avg_line = float(n_line.sum() / cnt) if cnt else 0.0
@@ -532,20 +536,8 @@ class KernelAnalysis:
         miss_win, miss_one, foot = {}, {}, 0.0
         for group, items in sector_sets.items():
             nb = items[0][0].shape[0]
-            u_win = u_one = u_live = 0
-            w = items[0][0].shape[2]
-            live = min(w, REUSE_DISTANCE)
-            for b in range(nb):
-                win = np.concatenate([sct[b][a_[b]] for sct, a_, _ in items])
-                u_win += np.unique(win).size
-                u_live += np.unique(np.concatenate([sct[b][:, :live][a_[b][:, :live]] for sct, a_, _ in items])).size
-                # distinct sectors of each iteration of the window, all at once: key = (iteration, sector)
-                keys = []
-                for sct, a_, _ in items:
-                    it = np.broadcast_to(np.arange(w, dtype=np.int64).reshape(1, w, 1), a_[b].shape)
-                    sec = np.broadcast_to(sct[b], a_[b].shape)
-                    keys.append(sec[a_[b]] * 64 + it[a_[b]])
-                u_one += np.unique(np.concatenate(keys)).size
+            live = min(items[0][0].shape[2], REUSE_DISTANCE)
+            u_win, u_live, u_one = _window_distinct(items, nb, live)
             r = requested[group] or 1.0
             reuse_across = group[0] not in written_arrays
             miss_win[group] = min(1.0, (u_win if reuse_across else u_one) / r)
@@ -1127,6 +1119,35 @@ class KernelAnalysis:
         out = (prof, machine)
         self._block_cache[key] = out
         return out
+
+
+def _window_distinct(items, nb: int, live: int) -> tuple[int, int, int]:
+    """Distinct sectors a group of accesses touches, summed over the sampled blocks (one row per block:
+    all its warps, all the group's accesses): over the whole window, over its first `live` iterations,
+    and as distinct (iteration, sector) pairs.  All three come from one sort of the keys
+    sector * 64 + iteration (the window has at most 64 iterations): sorted keys are sorted by sector,
+    then iteration, so a sector starts a run of equal `key >> 6`, and that run's first entry has its
+    smallest iteration (the sector is touched within the first `live` iterations iff that one is)."""
+    big = np.iinfo(np.int64).min
+    keys, acts = [], []
+    for sct, act, _ai in items:
+        it = np.arange(act.shape[2], dtype=np.int64).reshape(1, 1, -1, 1)
+        keys.append((np.broadcast_to(sct, act.shape) * 64 + it).reshape(nb, -1))
+        acts.append(act.reshape(nb, -1))
+    k = np.concatenate(keys, axis=1) if len(keys) > 1 else keys[0]
+    a = np.concatenate(acts, axis=1) if len(acts) > 1 else acts[0]
+    s = np.sort(np.where(a, k, big), axis=1)
+    real = s != big
+    new_key = np.ones(s.shape, dtype=bool)
+    new_key[:, 1:] = s[:, 1:] != s[:, :-1]
+    sec = s >> 6
+    new_sec = np.ones(s.shape, dtype=bool)
+    new_sec[:, 1:] = sec[:, 1:] != sec[:, :-1]
+    new_sec &= real
+    u_one = int(np.count_nonzero(new_key & real))
+    u_win = int(np.count_nonzero(new_sec))
+    u_live = int(np.count_nonzero(new_sec & ((s & 63) < live)))
+    return u_win, u_live, u_one
 
 
 def _render_kernel(code) -> str:
