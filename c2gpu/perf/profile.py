@@ -116,6 +116,7 @@ L2_REUSE_SHARE = 0.5      # share of the L2 that keeps data for reuse across blo
 
 
 _RANGE_CACHE: dict = {}    # (nest id, sizes, host values, accesses) -> (nest, (lo, hi) | None)
+_SECTOR_CACHE: dict = {}   # (nest id, kernel without block, host loops, sizes, block, GPU geometry) -> (nest, stats)
 
 
 class PerfError(Exception):
@@ -468,11 +469,18 @@ class KernelAnalysis:
             return None
 
     # ------------------------------------------------------------------ accesses and memory
-    def memory(self, block: tuple[int, int, int]) -> MemoryAnalysis:
-        key = ("memory", tuple(block))
-        if key in self._block_cache:
-            return self._block_cache[key]
-        geo, env0, valid0 = self._samples(block)
+    def _sector_stats(self, block: tuple[int, int, int]):
+        """The part of memory() that depends only on the kernel's loops and the block shape, not on its
+        shared-memory tiles or registers: warp activity per statement, sectors and lines per request of
+        every access, and per access group the distinct sectors of the sampled blocks.  The block-size
+        search (seed 004, 5.2.1) evaluates the same shapes again for the plain kernel and for each
+        shared-memory budget the performance pass compares, each with an analysis of its own: they share
+        these results through _SECTOR_CACHE (keyed like _RANGE_CACHE, by the nest's identity)."""
+        key = self._sector_key(block)
+        hit = _SECTOR_CACHE.get(key) if key is not None else None
+        if hit is not None and hit[0] is self.nest:
+            return hit[1]
+        _geo, env0, valid0 = self._samples(block)
         ws = self.gpu.warp_size
         per_stmt = {}
         for s in self.statements:
@@ -485,11 +493,8 @@ class KernelAnalysis:
             act_any = act.any(axis=-1)
             warp_frac[s.sid] = float(act_any.sum() / dom_any.sum()) if dom_any.sum() else 0.0
             lane_util[s.sid] = float(act.sum() / (act_any.sum() * ws)) if act_any.sum() else 1.0
-        self._warp_frac = warp_frac
-        costs: list[AccessCost] = []
         sector_sets: dict[tuple[str, Optional[int]], list] = {}
         requested: dict[tuple[str, Optional[int]], float] = {}
-        written_arrays = {ai.access.array for ai in self.access_infos if ai.access.kind == "write"}
         flags = []
         sec_b, line_b = self.gpu.sector_bytes, self.gpu.cache_line_bytes
         raw = {}
@@ -501,32 +506,68 @@ class KernelAnalysis:
             if ai.flat is None:
                 flags.append(f"{ai.access.text} (line {ai.access.loc.line}): unknown stride, 32 transactions "
                              "per warp request assumed (seed 004, 6.1)")
-                raw[ai.key] = (req, float(UNKNOWN_TRANSACTIONS), float(UNKNOWN_TRANSACTIONS), True, None, act)
+                raw[ai.key] = (req, float(UNKNOWN_TRANSACTIONS), float(UNKNOWN_TRANSACTIONS), True)
                 continue
             try:
                 idx = poly_np(ai.flat, env)
             except KeyError:
                 flags.append(f"{ai.access.text} (line {ai.access.loc.line}): index not evaluable, 32 transactions assumed")
-                raw[ai.key] = (req, float(UNKNOWN_TRANSACTIONS), float(UNKNOWN_TRANSACTIONS), True, None, act)
+                raw[ai.key] = (req, float(UNKNOWN_TRANSACTIONS), float(UNKNOWN_TRANSACTIONS), True)
                 continue
             addr = np.broadcast_to(np.asarray(idx, dtype=np.int64) * es, act.shape)
             sectors = addr // sec_b
-            lines = addr // line_b
             nreq = act.any(axis=-1)
             if line_b % sec_b == 0:
                 # a line is a run of whole sectors: sort the sectors once, lines come out sorted too
                 n_sec, n_line = distinct_per_row(sectors, act, line_b // sec_b)
             else:
                 n_sec = distinct_per_row(sectors, act)
-                n_line = distinct_per_row(lines, act)
+                n_line = distinct_per_row(addr // line_b, act)
             cnt = nreq.sum()
             avg_sec = float(n_sec.sum() / cnt) if cnt else 0.0
             avg_line = float(n_line.sum() / cnt) if cnt else 0.0
-            raw[ai.key] = (req, avg_sec, avg_line, False, sectors, act)
+            raw[ai.key] = (req, avg_sec, avg_line, False)
             if ai.access.kind == "read":
                 group = (ai.access.array, ai.window_lid)
                 sector_sets.setdefault(group, []).append((sectors, act, ai))
                 requested[group] = requested.get(group, 0.0) + float(n_sec.sum())
+        # L1: block-level union of sectors per group, with and without the temporal window
+        groups = {}
+        for group, items in sector_sets.items():
+            nb = items[0][0].shape[0]
+            live = min(items[0][0].shape[2], REUSE_DISTANCE)
+            groups[group] = (nb,) + _window_distinct(items, nb, live)
+        out = (warp_frac, lane_util, raw, tuple(flags), groups, requested)
+        if key is not None:
+            if len(_SECTOR_CACHE) > 4096:
+                _SECTOR_CACHE.clear()
+            _SECTOR_CACHE[key] = (self.nest, out)
+        return out
+
+    def _sector_key(self, block):
+        """What _sector_stats reads besides the nest: the kernel without its block (loops, body, sizes),
+        the host loops, the parameter values, the block and the GPU's warp and cache geometry."""
+        try:
+            k = (id(self.nest), replace(self.kernel, block=(0, 0, 0)), self.host_lids,
+                 tuple(sorted(self.env.items())), tuple(block), self.gpu.warp_size, self.gpu.sector_bytes,
+                 self.gpu.cache_line_bytes)
+            hash(k)
+        except TypeError:
+            return None
+        return k
+
+    def memory(self, block: tuple[int, int, int]) -> MemoryAnalysis:
+        key = ("memory", tuple(block))
+        if key in self._block_cache:
+            return self._block_cache[key]
+        warp_frac, lane_util, raw, flags, groups, requested = self._sector_stats(block)
+        raw, flags = dict(raw), list(flags)
+        self._warp_frac = warp_frac
+        geo = self.geometry(block)
+        ws = self.gpu.warp_size
+        costs: list[AccessCost] = []
+        written_arrays = {ai.access.array for ai in self.access_infos if ai.access.kind == "write"}
+        sec_b, line_b = self.gpu.sector_bytes, self.gpu.cache_line_bytes
         # ---- L1: block-level union of sectors per group, with and without the temporal window
         occ = self.occupancy(block)
         active_sms = min(self.gpu.sm_count, max(1, geo.blocks))
@@ -534,10 +575,7 @@ class KernelAnalysis:
         smem = self.shared_bytes(block)
         l1_bytes = self.gpu.l1_cache_bytes + self.gpu.shared_mem_per_sm - resident * smem
         miss_win, miss_one, foot = {}, {}, 0.0
-        for group, items in sector_sets.items():
-            nb = items[0][0].shape[0]
-            live = min(items[0][0].shape[2], REUSE_DISTANCE)
-            u_win, u_live, u_one = _window_distinct(items, nb, live)
+        for group, (nb, u_win, u_live, u_one) in groups.items():
             r = requested[group] or 1.0
             reuse_across = group[0] not in written_arrays
             miss_win[group] = min(1.0, (u_win if reuse_across else u_one) / r)
@@ -553,7 +591,7 @@ class KernelAnalysis:
         staged = self._staged_keys()
         entries = []      # (key, text, line, array, kind, elem size, where)
         for ai in self.access_infos:
-            req, sec, lin, unknown, _sct, _act = raw[ai.key]
+            req, sec, lin, unknown = raw[ai.key]
             util = lane_util[ai.stmt.sid]
             warps = self.threads / (ws * util) if util > 0 else 0.0
             warps_per_launch[ai.key] = warps
