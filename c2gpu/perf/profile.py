@@ -1037,9 +1037,7 @@ class KernelAnalysis:
     @cached_property
     def ilp(self) -> float:
         """Eq. 6.1: instructions / longest path of the hot region's data-flow graph (1 when empty)."""
-        from ..algorithms.ilp import ilp as ilp_of
-        g = self.tac.dfg()
-        return max(1.0, ilp_of(g)) if g.number_of_nodes() else 1.0
+        return max(1.0, self.tac.ilp()) if self.tac.instrs else 1.0
 
     @cached_property
     def mlp(self) -> float:
@@ -1073,10 +1071,8 @@ class KernelAnalysis:
         return self._tfrac[s.sid]
 
     def intensity(self, block=None) -> Intensity:
-        from ..algorithms.intensity import arithmetic_intensity
-        g = self.tac.dfg()
-        if g.number_of_nodes():
-            r = arithmetic_intensity(g, (), self.tac.arrays)
+        if self.tac.instrs:
+            r = self.tac.intensity((), self.tac.arrays)
             alg, on, off = r.intensity, r.on_chip, r.off_chip
         else:
             alg, on, off = math.inf, 0, 0
