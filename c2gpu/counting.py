@@ -47,6 +47,29 @@ def instances(loops: list[Loop]) -> Poly | None:
     return count
 
 
+def _trip_function(trip):
+    """`trip.evaluate` (a Sym: floor(num / den)) for integer variable values, in int arithmetic when every
+    coefficient is an integer: the same exact value as the Fraction evaluation, ~10x faster.  The enumeration
+    below evaluates trip counts up to 100k times per count (PolyBench's covariance, correlation, syrk, ...)."""
+    terms = trip.num.terms
+    if any(c.denominator != 1 for _m, c in terms):
+        return trip.evaluate
+    iterms = tuple((int(c), m) for m, c in terms)
+    den = trip.den
+
+    def f(env):
+        total = 0
+        for c, m in iterms:
+            for var, p in m:
+                x = env[var]
+                if type(x) is not int:
+                    return trip.evaluate(env)      # a Fraction or numpy value: the exact general path
+                c *= x ** p
+            total += c
+        return total // den
+    return f
+
+
 def evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:
     """Numeric instance count with parameters bound; empty loops (trip <= 0) count 0.
 
@@ -57,25 +80,40 @@ def evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:
     if any(lp.trip_count is None for lp in loops):
         return None
     budget = [100_000]
+    trips = [_trip_function(lp.trip_count) for lp in loops]
+    # whether an inner trip count reads loop i's variable (then loop i is enumerated)
+    enumerate_ = [any(lp.var in inner.trip_count.variables for inner in loops[i + 1:]) for i, lp in enumerate(loops)]
+    cur = dict(env)      # env with the enumerated loops' current values (restored on the way out)
 
     class TooMany(Exception):
         pass
 
-    def rec(i: int, bound: dict[str, int]) -> int:
+    def rec(i: int) -> int:
         if i == len(loops):
             return 1
-        lp = loops[i]
-        trip = max(0, lp.trip_count.evaluate({**env, **bound}))
-        if not any(lp.var in inner.trip_count.variables for inner in loops[i + 1:]):
-            return trip * rec(i + 1, bound) if trip else 0
+        trip = max(0, trips[i](cur))
+        if not enumerate_[i]:
+            return trip * rec(i + 1) if trip else 0
         budget[0] -= trip
         if budget[0] < 0:
             raise TooMany
-        return sum(rec(i + 1, {**bound, lp.var: v}) for v in range(trip))
+        var = loops[i].var
+        had, old = var in cur, cur.get(var)
+        total = 0
+        try:
+            for v in range(trip):
+                cur[var] = v
+                total += rec(i + 1)
+        finally:
+            if had:
+                cur[var] = old
+            else:
+                cur.pop(var, None)
+        return total
 
     try:
         try:
-            return rec(0, {})
+            return rec(0)
         except TooMany:
             p = instances(loops)
             return None if p is None else max(0, int(p.evaluate(env)))
