@@ -47,27 +47,18 @@ def instances(loops: list[Loop]) -> Poly | None:
     return count
 
 
-def _trip_function(trip):
-    """`trip.evaluate` (a Sym: floor(num / den)) for integer variable values, in int arithmetic when every
-    coefficient is an integer: the same exact value as the Fraction evaluation, ~10x faster.  The enumeration
-    below evaluates trip counts up to 100k times per count (PolyBench's covariance, correlation, syrk, ...)."""
+def _trip_function(trip, ints: bool):
+    """`trip.evaluate` (a Sym: floor(num / den)) as a function of the bindings.  With integer coefficients and
+    integer values only (`ints`: the sizes are ints; enumerated values always are), a compiled int expression
+    gives the same exact value as the Fraction evaluation, ~20x faster: the enumeration below evaluates trip
+    counts up to 100k times per count (PolyBench's covariance, correlation, syrk, ...)."""
     terms = trip.num.terms
-    if any(c.denominator != 1 for _m, c in terms):
+    if not ints or any(c.denominator != 1 for _m, c in terms) or \
+            not all(var.isidentifier() for m, _c in terms for var, _p in m):
         return trip.evaluate
-    iterms = tuple((int(c), m) for m, c in terms)
-    den = trip.den
-
-    def f(env):
-        total = 0
-        for c, m in iterms:
-            for var, p in m:
-                x = env[var]
-                if type(x) is not int:
-                    return trip.evaluate(env)      # a Fraction or numpy value: the exact general path
-                c *= x ** p
-            total += c
-        return total // den
-    return f
+    parts = ["*".join([f"({int(c)})"] + [f"e[{var!r}]**{int(p)}" if p != 1 else f"e[{var!r}]" for var, p in m])
+             for m, c in terms]
+    return eval(f"lambda e: ({' + '.join(parts) or '0'}) // {int(trip.den)}")   # noqa: S307 - built from ints and names
 
 
 def evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:
@@ -80,7 +71,8 @@ def evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:
     if any(lp.trip_count is None for lp in loops):
         return None
     budget = [100_000]
-    trips = [_trip_function(lp.trip_count) for lp in loops]
+    ints = all(type(v) is int for v in env.values())
+    trips = [_trip_function(lp.trip_count, ints) for lp in loops]
     # whether an inner trip count reads loop i's variable (then loop i is enumerated)
     enumerate_ = [any(lp.var in inner.trip_count.variables for inner in loops[i + 1:]) for i, lp in enumerate(loops)]
     cur = dict(env)      # env with the enumerated loops' current values (restored on the way out)
@@ -101,9 +93,24 @@ def evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:
         had, old = var in cur, cur.get(var)
         total = 0
         try:
-            for v in range(trip):
-                cur[var] = v
-                total += rec(i + 1)
+            if any(enumerate_[i + 1:]):
+                for v in range(trip):
+                    cur[var] = v
+                    total += rec(i + 1)
+            else:
+                # the deeper loops are not enumerated: rec(i + 1) is the product of their trips (0 from the
+                # first empty one on, whose deeper trips are not evaluated), inlined
+                inner = trips[i + 1:]
+                for v in range(trip):
+                    cur[var] = v
+                    prod = 1
+                    for t in inner:
+                        t = max(0, t(cur))
+                        if not t:
+                            prod = 0
+                            break
+                        prod *= t
+                    total += prod
         finally:
             if had:
                 cur[var] = old

@@ -116,6 +116,7 @@ L2_REUSE_SHARE = 0.5      # share of the L2 that keeps data for reuse across blo
 
 
 _RANGE_CACHE: dict = {}    # (nest id, sizes, host values, accesses) -> (nest, (lo, hi) | None)
+_FLAT_CACHE: dict = {}     # (nest id, access id, sizes) -> (nest, access, flat index | None)
 _COUNT_CACHE: dict = {}    # (ids of loops, sizes) -> (loops, evaluate_instances(loops, sizes))
 _SECTOR_CACHE: dict = {}   # (nest id, kernel without block, host loops, sizes, block, GPU geometry) -> (nest, stats)
 
@@ -344,6 +345,19 @@ class KernelAnalysis:
         return out
 
     def _flat_index(self, a: Access) -> Optional[Poly]:
+        # every KernelAnalysis of the block search and of each shared-memory trial asks again for the same
+        # accesses (access_infos, host_working_set); the polynomial substitution is the costly part
+        key = (id(self.nest), id(a), tuple(sorted(self.env.items())))
+        hit = _FLAT_CACHE.get(key)
+        if hit is not None and hit[0] is self.nest and hit[1] is a:
+            return hit[2]
+        flat = self._flat_index_uncached(a)
+        if len(_FLAT_CACHE) > 8192:
+            _FLAT_CACHE.clear()
+        _FLAT_CACHE[key] = (self.nest, a, flat)
+        return flat
+
+    def _flat_index_uncached(self, a: Access) -> Optional[Poly]:
         if not a.affine and a.linearized is None:
             if any(x is None for x in a.subscripts):
                 return None
