@@ -244,6 +244,13 @@ def simulate(events: Sequence[Event], *, warps_per_block: int, blocks: int, resi
     # works on local lists instead of dicts keyed by unit and inlines Event.delay; the arithmetic is the same,
     # in the same order, as the plain reading of Alg. 5.1 (same results to the bit).
     is_c = [e.unit == "c" for e in events]
+    e_ilp = [e.ilp for e in events]
+    e_thr = [e.threshold for e in events]
+    e_wl = [e.weight * e.latency for e in events]     # Event.delay's first case computes this product first
+    e_w = [e.weight for e in events]
+    e_lat = [e.latency for e in events]
+    e_div2 = [e.div2 for e in events]
+    e_pen = [e.penalty for e in events]
     pos = [0] * n
     rem = [0.0] * n
     left = [warps_per_block] * blocks            # unfinished warps per block
@@ -272,12 +279,11 @@ def simulate(events: Sequence[Event], *, warps_per_block: int, blocks: int, resi
         tlp_c, tlp_m = len(qc) + len(sc), len(qm) + len(sm)
         for w in pending:                                          # adjust delay using TLP (Event.delay)
             k = pos[w]
-            e = events[k]
-            par = e.ilp * (tlp_c if is_c[k] else tlp_m)
-            if par <= e.threshold:
-                rem[w] = e.weight * e.latency / par
+            par = e_ilp[k] * (tlp_c if is_c[k] else tlp_m)
+            if par <= e_thr[k]:
+                rem[w] = e_wl[k] / par
             else:
-                rem[w] = e.weight * (e.latency / (par * e.div2) + e.penalty)
+                rem[w] = e_w[k] * (e_lat[k] / (par * e_div2[k]) + e_pen[k])
         pending.clear()
         dt = min([rem[w] for w in sc] + [rem[w] for w in sm])
         if sc:
