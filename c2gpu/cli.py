@@ -16,9 +16,7 @@ from typing import Sequence
 
 from . import __version__, units
 from .diagnostics import C2GPUError
-from .driver import (FileAnalysis, TextStyle, analyze_file, analyze_worker, manager_for,
-                     merge_timings)
-from .frontend.parse import deep_call
+from .deep import deep_call
 from .options import Options, OptionsError, load_gpu_option, parse_block, parse_defines, parse_params
 from .pipelines import ANALYZE, PORT
 from .registry import discover
@@ -177,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_analyze(args) -> int:
+    from .driver import TextStyle, manager_for, merge_timings
     if not args.gpu and (args.param or args.model or args.include_context or args.block):
         raise UsageError("--param, --model, --block and --include-context need --gpu")
     passes = tuple(p for p in args.passes.split(",") if p) if args.passes else None
@@ -266,6 +265,7 @@ def _port_options(args) -> Options:
 
 
 def cmd_port(args) -> int:
+    from .driver import manager_for
     from .port import port_file
     options = _port_options(args)
     manager = manager_for(options)
@@ -321,6 +321,7 @@ def _check_compile(path: str, options) -> int:
 
 
 def cmd_emit(args) -> int:
+    from .driver import manager_for
     from .codegen import emit_kernels
     from .port import analyse_for_port
     options = _port_options(args)
@@ -335,6 +336,7 @@ def cmd_emit(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    from .driver import manager_for
     from .verify import verify
     options = _port_options(args)
     if not args.timeout > 0:
@@ -492,6 +494,7 @@ class _Progress:
 def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: TextStyle | None,
                  want_report: bool) -> list[FileAnalysis]:
     """Every file, results in the order given; --jobs N > 1 uses a process pool (output identical)."""
+    from .driver import analyze_file, analyze_worker
     import os
     if jobs is None or jobs < 0:
         raise UsageError("--jobs must be 0 (one per CPU) or a positive number")
@@ -553,6 +556,7 @@ def _add_check_command(sub) -> None:
 
 
 def cmd_check(args) -> int:
+    from .driver import manager_for, merge_timings
     if not args.gpu:
         raise UsageError("check needs --gpu NAME (see `c2gpu gpus`)")
     if args.min_speedup <= 0:
