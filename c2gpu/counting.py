@@ -61,7 +61,30 @@ def _trip_function(trip, ints: bool):
     return eval(f"lambda e: ({' + '.join(parts) or '0'}) // {int(trip.den)}")   # noqa: S307 - built from ints and names
 
 
+_COUNTS: dict = {}    # (ids of the loops, sizes) -> (loops, count)
+
+
 def evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:
+    """Numeric instance count with parameters bound; empty loops (trip <= 0) count 0.
+
+    Memoized by the loops' identity (Loops are frozen) and the sizes: the CPU estimate and the kernel
+    analyses of every candidate block and shared-memory trial ask for the same counts again (PolyBench:
+    700 requests, 177 distinct)."""
+    try:
+        key = (tuple(id(lp) for lp in loops), tuple(sorted(env.items())))
+        hit = _COUNTS.get(key)
+    except TypeError:          # an unhashable size value: no memo
+        return _evaluate_instances(loops, env)
+    if hit is not None and all(a is b for a, b in zip(hit[0], loops)):
+        return hit[1]
+    v = _evaluate_instances(loops, env)
+    if len(_COUNTS) > 4096:
+        _COUNTS.clear()
+    _COUNTS[key] = (tuple(loops), v)
+    return v
+
+
+def _evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:
     """Numeric instance count with parameters bound; empty loops (trip <= 0) count 0.
 
     Enumerates the outer loops whose variables inner trip counts depend on, which

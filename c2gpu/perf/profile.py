@@ -117,7 +117,6 @@ L2_REUSE_SHARE = 0.5      # share of the L2 that keeps data for reuse across blo
 
 _RANGE_CACHE: dict = {}    # (nest id, sizes, host values, accesses) -> (nest, (lo, hi) | None)
 _FLAT_CACHE: dict = {}     # (nest id, access id, sizes) -> (nest, access, flat index | None)
-_COUNT_CACHE: dict = {}    # (ids of loops, sizes) -> (loops, evaluate_instances(loops, sizes))
 _SECTOR_CACHE: dict = {}   # (nest id, kernel without block, host loops, sizes, block, GPU geometry) -> (nest, stats)
 
 
@@ -261,18 +260,7 @@ class KernelAnalysis:
         return self.kernel.statements(self.by_id)
 
     def _count(self, loops: list[Loop]) -> float:
-        # evaluate_instances enumerates triangular iteration spaces (up to 100k outer iterations in exact
-        # fractions): ~0.1 s each for PolyBench's covariance, and the trace asks for the same loops again for
-        # every candidate block and every shared-memory trial.  Memoized by the loops' identity and the sizes.
-        key = (tuple(id(lp) for lp in loops), tuple(sorted(self.env.items())))
-        hit = _COUNT_CACHE.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], loops)):
-            v = hit[1]
-        else:
-            v = evaluate_instances(loops, self.env)
-            if len(_COUNT_CACHE) > 4096:
-                _COUNT_CACHE.clear()
-            _COUNT_CACHE[key] = (tuple(loops), v)
+        v = evaluate_instances(loops, self.env)     # memoized there (the trace asks again for every block)
         if v is None:
             raise PerfError(f"cannot count the iterations of loop '{loops[-1].var}' (line {loops[-1].loc.line}) "
                             "with the given sizes")
