@@ -16,9 +16,7 @@ from typing import Sequence
 
 from . import __version__, units
 from .diagnostics import C2GPUError
-from .driver import (FileAnalysis, TextStyle, analyze_file, analyze_worker, manager_for,
-                     merge_timings)
-from .frontend.parse import deep_call
+from .deep import deep_call
 from .options import Options, OptionsError, load_gpu_option, parse_block, parse_defines, parse_params
 from .pipelines import ANALYZE, PORT
 from .registry import discover
@@ -190,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def cmd_analyze(args) -> int:
     from .config import choose_gpu
+    from .driver import TextStyle, manager_for, merge_timings
     passes = tuple(p for p in args.passes.split(",") if p) if args.passes else None
     # the default GPU (C2GPU_GPU, c2gpu.toml, [tool.c2gpu], else config.DEFAULT_GPU) unless a pass list is given
     choice = choose_gpu(args.gpu) if args.gpu or passes is None else None
@@ -281,6 +280,7 @@ def _port_options(args) -> Options:
 
 
 def cmd_port(args) -> int:
+    from .driver import manager_for
     from .port import port_file
     options = _port_options(args)
     manager = manager_for(options)
@@ -337,6 +337,7 @@ def _check_compile(path: str, options) -> int:
 
 def cmd_emit(args) -> int:
     import os
+    from .driver import manager_for
     from .codegen import emit_header, emit_kernels
     from .port import analyse_for_port
     options = _port_options(args)
@@ -358,6 +359,7 @@ def cmd_emit(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    from .driver import manager_for
     from .verify import verify
     options = _port_options(args)
     if not args.timeout > 0:
@@ -519,6 +521,7 @@ class _Progress:
 def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: TextStyle | None,
                  want_report: bool) -> list[FileAnalysis]:
     """Every file, results in the order given; --jobs N > 1 uses a process pool (output identical)."""
+    from .driver import analyze_file, analyze_worker
     import os
     if jobs is None or jobs < 0:
         raise UsageError("--jobs must be 0 (one per CPU) or a positive number")
@@ -594,6 +597,7 @@ def cmd_check(args) -> int:
     from .report.sarif import sarif_document
     from .report.check_json import check_document
     from .config import choose_gpu
+    from .driver import manager_for, merge_timings
     args.gpu = choose_gpu(args.gpu).name     # the same default GPU as analyze (C2GPU_GPU, c2gpu.toml, ...)
     if not args.gpu:
         raise UsageError("check needs a GPU: --gpu none was given (see `c2gpu gpus`)")

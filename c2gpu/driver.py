@@ -29,7 +29,7 @@ def pipeline_passes(options: Options) -> tuple[str, ...]:
 
 def make_manager(pipeline: Sequence[str], options: dict | None = None) -> PassManager:
     """A pass manager over the registered passes (a plugin that fails to load is a warning, not an error)."""
-    registered, failures = discover()
+    registered, failures = discover(pipeline)     # built-in passes only: no entry-point scan
     for f in failures:
         print(f"c2gpu: warning: pass {f.origin} failed to load: {f.message}", file=sys.stderr)
     try:

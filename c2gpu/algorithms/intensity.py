@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import AbstractSet, Iterable, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Iterable, Mapping, Tuple
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx     # imported where a graph is walked: ~0.2 s that a run may not need
 
 # Ops treated as "ld/st" by Algorithm 6.3 (override with memory_ops=...).
 MEMORY_OPS = frozenset({"ld", "st", "load", "store"})
@@ -45,6 +46,7 @@ def bfs_order(dfg: nx.DiGraph) -> list:
     """Breadth-first over dependences: generation 0 = nodes without
     predecessors, generation k = nodes whose operands are all in earlier
     generations; ties by node id.  Guarantees operands are processed first."""
+    import networkx as nx
     return [v for gen in nx.topological_generations(dfg) for v in sorted(gen, key=repr)]
 
 
@@ -55,12 +57,19 @@ def arithmetic_intensity(dfg: nx.DiGraph, shared: Iterable[str], inouts: Iterabl
     dest (result name or None), as produced by c2gpu.algorithms.ilp.build_dfg.
     shared: variables in shared memory (arrays staged there); inouts: kernel
     inputs/outputs living in global memory."""
+    return classify([(v, dfg.nodes[v]) for v in bfs_order(dfg)], shared, inouts, memory_ops=memory_ops,
+                    literal_pseudocode=literal_pseudocode)
+
+
+def classify(visits: Iterable[Tuple[object, Mapping]], shared: Iterable[str], inouts: Iterable[str], *,
+             memory_ops: AbstractSet[str] = MEMORY_OPS, literal_pseudocode: bool = False) -> IntensityResult:
+    """Algorithm 6.3's loop over (node, attributes) in the order of bfs_order (arithmetic_intensity without
+    a networkx graph: c2gpu.perf.dfg walks its instruction lists in that order itself)."""
     on = set(shared)
     off = set(inouts)
     n = m = 0
     cls = []
-    for v in bfs_order(dfg):
-        d = dfg.nodes[v]
+    for v, d in visits:
         uses = set(d.get("srcs", ()))
         defs = {d["dest"]} if d.get("dest") is not None else set()
         clean = not (uses & off)

@@ -149,12 +149,29 @@ def _kernels_with_hosts(items, host_vars):
             yield from _kernels_with_hosts(it.body, host_vars + [it])
 
 
+_ARRAYS_CACHE: dict = {}    # id(nest) -> (nest, ArrayPlans)
+
+
+def _arrays_of(nest: Nest) -> list:
+    """plan_arrays of the nest (isl ranges of every array), once per nest: the performance pass builds the code
+    of every candidate plan (plain kernels, each shared-memory budget) of the same nest.  Keyed by identity:
+    passes return a new Nest rather than changing one; ArrayPlans are not modified after planning."""
+    hit = _ARRAYS_CACHE.get(id(nest))
+    if hit is not None and hit[0] is nest:
+        return list(hit[1])
+    arrays = plan_arrays(nest, set())
+    if len(_ARRAYS_CACHE) > 256:
+        _ARRAYS_CACHE.clear()
+    _ARRAYS_CACHE[id(nest)] = (nest, arrays)
+    return list(arrays)
+
+
 def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
     """The kernels, the host wrapper and the call that replaces the nest, as `plan` decided them."""
     plan = require_plan(plan, "code generation")
     mapping, shared = plan.mapping, plan.tiles
     by_id = {lp.lid: lp for lp in nest.loops()}
-    arrays = plan_arrays(nest, set())
+    arrays = _arrays_of(nest)
     array_map = {a.name: a for a in arrays}
     scalar_types = {s.name: s.ctype for s in nest.scalars}
     kernels: list[KernelCode] = []

@@ -1,13 +1,24 @@
 """C frontend: preprocess with the system preprocessor, parse with pycparser, lower to the IR."""
 from .preprocess import preprocess, preprocess_recovering, PreprocessOptions
-from .parse import parse_c, parse_c_recovering
-from .lower import lower_program
+
+# parse (pycparser) and lower are imported on first use: c2gpu.options needs PreprocessOptions only, and
+# `c2gpu gpus` must not import pycparser
+_LAZY = {"parse_c": ".parse", "parse_c_recovering": ".parse", "lower_program": ".lower"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["preprocess", "PreprocessOptions", "parse_c", "lower_program", "load_program", "load_program_recovering"]
 
 
 def load_program(path: str, options: PreprocessOptions | None = None, source: str | None = None):
     """Read, preprocess, parse and lower one C file into a `Program`; the first error is raised."""
+    from .lower import lower_program
+    from .parse import parse_c
     options = options or PreprocessOptions()
     text = preprocess(path, options, source=source)
     ast = parse_c(text, path)
@@ -24,6 +35,8 @@ def load_program_recovering(path: str, options: PreprocessOptions | None = None,
     nothing of the file could be read (missing file, binary data, no declaration
     that parses).
     """
+    from .lower import lower_program
+    from .parse import parse_c_recovering
     options = options or PreprocessOptions()
     text, errors = preprocess_recovering(path, options, source=source)
     ast, parse_errors = parse_c_recovering(text, path)

@@ -16,10 +16,8 @@ _MARKER = re.compile(r'^[ \t]*#[ \t]*(?:line[ \t]+)?(\d+)(?:[ \t]+"((?:[^"\\\n]|
 # pycparser's parser and our visitors recurse once per nesting level; deep nests
 # (40 loops) and long else-if chains need more than Python's default of 1000.
 _RECURSION_LIMIT = 20000
-# In a thread with a large stack (deep_call) far deeper inputs are safe: very long
-# expressions (`a + b + ... ` with thousands of terms) recurse ~4 frames per term.
-_DEEP_RECURSION_LIMIT = 200_000
-_DEEP_STACK_BYTES = 512 << 20
+# In a thread with a large stack (deep_call, c2gpu/deep.py, re-exported here) far deeper inputs are safe.
+from ..deep import _DEEP_RECURSION_LIMIT, _DEEP_STACK_BYTES, deep_call  # noqa: E402,F401
 
 
 class _Parser(c_parser.CParser):
@@ -143,38 +141,3 @@ def parse_c_recovering(text: str, path: str) -> tuple[c_ast.FileAST, list[C2GPUE
         raise first
     # every piece parsed on its own, yet the whole did not (e.g. a typedef redeclared): report the whole's error
     return ansi_parameters(ast), errors or [first]
-
-
-def deep_call(fn, *args, **kwargs):
-    """Run fn in a thread with a large stack and a high recursion limit (deeply nested input stays safe).
-
-    Exceptions (KeyboardInterrupt included) are re-raised in the caller.
-    """
-    result: dict = {}
-
-    def target():
-        try:
-            result["value"] = fn(*args, **kwargs)
-        except BaseException as e:  # noqa: BLE001 - handed to the caller
-            result["error"] = e
-
-    old_limit = sys.getrecursionlimit()
-    try:
-        old_size = threading.stack_size(_DEEP_STACK_BYTES)
-    except (ValueError, RuntimeError):  # platform without a settable stack size: run here
-        return fn(*args, **kwargs)
-    try:
-        sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION_LIMIT))
-        t = threading.Thread(target=target, name="c2gpu-deep", daemon=True)
-        t.start()
-    finally:
-        threading.stack_size(old_size)
-    try:
-        while t.is_alive():
-            t.join(0.2)
-    finally:
-        if not t.is_alive():
-            sys.setrecursionlimit(old_limit)
-    if "error" in result:
-        raise result["error"]
-    return result.get("value")

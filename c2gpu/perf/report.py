@@ -5,11 +5,13 @@ Every number printed carries its unit; JSON keys carry theirs (`_s` seconds, `_b
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .. import units
 from ..gpu import GPU, list_gpus
-from .predict import KernelPerformance, NestPerformance
+
+if TYPE_CHECKING:       # names for annotations only: `c2gpu gpus` (gpus_table) must not import the model stack
+    from .predict import KernelPerformance, NestPerformance
 
 
 # --------------------------------------------------------------------------- units (c2gpu.units has the rest)

@@ -92,13 +92,21 @@ def origin_values(loops: list[Loop], env: dict) -> dict:
     return out
 
 
-def distinct_per_row(values: Arr, active: Arr) -> Arr:
-    """Number of distinct values along the last axis among active entries (0 where none is active)."""
+def distinct_per_row(values: Arr, active: Arr, coarse: int = 0):
+    """Number of distinct values along the last axis among active entries (0 where none is active).
+    With `coarse` > 0, also the number of distinct values // coarse, from the same sort (floor division
+    keeps the sorted order), as a pair."""
     big = np.iinfo(np.int64).min
     v = np.where(active, values, big)
     s = np.sort(v, axis=-1)
+    real = s != big
     new = np.ones(s.shape, dtype=bool)
     new[..., 1:] = s[..., 1:] != s[..., :-1]
-    new &= s != big
-    return new.sum(axis=-1)
-
+    new &= real
+    if not coarse:
+        return new.sum(axis=-1)
+    c = s // coarse
+    new_c = np.ones(c.shape, dtype=bool)
+    new_c[..., 1:] = c[..., 1:] != c[..., :-1]
+    new_c &= real
+    return new.sum(axis=-1), new_c.sum(axis=-1)
