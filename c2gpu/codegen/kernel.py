@@ -37,8 +37,10 @@ class CodegenError(Exception):
 @functools.lru_cache(maxsize=1)
 def templates() -> jinja2.Environment:
     # one environment per process: jinja2 caches compiled templates in it
+    from ..cache import template_bytecode_cache
     return jinja2.Environment(loader=jinja2.PackageLoader("c2gpu.templates", "."), keep_trailing_newline=True,
-                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
+                              bytecode_cache=template_bytecode_cache())
 
 
 # --------------------------------------------------------------------------- arrays

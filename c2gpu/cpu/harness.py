@@ -174,14 +174,10 @@ class CompilerNotFound(C2GPUError):
 # --------------------------------------------------------------------------- cache
 
 def cache_path(cache_dir: str | os.PathLike | None = None) -> Path | None:
-    """Where results are cached: cache_dir, else $C2GPU_CACHE_DIR, else ~/.cache/c2gpu."""
-    d = cache_dir or os.environ.get("C2GPU_CACHE_DIR")
-    if not d:
-        try:
-            d = Path.home() / ".cache" / "c2gpu"
-        except (RuntimeError, KeyError):   # no home directory: no cache
-            return None
-    return Path(d) / CACHE_FILE
+    """Where results are cached: cache_dir, else $C2GPU_CACHE_DIR, else ~/.cache/c2gpu (c2gpu/cache.py)."""
+    from ..cache import cache_dir as where
+    d = where(cache_dir)
+    return None if d is None else d / CACHE_FILE
 
 
 def _cache_read(path: Path | None) -> dict:
