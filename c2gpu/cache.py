@@ -1,7 +1,9 @@
-"""Where c2gpu keeps what it may reuse between runs: $C2GPU_CACHE_DIR, else ~/.cache/c2gpu.
+"""Where c2gpu keeps what it may reuse between runs: $C2GPU_CACHE_DIR, else $XDG_CACHE_HOME/c2gpu, else
+~/.cache/c2gpu.
 
-Two things live there: the CPU baseline's measurements (c2gpu/cpu/harness.py, keyed by source, compiler and
-flags) and jinja2's compiled templates (keyed by each template's source, so an edited template is compiled
+Three things live there: the CPU baseline's measurements (c2gpu/cpu/harness.py, keyed by source, compiler and
+flags), ptxas's register counts (c2gpu/perf/registers.py, keyed by architecture and kernel text) and jinja2's
+compiled templates (keyed by each template's source, so an edited template is compiled
 again).  An unusable directory only means no caching.
 """
 from __future__ import annotations
@@ -11,14 +13,18 @@ from pathlib import Path
 
 
 def cache_dir(given: str | os.PathLike | None = None) -> Path | None:
-    """`given`, else $C2GPU_CACHE_DIR, else ~/.cache/c2gpu; None when there is no home directory."""
+    """`given`, else $C2GPU_CACHE_DIR, else $XDG_CACHE_HOME/c2gpu, else ~/.cache/c2gpu; None when there is no
+    home directory."""
     d = given or os.environ.get("C2GPU_CACHE_DIR")
-    if not d:
-        try:
-            d = Path.home() / ".cache" / "c2gpu"
-        except (RuntimeError, KeyError):   # no home directory: no cache
-            return None
-    return Path(d)
+    if d:
+        return Path(d)
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "c2gpu"
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError):   # no home directory: no cache
+        return None
+    return home / ".cache" / "c2gpu" if str(home) not in ("", "/") else None
 
 
 def template_bytecode_cache():

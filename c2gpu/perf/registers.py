@@ -50,17 +50,6 @@ class Registers:
 _memory_cache: dict[tuple[str, str], tuple[int, int, int] | None] = {}
 
 
-def _cache_dir() -> Path | None:
-    base = os.environ.get("C2GPU_CACHE_DIR")
-    if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg) / "c2gpu"
-    home = Path.home()
-    return home / ".cache" / "c2gpu" if str(home) not in ("", "/") else None
-
-
 @lru_cache(maxsize=1)
 def supported_archs() -> tuple[int, ...]:
     """Compute capabilities (as 75, 80, ...) this nvcc can compile for; () without nvcc."""
@@ -94,7 +83,8 @@ def ptxas_registers(kernel_text: str, kernel_name: str, arch: str) -> tuple[int,
     if key in _memory_cache:
         return _memory_cache[key]
     digest = hashlib.sha256(f"{arch}\0{kernel_name}\0{kernel_text}".encode()).hexdigest()
-    cdir = _cache_dir()
+    from ..cache import cache_dir
+    cdir = cache_dir()
     cfile = cdir / "ptxas" / f"{digest}.json" if cdir is not None else None
     if cfile is not None and cfile.is_file():
         try:
