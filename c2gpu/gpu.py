@@ -233,6 +233,17 @@ class GPU:
     computed: frozenset = field(default=frozenset(), repr=False)
     path: Optional[str] = field(default=None, compare=False)
 
+    def __getstate__(self) -> dict:
+        # a read-only mapping cannot be pickled: `analyze --jobs N` hands the GPU to worker processes
+        state = dict(self.__dict__)
+        state["instructions"], state["sources"] = dict(self.instructions), dict(self.sources)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state, instructions=MappingProxyType(state["instructions"]),
+                     sources=MappingProxyType(state["sources"]))
+        object.__setattr__(self, "__dict__", state)
+
     def instruction(self, cls: str) -> InstructionTiming:
         """Timing of an instruction class (INSTRUCTION_CLASSES, or a seed Table 3.1 row name)."""
         try:

@@ -188,3 +188,12 @@ def test_cpu_time_is_taken_at_the_size_the_gpu_is_predicted_for(tmp_path):
                   r"estimate's growth \(x([\d.]+)\)", big.stdout)
     assert m, big.stdout
     assert 50 < float(m.group(1)) < 1000           # 100 times the elements, cache levels aside
+
+
+def test_jobs_with_a_gpu_give_the_same_report(tmp_path):
+    """Worker processes receive the GPU description (pickled): the report is the same as in one process."""
+    files = [TESTDATA / "saxpy.c", TESTDATA / "vecadd.c"]
+    one = run("analyze", *files, "--no-run", "--jobs", "1", cwd=tmp_path)
+    two = run("analyze", *files, "--no-run", "--jobs", "2", cwd=tmp_path)
+    assert one.returncode == two.returncode == 0, two.stderr
+    assert one.stdout == two.stdout and "predicted on h100-sxm" in two.stdout
