@@ -570,6 +570,7 @@ REST_COLOUR = "#d0d7de"      # the program's time outside its loop nests
 
 
 def _program_view(rep: Report, anchors: dict[str, str]) -> dict | None:
+    from .program_view import share_text
     """The whole-program view of one file (report.program_view.WholeProgram) for the page's first card: two
     bars to one scale (the program now, and with the recommended nests ported), and one row per nest."""
     w = rep.program
@@ -593,7 +594,7 @@ def _program_view(rep: Report, anchors: dict[str, str]) -> dict | None:
     if rest > 0:
         now.append(seg("outside the loop nests", rest, REST_COLOUR, "on the CPU"))
         after.append(seg("outside the loop nests", rest, REST_COLOUR, "on the CPU"))
-    rows = [{"name": r.name, "anchor": anchors.get(r.name, ""), "share": f"{100 * r.share:.1f}%" if r.share else "–",
+    rows = [{"name": r.name, "anchor": anchors.get(r.name, ""), "share": share_text(r.share),
              "cpu": units.seconds(r.cpu_s), "gpu": units.seconds(r.gpu_s),
              "label": VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["unknown"])[0],
              "colour": VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["unknown"])[1], "why": r.why,

@@ -115,7 +115,7 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
     lines = [head]
     width = max(len(r.name) for r in view.shares)
     for r in view.shares:
-        share = f"{100 * r.share:5.1f}%" if r.share is not None else "    – "
+        share = f"{share_text(r.share):>6}"
         gpu = f" -> {units.seconds(r.gpu_s)} on the GPU" if r.gpu_s is not None else ""
         lines.append(f"  {r.name:<{width}}  {share}  {units.seconds(r.cpu_s):>9} on the CPU{gpu}  [{r.verdict}]")
     if view.after_s is not None:
@@ -130,6 +130,13 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
     if keep:
         lines.append("  not to port: " + "; ".join(f"{r.name} ({r.verdict}: {_short(r.why)})" for r in keep))
     return "\n".join(lines) + "\n"
+
+
+def share_text(share: float | None) -> str:
+    """A share of the program's time: `76.0%`, `<0.1%`, `–`."""
+    if share is None:
+        return "–"
+    return "<0.1%" if 0 < share < 0.001 else f"{100 * share:.1f}%"
 
 
 def _short(text: str, limit: int = 90) -> str:
