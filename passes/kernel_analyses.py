@@ -154,13 +154,12 @@ class Performance(Pass):
         gpu = _gpu(ctx)
         opts = ctx.options
         shared = _shared_plan(nest, ctx)
-        perf = self.predict(nest, mapping, gpu, shared, opts)
         if shared is None or not any(k.chosen for k in shared.kernels.values()):
-            return perf
+            return self.predict(nest, mapping, gpu, shared, opts)
         # shared memory is a decision: compare the plain kernels with the tiled ones under each candidate budget
         # (from the GPU's shared memory per SM and the occupancy to keep), keep the fastest, report them all
-        model = perf.default_model
         plain = self.predict(nest, mapping, gpu, None, opts)
+        model = plain.default_model
         trials = [(None, "no shared memory", plain)]
         budgets = [(int(opts["shared_budget"]), "--shared-budget")] if opts.get("shared_budget") else candidate_budgets(gpu)
         seen = {}

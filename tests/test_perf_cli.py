@@ -66,7 +66,7 @@ def test_analyze_matmul_on_a100_shows_both_models_and_the_report(matmul_report):
     occ = re.search(r"occupancy: (\d+) warps/SM \((\d+)%\)", part)
     assert occ and 0 < int(occ.group(1)) <= 64
     assert "registers" in part and ("ptxas" in part or "estimate" in part)
-    assert "block sizes (predicted kernel time per launch):" in part
+    assert "block sizes (predicted kernel time per launch; resios on the chosen block only):" in part
     rows = re.findall(r"^\s+(\d+)x(\d+)x1\s+(\d+)\s", part, re.M)
     assert len(rows) >= 10 and all(int(x) * int(y) == int(t) for x, y, t in rows)
     assert "best (search)" in part and "mapping default" in part and "seed 5.2.1 choice" in part

@@ -342,7 +342,10 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
             analyses[b] = a2
             return a2
 
-        def evaluate_block(b) -> BlockCandidate:
+        def evaluate_block(b, which=(default,)) -> BlockCandidate:
+            """`b` predicted by the models in `which`: the search compares candidates by the default model
+            alone; the others are evaluated on the chosen block (a Resios simulation per candidate was half
+            the search's time and decided nothing)."""
             a = analysis_for(b)
             threads = b[0] * b[1] * b[2]
             if threads > gpu.max_threads_per_block:
@@ -353,7 +356,7 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
                 prof, mach = a.profile(b)
             except PerfError as e:
                 return BlockCandidate(b, None, {}, [], str(e))
-            res, bound = model_predictions(prof, mach, phys, models)
+            res, bound = model_predictions(prof, mach, phys, which)
             return BlockCandidate(b, a.occupancy(b), {m: r.time_s for m, r in res.items()}, [], "", res, bound)
 
         candidates: dict[tuple, BlockCandidate] = {}
@@ -369,7 +372,7 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
                 for label, (s, _why) in strat.items():
                     candidates[s].labels.append(label)
             if block not in candidates:
-                candidates[block] = evaluate_block(block)
+                candidates[block] = evaluate_block(block, models if not search else (default,))
             candidates[block].labels.append("forced (--block)" if forced else "mapping default")
             chosen, how = block, ("forced" if forced else "mapping")
             if search and not forced:
@@ -386,10 +389,10 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
         except PerfError as e:
             perf.notes.append(f"{kernel.name}: {e}")
             continue
-        if candidates.get(chosen) is not None and candidates[chosen].results:
-            preds, bound = candidates[chosen].results, candidates[chosen].bound
-        else:
-            preds, bound = model_predictions(prof, mach, phys, models)
+        preds, bound = model_predictions(prof, mach, phys, models)      # every model on the chosen block
+        if candidates.get(chosen) is not None and candidates[chosen].times:
+            candidates[chosen].times = {m: r.time_s for m, r in preds.items()}
+            candidates[chosen].results = preds
         mem = a.memory(chosen)
         hot = []
         if "resios" in preds:

@@ -153,7 +153,10 @@ def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
     elif "resios" in k.predictions:
         out.append(f"{q}hotspots: none (the compute units never waited on memory alone)")
     if k.candidates:
-        out.append(f"{q}block sizes (predicted kernel time per launch):")
+        others = [m for m in models if m != d]
+        out.append(f"{q}block sizes (predicted kernel time per launch"
+                   + (f"; {', '.join(others)} on the chosen block only" if others and len(k.candidates) > 1 else "")
+                   + "):")
         hdr = f"{q}  {'block':<11} {'threads':>7} {'warps/SM':>8} {'occ':>5} {'limit':<13}" + "".join(
             f" {m:>10}" for m in models) + "  note"
         out.append(hdr)
@@ -165,7 +168,7 @@ def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
                 continue
             out.append(f"{q}  {fmt_block(c.block):<11} {c.block[0] * c.block[1] * c.block[2]:>7} "
                        f"{occ.active_warps_per_sm:>8} {occ.occupancy:>5.0%} {occ.limiting_factor:<13}"
-                       + "".join(f" {units.seconds(c.times[m]):>10}" for m in models)
+                       + "".join(f" {units.seconds(c.times[m]) if m in c.times else '-':>10}" for m in models)
                        + (f"  {', '.join(c.labels)}" if c.labels else ""))
         for label, (shape, why) in k.strategies.items():
             out.append(f"{q}  5.2.1 {label}: {fmt_block(shape)} ({why})")
