@@ -9,12 +9,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from math import lcm
 
 import islpy as isl
 
 from .ir import Loop, Nest, Statement
 from .symbolic import Poly, Sym
+
+
+@lru_cache(maxsize=16384)
+def parse_set(text: str) -> isl.Set:
+    """isl.Set(text), parsed once: the dependence, reorder and distribution analyses build the same sets and
+    relations again and again (PolyBench: 3,600 relations, 1,400 distinct), and isl's parser is most of their
+    cost.  Sharing is safe: islpy's operations copy their arguments and return new objects."""
+    return isl.Set(text)
+
+
+@lru_cache(maxsize=16384)
+def parse_map(text: str) -> isl.Map:
+    """isl.Map(text), parsed once (see parse_set)."""
+    return isl.Map(text)
 
 
 def dim(lid: int) -> str:
@@ -73,14 +88,31 @@ def _guard(g, names) -> list[str]:
     return [f"{poly_to_isl(c.expr, names)} {'>=' if c.kind == 'ge' else '='} 0" for c in g.constraints]
 
 
+_DOMAINS: dict[tuple[int, int], tuple] = {}    # (id(nest), id(stmt)) -> (nest, stmt, domain, names)
+
+
 def statement_domain(nest: Nest, stmt: Statement) -> tuple[isl.Set, dict[str, str]]:
+    """The statement's iteration domain and the isl names of its loops.  Nests and statements are frozen,
+    so the answer is kept per object (the analyses ask for the same domain hundreds of times per file); the
+    cache holds the objects, so an id is never reused while its entry lives."""
+    hit = _DOMAINS.get((id(nest), id(stmt)))
+    if hit is not None and hit[0] is nest and hit[1] is stmt:
+        return hit[2], dict(hit[3])
+    dom, names = _statement_domain(nest, stmt)
+    if len(_DOMAINS) > 8192:
+        _DOMAINS.clear()
+    _DOMAINS[(id(nest), id(stmt))] = (nest, stmt, dom, dict(names))
+    return dom, names
+
+
+def _statement_domain(nest: Nest, stmt: Statement) -> tuple[isl.Set, dict[str, str]]:
     loops = loop_path(nest, stmt)
     names = {lp.var: dim(lp.lid) for lp in loops}
     cons = domain_constraints(loops, names, stmt.guards)
     params = ", ".join(nest.params)
     dims = ", ".join(names[lp.var] for lp in loops)
     text = f"[{params}] -> {{ [{dims}] : {' and '.join(cons) or 'true'} }}"
-    return isl.Set(text), names
+    return parse_set(text), names
 
 
 def access_shape(nest: Nest, access) -> tuple[tuple[Poly | None, ...], tuple[Poly, ...] | None]:
@@ -356,14 +388,14 @@ class Encoder:
         body = " and ".join(cons) if cons else "0 = 0"
         if exists:
             body = f"exists ({', '.join(exists)} : {body})"
-        return isl.Map(f"{self.space()}{{ [{', '.join(src.dims[:common])}] -> [{', '.join(snk.dims[:common])}] : {body} }}")
+        return parse_map(f"{self.space()}{{ [{', '.join(src.dims[:common])}] -> [{', '.join(snk.dims[:common])}] : {body} }}")
 
     def points(self, dom: Domain, cons: list[str]) -> isl.Set:
         """The iterations of `dom` (all its dimensions) where `cons` also hold."""
         body = " and ".join(dom.cons + cons) or "0 = 0"
         if dom.exists:
             body = f"exists ({', '.join(dom.exists)} : {body})"
-        return isl.Set(f"{self.space()}{{ [{', '.join(dom.dims)}] : {body} }}")
+        return parse_set(f"{self.space()}{{ [{', '.join(dom.dims)}] : {body} }}")
 
 
 def sub(a: Form, b: Form, k: int | Fraction = 1) -> Form:

@@ -77,7 +77,13 @@ def test_exact_matches_brute_force_both_solvers():
 def test_exact_too_large_raises():
     ops = [O(str(i), 10**6 + i, 1) for i in range(40)]
     with pytest.raises(ValueError):
-        exact_select(ops, 10**8)
+        exact_select(ops, 2 * 10**7)
+
+
+def test_exact_takes_everything_that_fits_at_any_size():
+    ops = [O(str(i), 10**6 + i, 1) for i in range(40)] + [O("useless", 8, 0)]
+    sel = exact_select(ops, 10**8)      # too large for the table, but all 40 fit: that is the optimum
+    assert set(sel.chosen) == {str(i) for i in range(40)} and sel.total_frequency == 40
 
 
 def test_greedy_gap_statistics_1000_instances():

@@ -109,7 +109,9 @@ def exact_select(opportunities: Sequence[Opportunity], budget_bytes: int, *,
     sizes = [o.size_bytes for o in items]
     g = reduce(math.gcd, sizes + [0]) or 1
     cap = budget_bytes // g
-    if n * (cap + 1) <= dp_cell_limit:
+    if sum(sizes) <= budget_bytes:
+        take = [o.frequency > 0 for o in items]      # everything fits: the optimum takes every item that helps
+    elif n * (cap + 1) <= dp_cell_limit:
         take = _dp(sizes, [o.frequency for o in items], g, cap)
     elif n <= bnb_item_limit:
         take = _branch_and_bound(items, budget_bytes)
@@ -124,17 +126,20 @@ def exact_select(opportunities: Sequence[Opportunity], budget_bytes: int, *,
 
 
 def _dp(sizes: List[int], freqs: List[float], g: int, cap: int) -> List[bool]:
-    # Classic O(n * cap) table; keep[i][c] records whether item i improves capacity c.
-    best = [0.0] * (cap + 1)
+    # Classic O(n * cap) table; keep[i][c] records whether item i improves capacity c.  Each row is one
+    # vector step: every capacity reads the previous row (0/1: an item is taken at most once), and the strict
+    # comparison breaks ties as the scalar loop did (an item that does not improve is left out).
+    import numpy as np
+    best = np.zeros(cap + 1)
     keep = []
     for s, f in zip(sizes, freqs):
         w = s // g
-        row = [False] * (cap + 1)
-        for c in range(cap, w - 1, -1):
-            cand = best[c - w] + f
-            if cand > best[c]:
-                best[c] = cand
-                row[c] = True
+        row = np.zeros(cap + 1, dtype=bool)
+        if w <= cap:
+            cand = best[:cap + 1 - w] + f
+            row[w:] = cand > best[w:]
+            best = best.copy()
+            best[w:][row[w:]] = cand[row[w:]]
         keep.append(row)
     take = [False] * len(sizes)
     c = cap
