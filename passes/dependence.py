@@ -70,7 +70,7 @@ import islpy as isl
 from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement
 from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.isl_sets import Domain, Encoder, Unencodable, con, sub
+from c2gpu.isl_sets import Domain, Encoder, Unencodable, con, parse_set, sub
 from c2gpu.symbolic import Poly
 
 from c2gpu import subscript_bounds
@@ -325,7 +325,7 @@ def _direction(deltas: isl.Set, steps: list[int | None]) -> tuple[tuple[int, ...
         one = deltas.project_out(isl.dim_type.set, k + 1, n - k - 1).project_out(isl.dim_type.set, 0, k)
         signs = set()
         for sign, text in ((1, "{ [x] : x > 0 }"), (0, "{ [x] : x = 0 }"), (-1, "{ [x] : x < 0 }")):
-            if not one.intersect(isl.Set(text)).is_empty():
+            if not one.intersect(parse_set(text)).is_empty():
                 signs.add(sign * (1 if (steps[k] or 0) >= 0 else -1))
         if steps[k] is None:
             signs = {1, 0, -1}
