@@ -29,17 +29,19 @@ How each category is fed (per launch), in three steps:
      - the lanes' share: useful threads / launched lanes (threads past the loop bounds, partial warps).
    idle = model time x (1 - that product); the model's own decomposition below splits the rest.
 2. the busy rest, from the default model's terms (or each model's, for its prediction):
-   GPUPerf (seed 000, eq. 1-17): T_exec = T_comp + T_mem - T_overlap.  The overlap hides the cheaper side
-   under the bottleneck (eq. 17: zeta = 0 when CWP > MWP, memory bound, computation hidden; zeta = 1,
-   compute bound, memory hidden): exposed computation = T_comp - T_overlap or T_comp, exposed memory = T_mem
-   or T_mem - T_overlap; their sum is T_exec.  Exposed computation splits as T_comp does (eq. 2, 6):
+   GPUPerf (seed 000, eq. 1-17): T_exec = T_comp + T_mem - T_overlap.  The overlap (eq. 16) hides part of
+   the computation under memory or of memory under computation; which instructions, the model does not say,
+   and seed 002 measures each warp's time in each kind of instruction: in an overlapped kernel every warp
+   spends time in both.  So the overlap is shared in proportion: each term below is scaled by
+   T_exec / (T_comp + T_mem): each side keeps its share of T_comp + T_mem.  T_comp splits as eq. 2 and 6
+   do:
      W_parallel (eq. 3: every instruction's issue, memory instructions' issue included), O_SFU (eq. 9) and
      O_bank (shared-memory replays; shared memory is on-chip work, seed 002 has no category for it)
                                                                           -> compute
      O_sync (eq. 7-8, __syncthreads of tiles and reduction trees)         -> explicit synchronization
      O_CFdiv (both paths of a diverged warp, the instructions only executed because it diverged)
                                                                           -> divergence
-   Exposed memory (eq. 11: #mem insts x AMAT / ITMLP) splits between loads and stores in proportion to
+   T_mem (eq. 11: #mem insts x AMAT / ITMLP) splits between loads and stores in proportion to
    their warp requests x transactions per request (eq. 13: a request's cost grows with its transactions)
                                                                           -> global reads / global writes
    Resios (seed 004, Alg. 5.1): the simulation's time is the cycles with a compute op in service
@@ -50,7 +52,7 @@ How each category is fed (per launch), in three steps:
    Resios does not model __syncthreads (its notes say so): explicit synchronization is 0 in its split.
    Any other model: its time splits as the roofline's memory and compute bounds.
 3. a prediction clamped up to the roofline bound: the clamp (bound - model time) goes to the bound's limiter:
-   memory -> global reads and writes in proportion to their requests, compute -> compute.
+   memory -> global reads and writes as T_mem splits, compute -> compute.
 
 Communicate (host-device transfers, eq. 4.2) and the launch overhead belong to the nest, not to a kernel:
 `nest_categories` puts them next to the kernels' categories (each kernel's per-launch categories times its
@@ -171,16 +173,11 @@ def _memory_split(prof: KernelProfile, seconds: float) -> dict[str, float]:
 
 def _gpuperf_parts(extras: dict, prof: KernelProfile) -> dict[str, float]:
     t_comp, t_mem = float(extras["T_comp"]), float(extras["T_mem"])
-    t_ov = float(extras["T_overlap"])
-    if float(extras["zeta"]) == 0.0:       # memory bound (eq. 17): computation hidden under memory
-        comp, mem = t_comp - t_ov, t_mem
-    else:                                  # compute bound: memory hidden under computation
-        comp, mem = t_comp, t_mem - t_ov
-    f = comp / t_comp if t_comp > 0 else 0.0
+    f = float(extras["T_exec"]) / (t_comp + t_mem) if t_comp + t_mem > 0 else 0.0     # the overlap, shared
     parts = {"compute": f * (float(extras["W_parallel"]) + float(extras["O_SFU"]) + float(extras["O_bank"])),
              "explicit_sync": f * float(extras["O_sync"]),
              "divergence": f * float(extras["O_CFdiv"])}
-    for c, s in _memory_split(prof, max(mem, 0.0)).items():
+    for c, s in _memory_split(prof, f * t_mem).items():
         parts[c] = parts.get(c, 0.0) + s
     return parts
 

@@ -467,13 +467,13 @@ def categories_chart(rows: list[tuple[str, str, list[tuple[str, str, float]]]]) 
     """One stacked bar per row, each to 100% of its own time: rows are (label, total text, [(category, its
     words, seconds)]); the nest's row first (communicate, launches and the kernels' categories), then a row per
     kernel (its categories per launch)."""
-    W, L, R, bar, gap = 960, 200, 110, 24, 12
+    W, L, R, bar, gap = 960, 200, 140, 24, 12
     bw = W - L - R
     H = 8 + len(rows) * (bar + gap)
     out = [_svg_open(W, H, "where the GPU time goes (seed 002 categories)")]
     y = 8
     for label, total_text, segs in rows:
-        shown = label if len(label) <= 30 else label[:29] + "…"
+        shown = label if len(label) <= 25 else label[:24] + "…"      # 25 characters fit the left column
         out.append(_text(L - 10, y + 16, shown, "blabel", "end"))
         total = sum(v for _, _, v in segs)
         x = L
