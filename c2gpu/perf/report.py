@@ -102,7 +102,7 @@ def _nest_categories_text(perf: NestPerformance, p: str) -> str:
     ctx = f" + context creation {units.seconds(nc.context_s)}" if nc.context_s else ""
     return (f"{p}where the GPU time goes (seed 002, {nc.model}): communicate (host-device transfers) "
             f"{units.seconds(nc.communicate_s)} + launches {units.seconds(nc.launches_s)} ({n:.0f} launch"
-            f"{'es' if n != 1 else ''}: each kernel once per iteration of the host loops around it) + kernels "
+            f"{'es' if n != 1 else ''}; a kernel inside host loops launches once per iteration) + kernels "
             f"{units.seconds(math.fsum(nc.kernels_s.values()))} ({kernels}){ctx} = {units.seconds(nc.total_s)}")
 
 
