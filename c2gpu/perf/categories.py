@@ -76,7 +76,7 @@ CATEGORIES: dict[str, str] = {
     "divergence": "divergence",
     "idle": "idle",
 }
-#: What each category means, for legends and the JSON schema.
+#: What each category means (the HTML legend).
 MEANING: dict[str, str] = {
     "communicate": "host-device transfers (the nest's, not a kernel's)",
     "launches": "kernel launch overhead (the nest's, not a kernel's)",
@@ -113,7 +113,8 @@ class TimeCategories:
 
     @property
     def all_launches_s(self) -> dict[str, float]:
-        return {c: s * self.launches for c, s in self.per_launch_s.items()}
+        """Category -> seconds over all launches; sums (math.fsum) to the time per launch x launches."""
+        return _exact({c: s * self.launches for c, s in self.per_launch_s.items()}, self.time_s * self.launches)
 
     @property
     def limiter(self) -> str:
@@ -262,7 +263,7 @@ def nest_categories(perf, model: str | None = None) -> NestCategories:
     """The nest's time (NestPerformance `perf`, one model) as the kernels' categories over all their launches,
     the transfers (communicate) and the launch overhead; its total_s is perf.total_s(model)."""
     model = model or perf.default_model
-    kernels = {c: math.fsum(k.categories[model].per_launch_s[c] * k.launches for k in perf.kernels)
-               for c in CATEGORIES}
+    every = [k.categories[model].all_launches_s for k in perf.kernels]
+    kernels = {c: math.fsum(a[c] for a in every) for c in CATEGORIES}
     return NestCategories(model, perf.transfer_s, perf.launch_overhead_s, sum(k.launches for k in perf.kernels),
                           perf.context_s if perf.include_context else 0.0, kernels)
