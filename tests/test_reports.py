@@ -266,8 +266,10 @@ def test_html_is_self_contained(html_page):
 def test_html_has_the_charts_per_ported_nest(html_page):
     page, c = html_page
     svgs = [a.get("aria-label", "") for t, a in c.tags if t == "svg"]
-    # matmul.c: 3 ported nests; prefix_sum.c: 2 ported, 1 refused: benefit chart, roofline, time breakdown each
-    assert len(svgs) == 3 * 5
+    # matmul.c: 3 ported nests; prefix_sum.c: 2 ported, 1 refused: benefit chart, roofline, time breakdown and
+    # where the time goes (seed 002's categories) each
+    assert len(svgs) == 4 * 5
+    assert svgs.count("where the GPU time goes (seed 002 categories)") == 5
     assert svgs.count("roofline chart") == 5 and svgs.count("time breakdown") == 5
     assert sum(s.startswith("GPUPerf benefit chart of ") for s in svgs) == 5
     assert "GPUPerf benefit chart of c2gpu_matmul_16_k0" in svgs

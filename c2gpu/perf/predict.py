@@ -33,6 +33,7 @@ from ..model import MODELS
 from ..model.prediction import Prediction
 from ..model.roofline import Roofline, roofline
 from ..occupancy import Occupancy
+from .categories import TimeCategories, kernel_categories
 from .cexpr import CExprError, evaluate
 from ..plan import Kernel, NestPlan, require_plan
 from ..shared_tiles import tiles_for_kernel
@@ -108,6 +109,8 @@ class KernelPerformance:
     strategies: dict[str, tuple[tuple[int, int, int], str]]
     tiles: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # model -> seed 002's time categories of its prediction (c2gpu.perf.categories), computed once here
+    categories: dict[str, TimeCategories] = field(default_factory=dict)
 
 
 @dataclass
@@ -424,7 +427,8 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
         perf.kernels.append(KernelPerformance(
             kernel.name, a.launches, chosen, how, a.geometry(chosen), a.registers, a.occupancy(chosen), a.ilp,
             a.mlp, a.hot_region[1], a.intensity(chosen), a.instructions(chosen), mem, bound, preds, benefits, hot,
-            ordered, strat, tiles, notes + mem.flags))
+            ordered, strat, tiles, notes + mem.flags,
+            {m: kernel_categories(r, prof, mach, bound, a.launches) for m, r in preds.items()}))
     perf.shared_memory = any(k.tiles for k in perf.kernels)    # the performance pass says more (tiles considered)
     perf.launch_overhead_s = sum(k.launches for k in perf.kernels) * gpu.kernel_launch_us * 1e-6
     perf.transfers, tnotes = transfers_of(nest, code, gpu, env)

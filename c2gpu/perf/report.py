@@ -66,6 +66,7 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
     launches = sum(k.launches for k in perf.kernels)
     out.append(f"{p}launch overhead: {launches:.0f} launch{'es' if launches != 1 else ''} x "
                f"{units.seconds(g.kernel_launch_us * 1e-6)} = {units.seconds(perf.launch_overhead_s)}")
+    out.append(_nest_categories_text(perf, p))
     if perf.shared_trials:
         rows = [f"{'none' if b is None else units.byte_size(b)} ({why}): {units.seconds(total)}"
                 for b, why, total, _ in perf.shared_trials]
@@ -82,6 +83,29 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
     return "\n".join(out)
 
 
+def _categories_text(tc, per: str) -> str:
+    """One line: a kernel's seed-002 time categories (c2gpu.perf.categories) and its limiter."""
+    from .categories import CATEGORIES
+    t = tc.time_s
+    parts = ", ".join(f"{CATEGORIES[c]} {units.seconds(s)}" + (f" ({s / t:.0%})" if t > 0 and s > 0 else "")
+                      for c, s in tc.per_launch_s.items())
+    return f"where the time goes (seed 002, {tc.model}{per}): {parts}; limiter: {tc.limiter_text}"
+
+
+def _nest_categories_text(perf: NestPerformance, p: str) -> str:
+    """The nest's GPU time as seed 002 splits it: communicate (the transfers), the launches, and the kernels'
+    categories over all their launches."""
+    from .categories import CATEGORIES, nest_categories
+    nc = nest_categories(perf)
+    kernels = ", ".join(f"{CATEGORIES[c]} {units.seconds(s)}" for c, s in nc.kernels_s.items())
+    n = nc.launches
+    ctx = f" + context creation {units.seconds(nc.context_s)}" if nc.context_s else ""
+    return (f"{p}where the GPU time goes (seed 002, {nc.model}): communicate (host-device transfers) "
+            f"{units.seconds(nc.communicate_s)} + launches {units.seconds(nc.launches_s)} ({n:.0f} launch"
+            f"{'es' if n != 1 else ''}; a kernel inside host loops launches once per iteration) + kernels "
+            f"{units.seconds(math.fsum(nc.kernels_s.values()))} ({kernels}){ctx} = {units.seconds(nc.total_s)}")
+
+
 def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
     geo = k.geometry
     out = []
@@ -96,6 +120,8 @@ def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
                        f"{' [clamped to roofline]' if k.predictions[m].clamped else ''}" for m in models)
     per = " per launch" if k.launches != 1 else ""
     out.append(f"{q}predicted kernel time{per}: {preds}")
+    if d in k.categories:
+        out.append(f"{q}{_categories_text(k.categories[d], per)}")
     rf = k.roofline
     out.append(f"{q}roofline bound: {units.seconds(rf.bound_s)} ({rf.limiter}: DRAM lower bound "
                f"{units.byte_size(k.memory.dram_lower_bound)} at peak -> {units.seconds(rf.memory_s)}, "
@@ -214,8 +240,22 @@ def performance_json(perf: NestPerformance | None, error: str | None = None) -> 
         "context_included": perf.include_context,
         "total_time_s": {m: perf.total_s(m) for m in perf.models},
         "kernel_time_s": {m: perf.kernel_s(m) for m in perf.models},
+        "time_categories": {m: _nest_categories_json(perf, m) for m in perf.models},
         "notes": list(perf.notes),
     }
+
+
+def _nest_categories_json(perf: NestPerformance, model: str) -> dict:
+    from .categories import nest_categories
+    nc = nest_categories(perf, model)
+    return {"communicate_s": nc.communicate_s, "launches_s": nc.launches_s, "launches": nc.launches,
+            "context_s": nc.context_s, "kernels_s": dict(nc.kernels_s), "total_s": nc.total_s}
+
+
+def _categories_json(tc) -> dict:
+    return {"per_launch_s": dict(tc.per_launch_s), "all_launches_s": tc.all_launches_s,
+            "busy_share": tc.busy_share, "limiter": tc.limiter, "limiter_share": tc.share(tc.limiter),
+            "limiter_text": tc.limiter_text}
 
 
 def _kernel_json(k: KernelPerformance, models) -> dict:
@@ -267,5 +307,6 @@ def _kernel_json(k: KernelPerformance, models) -> dict:
                               "labels": list(c.labels), "error": c.error or None} for c in k.candidates],
         "strategies": {label: {"block": list(s), "why": why} for label, (s, why) in k.strategies.items()},
         "shared_memory_tiles": list(k.tiles),
+        "time_categories": {m: _categories_json(k.categories[m]) for m in models if m in k.categories},
         "notes": list(k.notes),
     }

@@ -12,6 +12,8 @@ regex highlighter for C and CUDA), and there are no scripts or external fonts.  
   computation cost, B_memlp the memory cost);
 - the roofline (log-log): the GPU's DRAM bandwidth slope and peak compute, and the kernel at its arithmetic
   intensity (flops per DRAM byte) and the performance its predicted time gives;
+- where the time goes (seed 002): a stacked bar for the nest (communicate, launches, the kernels' categories)
+  and one per kernel, with a legend and each kernel's limiter;
 - the recommendations, the loops with the dependence verdicts, the block-size table, the shared-memory
   decisions, and the original nest and the emitted CUDA, highlighted.
 """
@@ -452,6 +454,77 @@ def breakdown_chart(n: NestReport) -> Markup:
     return Markup("".join(out))
 
 
+# --------------------------------------------------------------------------- where the time goes (seed 002)
+
+# seed 002's categories (c2gpu/perf/categories.py) and the nest's own parts; communicate and launches keep the
+# colours of the time breakdown's transfers and launches
+CATEGORY_COLOURS = {"communicate": SEGMENT_COLOURS["transfers"], "launches": SEGMENT_COLOURS["launches"],
+                    "compute": "#0550ae", "global_read": "#1a7f37", "global_write": "#bc4c00",
+                    "explicit_sync": "#bf3989", "divergence": "#cf222e", "idle": "#8c959f"}
+
+
+def categories_chart(rows: list[tuple[str, str, list[tuple[str, str, float]]]]) -> Markup:
+    """One stacked bar per row, each to 100% of its own time: rows are (label, total text, [(category, its
+    words, seconds)]); the nest's row first (communicate, launches and the kernels' categories), then a row per
+    kernel (its categories per launch)."""
+    W, L, R, bar, gap = 960, 200, 140, 24, 12
+    bw = W - L - R
+    H = 8 + len(rows) * (bar + gap)
+    out = [_svg_open(W, H, "where the GPU time goes (seed 002 categories)")]
+    y = 8
+    for label, total_text, segs in rows:
+        shown = label if len(label) <= 25 else label[:24] + "…"      # 25 characters fit the left column
+        out.append(_text(L - 10, y + 16, shown, "blabel", "end"))
+        total = sum(v for _, _, v in segs)
+        x = L
+        for cat, words, v in segs:
+            w = bw * v / total if total > 0 else 0.0
+            if w <= 0:
+                continue
+            out.append(f'<rect x="{x:.1f}" y="{y}" width="{max(w, 1.0):.1f}" height="{bar}" '
+                       f'fill="{CATEGORY_COLOURS[cat]}"><title>{_e(words)} {_e(units.seconds(v))} '
+                       f'({v / total:.0%})</title></rect>')
+            pct = v / total
+            lab = f"{words} {pct:.0%}" if w > 0.6 * SVG_FONT_PX["inbar"] * (len(words) + 5) + 8 else \
+                (f"{pct:.0%}" if w > 34 else "")
+            if lab:
+                out.append(_text(x + w / 2, y + 16, lab, "inbar", "middle"))
+            x += w
+        out.append(_text(L + bw + 8, y + 16, total_text, "bval"))
+        y += bar + gap
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def _categories_view(perf: dict, model: str) -> dict | None:
+    """The "where the time goes" block of a nest: the chart, the legend (with the nest's seconds per part) and
+    each kernel's limiter, from the JSON's time_categories (computed once, in c2gpu.perf.categories)."""
+    from ..perf.categories import CATEGORIES, MEANING
+    nest = (perf.get("time_categories") or {}).get(model)
+    if nest is None:
+        return None
+    own = {"communicate": ("communicate", nest["communicate_s"]), "launches": ("launches", nest["launches_s"])}
+    nest_segs = [(c, words, s) for c, (words, s) in own.items()] + \
+        [(c, CATEGORIES[c], nest["kernels_s"][c]) for c in CATEGORIES]
+    rows = [("nest (all launches)", units.seconds(nest["total_s"]), nest_segs)]
+    kernels = []
+    for kk in perf.get("kernels") or []:
+        tc = (kk.get("time_categories") or {}).get(model)
+        if tc is None:
+            continue
+        t = sum(tc["per_launch_s"].values())
+        launches = kk.get("launches", 1)
+        rows.append((kk["name"], units.seconds(t) + (" /launch" if launches != 1 else ""),
+                     [(c, CATEGORIES[c], tc["per_launch_s"][c]) for c in CATEGORIES]))
+        kernels.append({"name": kk["name"], "per_launch": units.seconds(t), "launches": launches,
+                        "limiter": tc["limiter_text"]})
+    total = nest["total_s"] or 0.0
+    legend = [(CATEGORY_COLOURS[c], words, MEANING[c], units.seconds(s), f"{s / total:.0%}" if total else "")
+              for c, words, s in nest_segs]
+    return {"chart": categories_chart(rows), "legend": legend, "kernels": kernels,
+            "launches": nest["launches"], "context": units.seconds(nest["context_s"]) if nest["context_s"] else ""}
+
+
 # --------------------------------------------------------------------------- the page
 
 def _dominant_kernel(perf: dict, model: str) -> dict | None:
@@ -477,6 +550,7 @@ def _nest_view(n: NestReport, report: Report, index: int) -> dict:
     view["breakdown"] = breakdown_chart(n) if n.gpu_s and n.cpu_s else None
     view["parts"] = [(k, units.seconds(n.gpu_s.get(k)), SEGMENT_COLOURS[k])
                      for k in ("transfers", "launches", "kernels") if n.gpu_s]
+    view["categories"] = _categories_view(perf, model) if perf.get("kernels") else None
     k = _dominant_kernel(perf, model) if perf and "kernels" in perf else None
     if k is not None:
         b = k.get("gpuperf_benefits_s") or {}
