@@ -11,7 +11,7 @@ from .. import units
 from ..gpu import GPU, list_gpus
 
 if TYPE_CHECKING:       # names for annotations only: `c2gpu gpus` (gpus_table) must not import the model stack
-    from .predict import KernelPerformance, NestPerformance
+    from .predict import KernelPerformance, LaunchCost, NestPerformance
 
 
 # --------------------------------------------------------------------------- units (c2gpu.units has the rest)
@@ -63,9 +63,7 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
                    + f"; total {units.seconds(perf.transfer_s)}")
     else:
         out.append(f"{p}transfers: none costed")
-    launches = sum(k.launches for k in perf.kernels)
-    out.append(f"{p}launch overhead: {launches:.0f} launch{'es' if launches != 1 else ''} x "
-               f"{units.seconds(g.kernel_launch_us * 1e-6)} = {units.seconds(perf.launch_overhead_s)}")
+    out.append(f"{p}launch overhead: {launch_term(perf.launch)} = {units.seconds(perf.launch_overhead_s)}")
     if perf.shared_trials:
         rows = [f"{'none' if b is None else units.byte_size(b)} ({why}): {units.seconds(total)}"
                 for b, why, total, _ in perf.shared_trials]
@@ -80,6 +78,14 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
     for n in perf.notes:
         out.append(f"{p}note: {n}")
     return "\n".join(out)
+
+
+def launch_term(cost: LaunchCost) -> str:
+    """"40 launches x 3.8 µs + 1 synchronize x 6.2 µs": the launch cost with both counts."""
+    def count(n: float, one: str, many: str) -> str:
+        return f"{n:.0f} {one if n == 1 else many}"
+    return (f"{count(cost.launches, 'launch', 'launches')} x {units.seconds(cost.launch_s)} + "
+            f"{count(cost.synchronizes, 'synchronize', 'synchronizes')} x {units.seconds(cost.synchronize_s)}")
 
 
 def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
@@ -206,7 +212,8 @@ def performance_json(perf: NestPerformance | None, error: str | None = None) -> 
                       for t in perf.transfers],
         "transfer_time_s": perf.transfer_s,
         "launch_overhead_s": perf.launch_overhead_s,
-        "launch_overhead_per_launch_s": g.kernel_launch_us * 1e-6,
+        "launch_cost": {"launches": perf.launch.launches, "synchronizes": perf.launch.synchronizes,
+                        "launch_s": perf.launch.launch_s, "synchronize_s": perf.launch.synchronize_s},
         "context_creation_s": perf.context_s,
         "context_included": perf.include_context,
         "total_time_s": {m: perf.total_s(m) for m in perf.models},
