@@ -6,9 +6,9 @@ it was calibrated on.  We ask of every handed-over case (kernel x GPU with a
 row in the TSV), per model, to be within a factor of two either way, and of
 the median over the cases, for all cases and for the held-out ones separately
 (they were not used to choose any GPU parameter), the same.  Measured at the
-time of writing (tests/bench_validation.py): median GPUPerf 1.00 (held-out
-1.06), Resios 1.16 (held-out 1.21); worst case x1.67 (2mm on the H100 PCIe,
-Resios; convolution-2d on the H100 SXM, GPUPerf 0.60).  The register count
+time of writing (tests/bench_validation.py): median GPUPerf 1.02 (held-out
+1.07), Resios 1.20 (held-out 1.24); worst case x1.67 (2mm on the H100 PCIe,
+Resios; convolution-2d on the H100 SXM, GPUPerf 0.61).  The register count
 comes from the Alg. 6.4 estimate here (ptxas gives the same occupancy on these
 kernels and the same ratios; the bench uses it).
 
