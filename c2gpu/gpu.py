@@ -102,7 +102,8 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("memory", "l2_bytes_per_cycle_per_sm", float, 0.1, 10_000, "bytes/cycle/SM", required=False),
     _Field("memory", "dram_efficiency", float, 0.05, 1.0, "(fraction of peak)", required=False),
     # -- fixed overheads (eq. 4.3) ----------------------------------------------------
-    _Field("overhead", "kernel_launch_us", float, 0.01, 100_000, "microseconds"),
+    _Field("overhead", "launch_back_to_back_us", float, 0.01, 100_000, "microseconds per launch, no synchronize"),
+    _Field("overhead", "launch_sync_us", float, 0.01, 100_000, "microseconds per launch + cudaDeviceSynchronize"),
     _Field("overhead", "context_creation_ms", float, 0.01, 1_000_000, "milliseconds"),
     # -- host link and the eq. 4.2 transfer curve -------------------------------------
     _Field("host_link", "pcie_generation", int, 1, 7, ""),
@@ -131,6 +132,13 @@ _INSN_SECTIONS = {
     "warps_for_peak": (0.1, 1000, "warps", False),
 }
 _SCALAR_SECTIONS = ("spec", "memory", "overhead", "host_link")
+# Fields that no longer exist, with what replaces them (a user's old file gets this instead of "unknown field").
+_REPLACED = {
+    ("overhead", "kernel_launch_us"):
+        "it was split into 'overhead.launch_back_to_back_us' (a launch issued back to back with others on a "
+        "stream, no synchronize) and 'overhead.launch_sync_us' (a launch followed by cudaDeviceSynchronize); "
+        "the old value was launch + synchronize",
+}
 _FIELD_BY_KEY = {(f.section, f.name): f for f in _FIELDS}
 _TOP_LEVEL = {"name", "key", "aliases", "inherits", "refs"} | set(_SCALAR_SECTIONS) | set(_INSN_SECTIONS)
 
@@ -218,7 +226,8 @@ class GPU:
     l1_latency_cycles: float
     l2_bytes_per_cycle_per_sm: float
     dram_efficiency: float
-    kernel_launch_us: float
+    launch_back_to_back_us: float
+    launch_sync_us: float
     context_creation_ms: float
     pcie_generation: int
     pcie_lanes: int
@@ -282,6 +291,16 @@ class GPU:
 
     def transfer_time_s(self, nbytes: float) -> float:
         return transfer_time_s(self, nbytes)
+
+    @property
+    def launch_s(self) -> float:
+        """One kernel launch issued back to back with others on a stream (overhead.launch_back_to_back_us)."""
+        return self.launch_back_to_back_us * 1e-6
+
+    @property
+    def synchronize_s(self) -> float:
+        """What a cudaDeviceSynchronize after a launch adds to it: launch_sync_us - launch_back_to_back_us."""
+        return (self.launch_sync_us - self.launch_back_to_back_us) * 1e-6
 
 
 # --------------------------------------------------------------------------------------
@@ -447,6 +466,8 @@ def _flatten(where: str, data: dict) -> dict[tuple[str, str], tuple[Any, str]]:
         for name, entry in table.items():
             dotted = f"{section}.{name}"
             known = (name in INSTRUCTION_CLASSES) if section in _INSN_SECTIONS else (section, name) in _FIELD_BY_KEY
+            if (section, name) in _REPLACED:
+                raise GPUDescriptionError(f"{where}: field '{dotted}' is no longer read: {_REPLACED[section, name]}")
             if not known:
                 pool = INSTRUCTION_CLASSES if section in _INSN_SECTIONS else \
                     [f.name for f in _FIELDS if f.section == section]
@@ -652,6 +673,9 @@ def _check_relations(where: str, g: GPU) -> None:
     need(g.transfer_intercept_mbs < g.transfer_peak_mbs,
          f"host_link.transfer_intercept_mbs = {g.transfer_intercept_mbs} must be below "
          f"host_link.transfer_peak_mbs = {g.transfer_peak_mbs}")
+    need(g.launch_back_to_back_us <= g.launch_sync_us,
+         f"overhead.launch_back_to_back_us = {g.launch_back_to_back_us} exceeds overhead.launch_sync_us = "
+         f"{g.launch_sync_us} (a synchronize cannot make a launch cheaper)")
     fma = g.instructions["fp32_fma"].throughput
     need(fma <= g.fp32_lanes_per_sm,
          f"throughput.fp32_fma = {fma:g} exceeds spec.fp32_lanes_per_sm = {g.fp32_lanes_per_sm}")

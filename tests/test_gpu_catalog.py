@@ -131,7 +131,7 @@ def test_gtx460_carries_the_seed_measurements():
     assert g.dram_bandwidth_gbs == 86.4             # R 3.2
     assert g.core_clock_ghz == 1.35                 # R 3
     assert g.context_creation_ms == 65              # R 3.1
-    assert g.kernel_launch_us == 4                  # R 3.1
+    assert g.launch_sync_us == 4                    # R 3.1: one timed empty kernel
     assert (g.sm_count, g.fp32_lanes_per_sm, g.registers_per_sm, g.max_registers_per_thread) == (7, 48, 32768, 63)
     assert (g.l1_cache_bytes, g.l2_cache_bytes, g.cache_line_bytes) == (16 * 1024, 384 * 1024, 128)
     assert (g.pcie_generation, g.pcie_lanes) == (2, 16)
@@ -318,6 +318,8 @@ def test_value_without_source_is_rejected(tmp_path):
     ("spec", "shared_mem_per_block", "200000", r"shared_mem_per_block = 200000 exceeds spec\.shared_mem_per_block_optin"),
     ("spec", "base_clock_ghz", "2.0", r"base_clock_ghz = 2\.0 exceeds spec\.core_clock_ghz"),
     ("spec", "max_warps_per_sm", "32", r"max_warps_per_sm x spec\.warp_size = 32 x 32 != spec\.max_threads_per_sm = 2048"),
+    # a launch issued back to back cannot cost more than one followed by a synchronize (a100: 11 us)
+    ("overhead", "launch_back_to_back_us", "12", r"launch_back_to_back_us = 12\.0 exceeds overhead\.launch_sync_us = 11\.0"),
 ])
 def test_absurd_values_name_field_value_and_range(tmp_path, section, field, value, fragment):
     p = write(tmp_path, "bad.toml", f'inherits = "a100"\n[{section}]\n'
@@ -367,3 +369,37 @@ def test_gpu_is_frozen_and_hashable():
     with pytest.raises(KeyError, match="unknown instruction class"):
         g.instruction("fp16_fma")
     assert math.isclose(g.mem_bytes_per_cycle_per_sm * g.sm_count, g.mem_bytes_per_cycle)
+
+
+# ------------------------------------------------------------------ launch and synchronization costs
+
+def test_every_gpu_has_both_launch_costs_with_sources():
+    for g in ALL:
+        assert 0 < g.launch_back_to_back_us <= g.launch_sync_us, g.key
+        assert g.launch_s == pytest.approx(g.launch_back_to_back_us * 1e-6)
+        assert g.synchronize_s == pytest.approx((g.launch_sync_us - g.launch_back_to_back_us) * 1e-6)
+        for f in ("launch_back_to_back_us", "launch_sync_us"):
+            assert g.sources[f].strip(), (g.key, f)
+
+
+def test_the_old_single_launch_field_is_refused_with_what_replaces_it(tmp_path):
+    p = write(tmp_path, "old.toml", 'inherits = "a100"\n[overhead]\n'
+              'kernel_launch_us = { value = 10, source = "our old file" }\n')
+    with pytest.raises(GPUDescriptionError, match=r"old\.toml: field 'overhead\.kernel_launch_us' is no longer read: "
+                                                  r"it was split into 'overhead\.launch_back_to_back_us'.*launch_sync_us"):
+        load_gpu(str(p))
+
+
+def test_launch_cost_counts_synchronizes_as_the_host_code_does():
+    from c2gpu.perf.predict import SYNC_AT_END, SYNC_EACH_LAUNCH, launch_cost
+    g = load_gpu("h100-sxm")
+    wrapper = launch_cost(40, g, SYNC_AT_END)          # c2gpu's wrapper: back to back, one synchronize at the end
+    assert (wrapper.launches, wrapper.synchronizes) == (40, 1)
+    assert wrapper.seconds == pytest.approx(40 * g.launch_back_to_back_us * 1e-6
+                                            + (g.launch_sync_us - g.launch_back_to_back_us) * 1e-6)
+    each = launch_cost(40, g, SYNC_EACH_LAUNCH)        # PolyBench/GPU: a synchronize after every launch
+    assert (each.launches, each.synchronizes) == (40, 40)
+    assert each.seconds == pytest.approx(40 * g.launch_sync_us * 1e-6)
+    assert launch_cost(0, g, SYNC_AT_END).seconds == 0     # nothing launched, nothing to wait for
+    with pytest.raises(ValueError, match="synchronize must be one of"):
+        launch_cost(1, g, "sometimes")

@@ -55,7 +55,7 @@ def test_machine_params_come_from_the_catalog():
         m = machine_params(g)
         assert m.sm_count == g.sm_count and m.clock_ghz == g.core_clock_ghz
         assert m.dram_bw_gbs == g.dram_bandwidth_gbs and m.dram_latency_cycles == g.dram_latency_cycles
-        assert m.launch_overhead_s == pytest.approx(g.kernel_launch_us * 1e-6)
+        assert m.launch_overhead_s == pytest.approx(g.launch_sync_us * 1e-6)     # R LAUNCH: a timed empty kernel
         assert m.max_mem_parallelism == g.memory_max_parallelism
         assert m.inst["fp32_fma"].throughput == g.instruction("fp32_fma").throughput
         assert m.peak_flops == pytest.approx(g.peak_fp32_gflops * 1e9)
@@ -258,7 +258,10 @@ def test_time_loop_kernels_launch_every_iteration():
     nest = next(n for n in prog.nests if n.function == "jacobi2d")
     perf = predict_nest(nest, _plan(nest, mgr.result("mapping", nest)), A100, {}, search=False, registers="estimate")
     assert [k.launches for k in perf.kernels] == [7, 7]
-    assert perf.launch_overhead_s == pytest.approx(14 * A100.kernel_launch_us * 1e-6)
+    # the wrapper launches all 14 back to back and synchronizes once, after the last
+    assert (perf.launch.launches, perf.launch.synchronizes) == (14, 1)
+    assert perf.launch_overhead_s == pytest.approx(14 * A100.launch_back_to_back_us * 1e-6
+                                                   + (A100.launch_sync_us - A100.launch_back_to_back_us) * 1e-6)
     m = perf.default_model
     assert perf.total_s(m) == pytest.approx(sum(k.predictions[m].time_s * 7 for k in perf.kernels)
                                             + perf.launch_overhead_s + perf.transfer_s)

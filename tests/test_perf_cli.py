@@ -74,7 +74,7 @@ def test_analyze_matmul_on_a100_shows_both_models_and_the_report(matmul_report):
     hot = part.split("hotspots", 1)[1]
     assert re.search(r"(read|write) [ABC]\[[ijk]\]\[[ijk]\] \(line 20\): [\d.]+ \w+ per launch", hot)
     assert re.search(r"transfers \(eq\. 4\.2.*A in 16\.8 MB", part)
-    assert "launch overhead: 1 launch x 10 µs" in part
+    assert "launch overhead: 1 launch x 3.8 µs + 1 synchronize x 7.2 µs = 11 µs" in part   # a100: launch + sync 11 µs
     tot = re.search(r"total \(kernels \+ launches \+ transfers.*\): resios ([\d.]+ \w+), gpuperf ([\d.]+ \w+)", part)
     assert tot and seconds(tot.group(2)) > gpuperf
 
@@ -96,6 +96,9 @@ def test_analyze_json_has_the_performance_and_validates(capsys, tmp_path):
     assert {"B_itilp", "B_serial", "B_fp", "B_memlp"} <= set(k["gpuperf_benefits_s"])
     assert k["block_candidates"] and any("best (search)" in c["labels"] for c in k["block_candidates"])
     assert perf["total_time_s"]["gpuperf"] >= perf["kernel_time_s"]["gpuperf"] + perf["launch_overhead_s"]
+    lc = perf["launch_cost"]     # the wrapper: one launch, one synchronize after it
+    assert (lc["launches"], lc["synchronizes"]) == (1, 1)
+    assert perf["launch_overhead_s"] == pytest.approx(lc["launch_s"] + lc["synchronize_s"])
     # same input, same bytes
     code, _, _ = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", "h100-sxm", "-D", "N=256", "--format", "json", "-o",
                      str(tmp_path / "r2.json"), str(TESTDATA / "matmul.c"))
@@ -153,7 +156,7 @@ def test_user_gpu_file_and_time_loop(capsys, tmp_path):
     code, out, err = run(capsys, "analyze", "--details", "--no-run", "--no-break-even", "--gpu", str(gpu), "-D", "N=256", "-D", "TSTEPS=5", "--registers",
                          "estimate", "--assume-no-alias", str(TESTDATA / "validation" / "jacobi-2d-imper.c"))
     assert code == 0, err
-    assert "[slow]" in out and "5 launches" in out and "launch overhead: 10 launches x 10 µs = 100 µs" in out
+    assert "[slow]" in out and "5 launches" in out and "launch overhead: 10 launches x 3.8 µs + 1 synchronize x 7.2 µs = 45.2 µs" in out
 
 
 def test_performance_passes_are_registered(capsys):

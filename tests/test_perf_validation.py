@@ -2,14 +2,19 @@
 
 Bands.  The seed's own validation (seed 004, Table 7.1) reports precisions
 (predicted / measured) from 0.93 to 2.12 for its five experiments on the GPU
-it was calibrated on.  We ask the same of the median over the 21 cases, per
-model: within 0.5 .. 2 (a factor of two either way), for all cases and for the
-held-out cases separately (they were not used to choose any GPU parameter),
-and keep every single case within 0.4 .. 2.5 so a regression on one kernel
-shows.  Measured at the time of writing (tests/bench_validation.py):
-median GPUPerf 1.00 (held-out 1.06), Resios 1.16 (held-out 1.21); worst case
-x1.67.  The register count comes from the Alg. 6.4 estimate here (ptxas gives
-the same occupancy on these kernels and the same ratios; the bench uses it).
+it was calibrated on.  We ask of every handed-over case (kernel x GPU with a
+row in the TSV), per model, to be within a factor of two either way, and of
+the median over the cases, for all cases and for the held-out ones separately
+(they were not used to choose any GPU parameter), the same.  Measured at the
+time of writing (tests/bench_validation.py): median GPUPerf 1.02 (held-out
+1.07), Resios 1.20 (held-out 1.24); worst case x1.67 (2mm on the H100 PCIe,
+Resios; convolution-2d on the H100 SXM, GPUPerf 0.61).  The register count
+comes from the Alg. 6.4 estimate here (ptxas gives the same occupancy on these
+kernels and the same ratios; the bench uses it).
+
+The cases the TSV does not have (held back) are predicted and never compared;
+doitgen and convolution-3d keep a parallel loop on the host with a launch per
+iteration, adi its column sweeps: c2gpu's mapper cannot express those yet.
 """
 from __future__ import annotations
 
@@ -17,7 +22,9 @@ import math
 
 import pytest
 
+from c2gpu.gpu import load_gpu
 from c2gpu.model import MODELS
+from c2gpu.perf.predict import SYNC_EACH_LAUNCH
 import validation_data as validation
 
 pytestmark = pytest.mark.skipif(validation.validation_dir() is None,
@@ -29,21 +36,22 @@ def cases():
     return validation.run(registers="estimate")
 
 
-def test_every_case_is_predicted_by_every_model(cases):
+def test_every_handed_over_case_is_predicted_by_every_model(cases):
     rows = validation.measurements()
-    assert len(rows) == 21 and len(cases) == 21
-    assert {(c.kernel, c.gpu) for c in cases} == {(r["kernel"], r["gpu"]) for r in rows}
-    for c in cases:
+    assert len(rows) == 21
+    measured = [c for c in cases if c.measured_s is not None]
+    assert {(c.kernel, c.gpu) for c in measured} == {(r["kernel"], r["gpu"]) for r in rows}
+    for c in measured:
+        assert c.compared, f"{c.kernel} on {c.gpu}: {c.not_expressed}"
         assert set(c.predicted) == set(MODELS)
         for m, t in c.predicted.items():
             assert math.isfinite(t) and t > 0, (c.kernel, c.gpu, m)
+    # every kernel of CASES on every GPU is in the run, measured or not
+    assert {(c.kernel, c.gpu) for c in cases} == {(k, g) for k in validation.CASES for g in validation.GPU_KEYS}
 
 
 def test_no_prediction_is_below_the_roofline(cases):
-    # the cases cover every kernel x GPU (asserted above), so this checks every predicted kernel
-    assert {(c.kernel, validation.GPU_KEYS[c.gpu]) for c in cases} == {
-        (kernel, gpu) for kernel in validation.CASES for gpu in validation.GPU_KEYS.values()}
-    for c in cases:
+    for c in validation.compared(cases):
         for perf in c.perfs:
             for k in perf.kernels:
                 for m, r in k.predictions.items():
@@ -51,14 +59,66 @@ def test_no_prediction_is_below_the_roofline(cases):
                     assert not r.clamped
 
 
-def test_median_ratio_per_model_is_within_a_factor_of_two(cases):
+def test_every_handed_over_case_is_within_a_factor_of_two_on_every_gpu(cases):
     print("\n" + validation.table(cases))
+    for gpu in validation.GPU_KEYS:
+        sel = validation.compared(cases, gpu=gpu)
+        assert len(sel) == 7, gpu
+        for m in MODELS:
+            for c in sel:
+                assert 0.5 <= c.ratio(m) <= 2.0, f"{m} {c.kernel} on {c.gpu}: ratio {c.ratio(m):.2f}"
     for m in MODELS:
         for held_out in (None, True):
             med = validation.median_ratio(cases, m, held_out)
             assert 0.5 <= med <= 2.0, f"{m}: median predicted/measured {med:.2f} ({'held-out' if held_out else 'all'})"
-        for c in cases:
-            assert 0.4 <= c.ratio(m) <= 2.5, f"{m} {c.kernel} on {c.gpu}: ratio {c.ratio(m):.2f}"
+
+
+def test_launch_cost_follows_the_measured_host_code(cases):
+    """The measured programs synchronize after every launch (jacobi-2d-imper: 40 launches, 40 synchronizes), mvt
+    once after its two back-to-back launches: the prediction counts what each program does."""
+    by = {(c.kernel, c.gpu): c for c in cases}
+    jac = by[("jacobi-2d-imper", "H100-SXM")]
+    sxm = load_gpu("h100-sxm")
+    assert (jac.launches, jac.synchronizes) == (40, 40)
+    assert jac.parts["gpuperf"]["launch"] == pytest.approx(40 * sxm.launch_sync_us * 1e-6)
+    mvt = by[("mvt", "H100-SXM")]
+    assert (mvt.launches, mvt.synchronizes) == (2, 1)
+    assert mvt.parts["gpuperf"]["launch"] == pytest.approx(2 * sxm.launch_s + sxm.synchronize_s)
+    for c in cases:
+        if c.predicted:
+            assert c.launches == validation.CASES[c.kernel].launches      # the plan launches what CUDA launches
+            want = c.launches if validation.CASES[c.kernel].synchronize == SYNC_EACH_LAUNCH else 1
+            assert c.synchronizes == want, c.kernel
+
+
+def test_gpu_files_carry_the_launch_sync_fitted_on_the_calibration_cases(cases):
+    for gpu_name, key in validation.GPU_KEYS.items():
+        gpu = load_gpu(key)
+        fit = validation.fit_launch_sync_us(validation.compared(cases, held_out=False, gpu=gpu_name), gpu)
+        assert fit == pytest.approx(gpu.launch_sync_us, abs=1.0), (key, fit)
+        assert "CALIBRATION cases" in gpu.sources["launch_sync_us"]
+
+
+def test_summary_per_gpu_gives_median_p90_and_worst(cases):
+    sel = validation.compared(cases, held_out=False, gpu="H100-SXM")
+    s = validation.summary(sel, "gpuperf")
+    ratios = sorted(c.ratio("gpuperf") for c in sel)
+    assert s["n"] == 4 and s["median"] == pytest.approx((ratios[1] + ratios[2]) / 2)
+    errs = sorted(max(r, 1 / r) for r in ratios)
+    assert s["p90"] == errs[-1]                     # nearest rank: the 4th of 4
+    assert validation.error_factor(s["worst"]) == errs[-1]
+    table = validation.table(cases)
+    assert "H100-SXM   held-out" in table and "p90 x" in table and "no measurement (held back" in table
+
+
+@pytest.mark.parametrize("kernel", ["doitgen", "convolution-3d", "adi"])
+@pytest.mark.xfail(reason="the mapper cannot keep a parallel loop on the host with a launch per iteration (doitgen's "
+                          "r, convolution-3d's i) nor keep adi's column sweeps on the host (it interchanges them); "
+                          "branch 'structure' adds it", strict=False)
+def test_held_back_cases_are_expressed_as_the_cuda_programs_run_them(cases, kernel):
+    for c in cases:
+        if c.kernel == kernel:
+            assert c.not_expressed == "" and c.launches == validation.CASES[kernel].launches
 
 
 def test_held_out_cases_are_marked_and_disjoint_from_calibration():

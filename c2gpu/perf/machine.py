@@ -63,7 +63,8 @@ def machine_params(gpu: GPU) -> MachineParams:
         shared_bank_bw_bytes_per_cycle=gpu.shared_mem_bandwidth_bytes_per_cycle,  # -> R BW of 4.9 (32)
         shared_max_parallelism=gpu.shared_mem_max_parallelism,  # -> R peak warps of 4.9 (8)
         sync_gamma=gpu.gpuperf_sync_gamma,              # memory.gpuperf_sync_gamma -> G Γ (eq. 8)
-        launch_overhead_s=gpu.kernel_launch_us * 1e-6,  # overhead.kernel_launch_us -> R LAUNCH (4.3)
+        launch_overhead_s=gpu.launch_sync_us * 1e-6,    # overhead.launch_sync_us -> R LAUNCH (4.3): the seed timed
+                                                        #   one empty kernel, i.e. a launch + synchronize
         context_init_s=gpu.context_creation_ms * 1e-3,  # overhead.context_creation_ms -> R CUDA (4.3)
         pcie_peak_mbps=gpu.transfer_peak_mbs,           # host_link.transfer_peak_mbs -> R BW_peak (4.2)
         pcie_slope_mbps=gpu.transfer_slope_mbs_per_kib,  # host_link.transfer_slope_mbs_per_kib -> R BW_inc slope

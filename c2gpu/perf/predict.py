@@ -8,7 +8,8 @@ per host iteration) it runs every registered model (c2gpu.model.MODELS) on the
 kernel's KernelProfile (c2gpu.perf.profile), checks each prediction against the
 physical roofline bound (DRAM lower bound at the catalog's peak bandwidth,
 flops at peak; a prediction below it is clamped up to it and says so), and adds
-the host side: launch overhead x launches (overhead.kernel_launch_us),
+the host side: the launch cost (launches x the back-to-back launch cost + synchronizations x what a
+synchronize adds, overhead.launch_back_to_back_us and launch_sync_us; `LaunchCost`),
 host<->device copies from codegen's ArrayPlans over the host link (eq. 4.2,
 each copy costed separately), and optionally CUDA context creation.
 
@@ -47,8 +48,8 @@ from .registers import Registers
 # cases.  Caveat: its synchronization term (eq. 7-8) is uncalibrated and dominates kernels with barriers.
 DEFAULT_MODEL = "gpuperf"
 DEFAULT_MODEL_EVIDENCE = ("shared/validation, 21 cases (A10, H100 PCIe, H100 SXM): median predicted/measured "
-                          "GPUPerf 1.00, Resios 1.16; geometric-mean error x1.18 vs x1.25; held-out cases (syrk, "
-                          "fdtd-2d, gesummv) GPUPerf 1.06, Resios 1.21; see tests/bench_validation.py")
+                          "GPUPerf 1.02, Resios 1.20; geometric-mean error x1.17 vs x1.26; held-out cases (syrk, "
+                          "fdtd-2d, gesummv) GPUPerf 1.07, Resios 1.24; see tests/bench_validation.py")
 
 SEARCH_TIE = 0.01          # a candidate must be more than 1% faster than the mapping's block to replace it
 SYNC_NOTE_SHARE = 0.5      # flag GPUPerf's synchronization term when it is more than this share of T_exec
@@ -121,6 +122,36 @@ class Transfer:
     seconds: float
 
 
+# How the host code waits for the GPU: with the number of launches (from the plan's host loops), it says how
+# many synchronizations the launch cost counts.
+SYNC_AT_END = "end"                 # the wrapper c2gpu emits (templates/wrapper.cu.j2): every launch of the nest
+#                                     issued back to back on the stream, one cudaDeviceSynchronize after the last
+SYNC_EACH_LAUNCH = "each-launch"    # a cudaDeviceSynchronize after every launch (how PolyBench/GPU times its
+#                                     kernels: the programs of tests/validation_data.py)
+SYNC_POLICIES = (SYNC_AT_END, SYNC_EACH_LAUNCH)
+
+
+@dataclass(frozen=True)
+class LaunchCost:
+    """The host side of running a nest's kernels: launches x launch_s + synchronizes x synchronize_s."""
+    launches: float
+    synchronizes: float
+    launch_s: float                  # one launch issued back to back (overhead.launch_back_to_back_us)
+    synchronize_s: float             # what a synchronize adds to a launch (launch_sync_us - launch_back_to_back_us)
+
+    @property
+    def seconds(self) -> float:
+        return self.launches * self.launch_s + self.synchronizes * self.synchronize_s
+
+
+def launch_cost(launches: float, gpu: GPU, synchronize: str = SYNC_AT_END) -> LaunchCost:
+    """The launch cost of `launches` launches on `gpu` when the host code synchronizes as `synchronize` says."""
+    if synchronize not in SYNC_POLICIES:
+        raise ValueError(f"synchronize must be one of {', '.join(SYNC_POLICIES)}, got {synchronize!r}")
+    syncs = launches if synchronize == SYNC_EACH_LAUNCH else float(launches > 0)
+    return LaunchCost(launches, syncs, gpu.launch_s, gpu.synchronize_s)
+
+
 @dataclass
 class NestPerformance:
     nest: str
@@ -130,7 +161,7 @@ class NestPerformance:
     env: dict[str, int]
     kernels: list[KernelPerformance]
     transfers: list[Transfer]
-    launch_overhead_s: float
+    launch: LaunchCost
     context_s: float
     include_context: bool
     notes: list[str] = field(default_factory=list)
@@ -143,6 +174,10 @@ class NestPerformance:
 
     def kernel_s(self, model: str) -> float:
         return sum(k.predictions[model].time_s * k.launches for k in self.kernels)
+
+    @property
+    def launch_overhead_s(self) -> float:
+        return self.launch.seconds
 
     @property
     def transfer_s(self) -> float:
@@ -307,10 +342,12 @@ def search_shapes(ka: KernelAnalysis, block) -> list[tuple[int, int, int]]:
 
 def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = None, *, code=None,
                  options: dict | None = None, models: list[str] | None = None, search: bool = True,
-                 include_context: bool = False, registers: str = "auto") -> NestPerformance:
+                 include_context: bool = False, registers: str = "auto",
+                 synchronize: str = SYNC_AT_END) -> NestPerformance:
     """Predict every kernel of a plan (a finalized one, or a candidate the performance pass compares) on
     `gpu` (see the module doc).  `code` is the plan's NestCode (kernel texts for ptxas, ArrayPlans for
-    transfers)."""
+    transfers).  `synchronize` (SYNC_POLICIES) is how the host code that runs the kernels synchronizes: the
+    emitted wrapper's way unless another program is modelled."""
     plan = require_plan(plan, "the performance model")
     mapping, shared = plan.mapping, plan.tiles
     t0 = time.perf_counter()
@@ -321,7 +358,8 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
     forced = options.get("block")
     phys = machine_params(gpu)
     codes = {k.name: k for k in (code.kernels if code is not None else [])}
-    perf = NestPerformance(nest.name, gpu, default, models, env, [], [], 0.0, gpu.context_creation_ms * 1e-3,
+    perf = NestPerformance(nest.name, gpu, default, models, env, [], [], launch_cost(0, gpu, synchronize),
+                           gpu.context_creation_ms * 1e-3,
                            include_context)
     for kernel, host in kernel_items(mapping):
         splan = shared.kernels.get(kernel.name) if shared is not None else None
@@ -430,7 +468,7 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
             ordered, strat, tiles, notes + mem.flags,
             {m: kernel_categories(r, prof, mach, bound, a.launches) for m, r in preds.items()}))
     perf.shared_memory = any(k.tiles for k in perf.kernels)    # the performance pass says more (tiles considered)
-    perf.launch_overhead_s = sum(k.launches for k in perf.kernels) * gpu.kernel_launch_us * 1e-6
+    perf.launch = launch_cost(sum(k.launches for k in perf.kernels), gpu, synchronize)
     perf.transfers, tnotes = transfers_of(nest, code, gpu, env)
     perf.notes.extend(tnotes)
     perf.seconds = time.perf_counter() - t0

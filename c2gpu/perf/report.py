@@ -11,7 +11,7 @@ from .. import units
 from ..gpu import GPU, list_gpus
 
 if TYPE_CHECKING:       # names for annotations only: `c2gpu gpus` (gpus_table) must not import the model stack
-    from .predict import KernelPerformance, NestPerformance
+    from .predict import KernelPerformance, LaunchCost, NestPerformance
 
 
 # --------------------------------------------------------------------------- units (c2gpu.units has the rest)
@@ -63,9 +63,7 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
                    + f"; total {units.seconds(perf.transfer_s)}")
     else:
         out.append(f"{p}transfers: none costed")
-    launches = sum(k.launches for k in perf.kernels)
-    out.append(f"{p}launch overhead: {launches:.0f} launch{'es' if launches != 1 else ''} x "
-               f"{units.seconds(g.kernel_launch_us * 1e-6)} = {units.seconds(perf.launch_overhead_s)}")
+    out.append(f"{p}launch overhead: {launch_term(perf.launch)} = {units.seconds(perf.launch_overhead_s)}")
     out.append(_nest_categories_text(perf, p))
     if perf.shared_trials:
         rows = [f"{'none' if b is None else units.byte_size(b)} ({why}): {units.seconds(total)}"
@@ -98,12 +96,18 @@ def _nest_categories_text(perf: NestPerformance, p: str) -> str:
     from .categories import CATEGORIES, nest_categories
     nc = nest_categories(perf)
     kernels = ", ".join(f"{CATEGORIES[c]} {units.seconds(s)}" for c, s in nc.kernels_s.items())
-    n = nc.launches
     ctx = f" + context creation {units.seconds(nc.context_s)}" if nc.context_s else ""
     return (f"{p}where the GPU time goes (seed 002, {nc.model}): communicate (host-device transfers) "
-            f"{units.seconds(nc.communicate_s)} + launches {units.seconds(nc.launches_s)} ({n:.0f} launch"
-            f"{'es' if n != 1 else ''}; a kernel inside host loops launches once per iteration) + kernels "
+            f"{units.seconds(nc.communicate_s)} + launches {units.seconds(nc.launches_s)} ({launch_term(perf.launch)}) "
+            f"+ kernels "
             f"{units.seconds(math.fsum(nc.kernels_s.values()))} ({kernels}){ctx} = {units.seconds(nc.total_s)}")
+
+def launch_term(cost: LaunchCost) -> str:
+    """"40 launches x 3.8 µs + 1 synchronize x 6.2 µs": the launch cost with both counts."""
+    def count(n: float, one: str, many: str) -> str:
+        return f"{n:.0f} {one if n == 1 else many}"
+    return (f"{count(cost.launches, 'launch', 'launches')} x {units.seconds(cost.launch_s)} + "
+            f"{count(cost.synchronizes, 'synchronize', 'synchronizes')} x {units.seconds(cost.synchronize_s)}")
 
 
 def _kernel_text(k: KernelPerformance, models, d, p) -> list[str]:
@@ -235,7 +239,8 @@ def performance_json(perf: NestPerformance | None, error: str | None = None) -> 
                       for t in perf.transfers],
         "transfer_time_s": perf.transfer_s,
         "launch_overhead_s": perf.launch_overhead_s,
-        "launch_overhead_per_launch_s": g.kernel_launch_us * 1e-6,
+        "launch_cost": {"launches": perf.launch.launches, "synchronizes": perf.launch.synchronizes,
+                        "launch_s": perf.launch.launch_s, "synchronize_s": perf.launch.synchronize_s},
         "context_creation_s": perf.context_s,
         "context_included": perf.include_context,
         "total_time_s": {m: perf.total_s(m) for m in perf.models},

@@ -9,10 +9,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import units
 from ..ir import Loc
 from ..verdict import KEEP, PORT, RESIDENT, BreakEven, kernel_bound
+
+if TYPE_CHECKING:
+    from ..perf.predict import LaunchCost
 
 __all__ = ["Report", "NestReport", "LoopReport", "KernelReport", "SharedMemoryDecision", "Location",
            "RelatedLocation", "Hotspot", "VERDICT_CLASSES", "build_report"]
@@ -125,6 +129,7 @@ class NestReport:
     model: str | None = None
     predicted_s: dict[str, float] = field(default_factory=dict)    # model -> total GPU time
     gpu_s: dict[str, float] = field(default_factory=dict)          # total, kernels, launches, transfers, context
+    launch: "LaunchCost | None" = None        # gpu_s["launches"] as launches x launch_s + synchronizes x synchronize_s
     cpu_s: float | None = None
     cpu_source: str | None = None                                  # "measured" or "static estimate"
     verdict: str | None = None
@@ -434,6 +439,7 @@ def _add_performance(rep: NestReport, perf) -> None:
     rep.gpu = perf.gpu.key
     rep.model = perf.default_model
     rep.predicted_s = {m: perf.total_s(m) for m in perf.models}
+    rep.launch = perf.launch
     kernels = []
     old = {k.name: k for k in rep.kernels}
     for k in perf.kernels:
