@@ -91,12 +91,14 @@ def test_launch_cost_follows_the_measured_host_code(cases):
             assert c.synchronizes == want, c.kernel
 
 
-def test_gpu_files_carry_the_launch_sync_fitted_on_the_calibration_cases(cases):
+def test_gpu_files_carry_the_launch_sync_bound_and_the_fit_stays_above_it(cases):
+    """launch + synchronize is the bound whole measured runs allow (the GPU file's source says so); fitting it on
+    the calibration cases alone gives more, because the fit absorbs the small kernels' under-prediction."""
     for gpu_name, key in validation.GPU_KEYS.items():
         gpu = load_gpu(key)
         fit = validation.fit_launch_sync_us(validation.compared(cases, held_out=False, gpu=gpu_name), gpu)
-        assert fit == pytest.approx(gpu.launch_sync_us, abs=1.0), (key, fit)
-        assert "CALIBRATION cases" in gpu.sources["launch_sync_us"]
+        assert gpu.launch_back_to_back_us <= gpu.launch_sync_us <= fit, (key, fit)
+        assert "at most" in gpu.sources["launch_sync_us"] and "CALIBRATION cases" in gpu.sources["launch_sync_us"]
 
 
 def test_summary_per_gpu_gives_median_p90_and_worst(cases):
