@@ -197,3 +197,18 @@ def test_text_json_and_html_carry_the_categories_computed_once():
     assert [words for _, words, *_ in view["legend"]] == ["communicate", "launches", *CATEGORIES.values()]
     assert view["kernels"] == [{"name": k.name, "per_launch": units.seconds(tc.time_s), "launches": 1.0,
                                 "limiter": tc.limiter_text}]
+
+
+
+def test_the_default_verdict_table_shows_each_kernels_time_split():
+    """The brief table (no --details) has a `kernel time` row per kernel: its time per launch and its categories,
+    largest first, the shares adding up to the whole."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "c2gpu", "analyze", str(TESTDATA / "matmul.c"), "--gpu", "h100-sxm",
+                          "-D", "N=512", "--no-run"], capture_output=True, text=True, check=True).stdout
+    row = re.search(r"^  kernel time   c2gpu_matmul_16_k0 [\d.]+ \S+ per launch: (.+)$", out, re.M)
+    assert row, out
+    shares = [(name.strip(), int(pct)) for name, pct in re.findall(r"([a-z ]+?) (\d+)%", row.group(1))]
+    assert shares == sorted(shares, key=lambda x: -x[1]) and 95 <= sum(p for _, p in shares) <= 105
+    assert {name for name, _ in shares} <= set(CATEGORIES.values()) and len(shares) >= 2

@@ -67,6 +67,7 @@ def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str 
     rows.append(("GPU", f"{units.seconds(v.total_gpu_s)} = kernels {units.seconds(v.kernel_s)} "
                         f"+ launches {units.seconds(v.launch_s)} + transfers {units.seconds(v.transfer_s)}{ctx}; "
                         f"model {v.model}"))
+    rows += kernel_time_rows(perf, v.model)
     if v.speedup is not None:
         ks = f", {units.speedup(v.kernel_speedup)} kernels only" if v.kernel_speedup is not None else ""
         rows.append(("speedup", f"{units.speedup(v.speedup)} end to end{ks}"))
@@ -81,6 +82,22 @@ def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str 
         for r in v.recommendations[1:]:
             rows.append(("", r))
     return head + "\n" + "".join(f"  {k:<13} {val}\n" for k, val in rows)
+
+
+def kernel_time_rows(perf, model: str) -> list[tuple[str, str]]:
+    """One row per kernel: where its predicted time goes (seed 002's categories, c2gpu.perf.categories), the
+    largest first; shares under 1% are left out."""
+    from ..perf.categories import CATEGORIES
+    rows = []
+    for k in perf.kernels:
+        tc = k.categories.get(model)
+        if tc is None or tc.time_s <= 0:
+            continue
+        parts = sorted(((tc.share(c), c) for c in CATEGORIES if c in tc.per_launch_s), key=lambda x: -x[0])
+        split = ", ".join(f"{CATEGORIES[c]} {share:.0%}" for share, c in parts if share >= 0.005)
+        per = "per launch" if k.launches == 1 else f"per launch, {units.significant(k.launches)} launches"
+        rows.append(("kernel time" if not rows else "", f"{k.name} {units.seconds(tc.time_s)} {per}: {split}"))
+    return rows
 
 
 def cpu_how(cpu) -> str:
