@@ -569,12 +569,14 @@ def _max_trip(nest: Nest, path: list[Loop], loop: Loop) -> str:
 
 
 def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: list[tuple[str, str]],
-                device_scalars: frozenset[str] = frozenset(), functions: dict[str, str] | None = None) -> KernelCode:
+                device_scalars: frozenset[str] = frozenset(), functions: dict[str, str] | None = None,
+                promote: bool = True) -> KernelCode:
     """The kernel of a mapped loop chain.
 
     device_scalars: reduction results of other kernels of the nest; their current value is on the device
     (`d_<name>`, updated by every launch of a host time loop), so a kernel that reads one loads it from there.
     functions: the file's pure functions the nest calls -> the name of their __device__ copy.
+    promote: keep array elements invariant across an in-thread loop in registers (promotion.py).
     """
     nest = kernel.view or nest          # the kernel's own order of the loops, after distribution or interchange
     by_id = _loops_by_id(nest)
@@ -696,7 +698,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     atomics = {} if kernel.serial else {id(s.ast): arrays[s.scatter].ctype for s in stmts if s.scatter}
     # array elements kept in registers across an in-thread loop: declared here, loaded before the loop and
     # stored after it (promotion.py decides which)
-    proms = promotions(nest, kernel)
+    proms = promotions(nest, kernel) if promote else ()
     locals_.extend(f"{p.ctype} {p.register};" for p in proms)
     registers, around = register_maps(proms, arrays, by_id)
     printer = KernelPrinter(arrays, renames, atomics, registers, around)

@@ -218,7 +218,8 @@ class Intensity:
 
 class KernelAnalysis:
     def __init__(self, nest: Nest, kernel, gpu: GPU, env: dict[str, int] | None = None, *,
-                 host_lids: tuple[int, ...] = (), code=None, shared=None, registers: str = "auto"):
+                 host_lids: tuple[int, ...] = (), code=None, shared=None, registers: str = "auto",
+                 promote: bool = True):
         self.nest = nest = kernel.view or nest   # the kernel's own order of the loops, after any interchange
         self.kernel = kernel
         self.gpu = gpu
@@ -231,6 +232,7 @@ class KernelAnalysis:
         self.code = code               # codegen KernelCode (kernel text for ptxas), optional
         self.shared = shared           # passes.shared_memory KernelSharedPlan, optional
         self.registers_mode = registers
+        self.promote = promote         # array elements in registers (promotion.py), as code generation emits them
         self.machine = machine_params(gpu)
         self._block_cache: dict = {}
 
@@ -313,7 +315,7 @@ class KernelAnalysis:
     def promotions(self) -> tuple[Promotion, ...]:
         """Array elements the kernel keeps in registers across an in-thread loop (promotion.py: the same
         decision code generation prints)."""
-        return promotions(self.nest, self.kernel)
+        return promotions(self.nest, self.kernel) if self.promote else ()
 
     @cached_property
     def access_infos(self) -> list[AccessInfo]:
