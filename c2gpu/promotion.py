@@ -42,6 +42,7 @@ class Promotion:
     subscripts: tuple[Poly, ...]     # the element, as the accesses write it (over the loops around `loop_lid`)
     text: str                        # the access as written, "C[i][j]"
     loop_lid: int                    # the loop across which it lives in the register
+    loop_var: str                    # that loop's variable as the C code names it (for the reports)
     accesses: tuple[Access, ...]     # the accesses inside that loop that the register replaces
     load: bool                       # loaded before the loop
     store: bool                      # stored after the loop
@@ -154,8 +155,8 @@ def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], arr
     assigned_first = (isinstance(first, Statement) and first.kind == "assign" and first.assign_op == "="
                       and all(a.kind == "write" for a in first.accesses if id(a) in mine))
     name = "c2gpu_reg_" + re.sub(r"\W", "_", array) + f"_{index}"
-    return Promotion(array, tuple(subs), a0.text, lp.lid, tuple(a for a, _ in members), reads and not assigned_first,
-                     writes, a0.elem_type, name, runs)
+    return Promotion(array, tuple(subs), a0.text, lp.lid, lp.origin.var if lp.origin else lp.var,
+                     tuple(a for a, _ in members), reads and not assigned_first, writes, a0.elem_type, name, runs)
 
 
 def _first_toucher(lp: Loop, ids: set[int]):

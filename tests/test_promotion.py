@@ -189,3 +189,14 @@ def test_promotions_and_copy_ins_verify(tmp_path):
     assert re.search(r"if \(\(i - 1\) >= 0\) c2gpu_reg_y_0 = y\[i\];", text["triangular"])
     assert re.search(r"if \(\(i - 1\) >= 0\) y\[i\] = c2gpu_reg_y_0;", text["triangular"])
     assert not re.search(r"s\[i\] = c2gpu_reg", text["invariant_read"])     # read only: never stored
+
+
+def test_port_says_which_elements_live_in_registers_and_which_copies_are_skipped(tmp_path):
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "c2gpu", "port", str(TESTDATA / "matmul.c"), "-o", str(tmp_path / "m.cu")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout + r.stderr
+    assert "    register: C[i][j] across loop 'k' in c2gpu_matmul_16_k0 (loaded before it and stored after it)" in out
+    assert "    C: written in full before it is read: no copy-in" in out
