@@ -74,6 +74,11 @@ def test_the_model_counts_one_load_and_one_store_per_thread():
     a = next(a for a in mem.accesses if a.array == "A")
     assert a.requests == 64.0
     assert ka.instructions(kernel.block).memory == pytest.approx(64 + 64 + 3)
+    # as C writes it (NestPlan.scalar_replacement=False: the naive CUDA of shared/validation): a load and a
+    # store of C per iteration of k
+    naive = KernelAnalysis(nest, kernel, load_gpu("a100"), {}, host_lids=host, registers="estimate", promote=False)
+    c = [a for a in naive.memory(kernel.block).accesses if a.array == "C"]
+    assert sorted((a.kind, a.requests) for a in c) == [("read", 64.0), ("write", 1.0), ("write", 64.0)]
 
 
 CASES = r"""

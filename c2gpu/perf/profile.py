@@ -593,9 +593,10 @@ class KernelAnalysis:
 
     def _sector_key(self, block):
         """What _sector_stats reads besides the nest: the kernel without its block (loops, body, sizes),
-        the host loops, the parameter values, the block and the GPU's warp and cache geometry."""
+        the host loops, whether elements live in registers, the parameter values, the block and the GPU's
+        warp and cache geometry."""
         try:
-            k = (id(self.nest), replace(self.kernel, block=(0, 0, 0)), self.host_lids,
+            k = (id(self.nest), replace(self.kernel, block=(0, 0, 0)), self.host_lids, self.promote,
                  tuple(sorted(self.env.items())), tuple(block), self.gpu.warp_size, self.gpu.sector_bytes,
                  self.gpu.cache_line_bytes)
             hash(k)
