@@ -26,9 +26,10 @@ at least one iteration (`runs`), so a loop with zero trips stores nothing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import islpy as isl
+from pycparser import c_ast
 
 from . import isl_sets as ph
 from .ir import Access, Loop, Nest, Statement
@@ -50,6 +51,8 @@ class Promotion:
     register: str                    # its C name in the kernel
     runs: Poly | None                # the loop runs at least once iff runs >= 0 (over the loops around it and
     #                                  the sizes); None: it always does where its header runs
+    nodes: tuple = field(default=(), compare=False, repr=False)   # the syntax trees of the accesses (ArrayRef
+    #                                  nodes of their statements), which code generation prints as the register
 
 
 _CACHE: dict = {}    # (nest id, kernel without its block) -> (nest, promotions)
@@ -127,15 +130,42 @@ def _loop_paths(lp: Loop, above: list[Loop]):
             yield from _loop_paths(n, path)
 
 
+def access_nodes(stmt: Statement, a: Access) -> list[c_ast.ArrayRef]:
+    """The ArrayRef nodes of `stmt`'s syntax tree that are access `a` (its array, at its source position).
+
+    By node, not by position alone: a nest rewritten by isl's scheduler repeats a statement, with its
+    positions, in several places (c2gpu/schedule.py)."""
+    out, stack = [], [stmt.ast]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        if isinstance(n, c_ast.ArrayRef) and n.coord is not None and (n.coord.line, n.coord.column) == \
+                (a.loc.line, a.loc.col):
+            base = n
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            if isinstance(base, c_ast.ID) and base.name == a.array:
+                out.append(n)
+                continue
+        stack.extend(c for _, c in n.children())
+    return out
+
+
 def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], array: str, subs, members,
              unprintable: set[str], index: int) -> Promotion | None:
     depth = len(path)                  # guards with this depth or more are inside L
     mine = {id(a) for a, _ in members}
+    nodes = []
     for a, s in members:
         if any(g.depth is None or g.depth >= depth for g in s.guards):
             return None                # a conditional access inside L
         if s.kind == "header":
             return None
+        found = access_nodes(s, a) if s.ast is not None else []
+        if not found:
+            return None                # nothing to print as the register: the access would stay in memory
+        nodes.extend(found)
     for s in stmts:
         for a in s.accesses:
             if a.array != array or id(a) in mine:
@@ -156,7 +186,8 @@ def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], arr
                       and all(a.kind == "write" for a in first.accesses if id(a) in mine))
     name = "c2gpu_reg_" + re.sub(r"\W", "_", array) + f"_{index}"
     return Promotion(array, tuple(subs), a0.text, lp.lid, lp.origin.var if lp.origin else lp.var,
-                     tuple(a for a, _ in members), reads and not assigned_first, writes, a0.elem_type, name, runs)
+                     tuple(a for a, _ in members), reads and not assigned_first, writes, a0.elem_type, name, runs,
+                     tuple(dict.fromkeys(nodes)))
 
 
 def _first_toucher(lp: Loop, ids: set[int]):

@@ -15,6 +15,7 @@ from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.gpu import load_gpu
 from c2gpu.perf.predict import kernel_items
 from c2gpu.perf.profile import KernelAnalysis
+from c2gpu.pipelines import PORT
 from c2gpu.promotion import promotions
 from c2gpu.verify import verify
 
@@ -205,3 +206,52 @@ def test_port_says_which_elements_live_in_registers_and_which_copies_are_skipped
     out = r.stdout + r.stderr
     assert "    register: C[i][j] across loop 'k' in c2gpu_matmul_16_k0 (loaded before it and stored after it)" in out
     assert "    C: written in full before it is read: no copy-in" in out
+
+
+# isl's scheduler (c2gpu/schedule.py) rewrites this nest with its first statement in two branches: the copies
+# have the same source positions, and V[OFF + i] is promoted in each branch across a loop of its own.  Each
+# access must print as the register of its own loop (found with the random nests, seed 6: the second
+# branch's register was printed in the first).
+SCHEDULED = r"""
+#include <stdio.h>
+#define N 13
+#define OFF (2 * N + 4)
+#define M (4 * N + 10)
+static float C[M][M], U[M], V[M];
+
+void nest7(void)
+{
+    int i, j;
+    for (i = 0; i < N - 2; i++) {
+        for (j = 0; j < N - i; j++) {
+            C[OFF + -i][OFF + j - 1] = C[OFF + 2*i][OFF + j - i] + V[OFF + i] + 0.5f * (float)j;
+            U[OFF + 2*j] = C[OFF + -j - 1][OFF + i + 1] + C[OFF + j][OFF + 2*j - 2];
+        }
+    }
+}
+
+int main(void) {
+  for (int i = 0; i < M; i++) {
+    U[i] = i * 0.25f;
+    V[i] = (i % 7) * 0.5f;
+    for (int j = 0; j < M; j++) C[i][j] = ((i * 5 + j) % 17) / 17.0f;
+  }
+  nest7();
+  printf("%f %f\n", C[OFF][OFF], U[OFF + 2]);
+  return 0;
+}
+"""
+
+
+@requires_tool("g++")
+def test_statements_repeated_by_the_scheduler_print_their_own_register(tmp_path):
+    res = verify(str(write_c(tmp_path, SCHEDULED)), PreprocessOptions(), make_manager(PORT.passes, {}))
+    assert res.ok, res.message
+    (o,) = [o for o in res.outcomes if o.ported and o.nest.function == "nest7"]
+    assert "c2gpu_c0" in o.nest.loops()[0].var        # isl's scheduler wrote the nest again
+    (k,) = o.code.kernels
+    proms = [p for p in k.promotions if p.array == "V"]
+    assert len(proms) == 2 and len({id(n) for p in proms for n in p.nodes}) == 2   # one node each
+    for p in proms:
+        # each register is loaded in its own branch, just before the loop it lives across
+        assert re.search(rf"{p.register} = V\[[^\]]*\];\n\s*for \(", k.text)

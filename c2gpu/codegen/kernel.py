@@ -376,13 +376,13 @@ class KernelPrinter(c_generator.CGenerator):
     """Prints user statements for a kernel: flat array indexing, reduction targets renamed."""
 
     def __init__(self, arrays: dict[str, ArrayPlan], renames: dict[str, str], atomics: dict[int, str] | None = None,
-                 registers: dict[tuple[int, int], str] | None = None,
+                 registers: dict[int, str] | None = None,
                  around: dict[int, tuple[list[str], list[str]]] | None = None):
         super().__init__()
         self.arrays = arrays
         self.renames = renames
         self.atomics = atomics or {}     # id of a scatter statement's syntax tree -> its element's C type
-        self.registers = registers or {}   # (line, column) of a promoted access -> its register (promotion.py)
+        self.registers = registers or {}   # id of a promoted access's ArrayRef node -> its register (promotion.py)
         self.around = around or {}       # id of a loop's syntax tree -> (lines before it, lines after it): the
         #                                  loads and stores of the registers promoted across it
 
@@ -412,8 +412,7 @@ class KernelPrinter(c_generator.CGenerator):
         return self.renames.get(n.name, n.name)
 
     def visit(self, node):
-        if isinstance(node, c_ast.ArrayRef) and self.registers and node.coord is not None and \
-                (reg := self.registers.get((node.coord.line, node.coord.column))):
+        if self.registers and (reg := self.registers.get(id(node))):
             return reg
         # an array element that is a reduction's target ("y[i]") prints as the thread's partial result
         if isinstance(node, c_ast.ArrayRef) and self.renames and (name := self.renames.get(_PLAIN.visit(node))):
@@ -444,11 +443,11 @@ def register_lines(p: Promotion, plan: ArrayPlan) -> tuple[list[str], list[str]]
 
 
 def register_maps(proms, arrays: dict[str, ArrayPlan], by_id: dict[int, Loop]):
-    """What KernelPrinter needs to print promoted elements: (line, column) of each promoted access -> its
+    """What KernelPrinter needs to print promoted elements: id of each promoted access's syntax tree -> its
     register, and id of each loop's syntax tree -> (loads before it, stores after it)."""
     registers, around = {}, {}
     for p in proms:
-        registers.update({(a.loc.line, a.loc.col): p.register for a in p.accesses})
+        registers.update({id(n): p.register for n in p.nodes})
         load, store = register_lines(p, arrays[p.array])
         before, after = around.setdefault(id(by_id[p.loop_lid].ast), ([], []))
         before.extend(load)

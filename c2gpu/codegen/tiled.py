@@ -114,7 +114,7 @@ class TiledPrinter(KernelPrinter):
     def visit_Assignment(self, n: c_ast.Assignment) -> str:
         c = n.lvalue.coord
         key = (c.line, c.column) if c is not None else None
-        if n.op == "=" and key in self.stores and key not in self.registers:   # a register: no tile store
+        if n.op == "=" and key in self.stores and id(n.lvalue) not in self.registers:   # a register: no tile store
             data, mask = self.stores[key]
             return f"({mask} = 1, {data} = ({self.visit(n.rvalue)}))"
         return super().visit_Assignment(n)
