@@ -37,6 +37,11 @@ per mapped dimension (thread index and bound) and an int_add per rewritten
 guarded statement counts for the warps where at least one lane takes it
 (branches are serialized per warp, Resios 5.2.1), estimated on sampled warps.
 
+Registers.  An array element the kernel keeps in a register across an in-thread loop (c2gpu/promotion.py,
+the decision code generation prints) is no global access inside that loop: it counts one load before the
+loop (when the code loads it) and one store after it (when the loop writes it), per run of the loop, with
+the address computed once.
+
 Coalescing.  For each global access, the byte address of every lane of real
 warps (x fastest, then y, then z) of a few interior blocks is evaluated from
 the affine flat index over a window of consecutive iterations of the
