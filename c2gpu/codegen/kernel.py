@@ -183,9 +183,12 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: 
     # the copy-out's extent is computed from the writes: for sizes where the nest runs but writes nothing, it
     # would copy back elements nobody wrote
     runs = None
-    for stmt in nest.statements():
-        p = ph.statement_domain(nest, stmt)[0].params()
-        runs = p if runs is None else runs.union(p)
+    try:
+        for stmt in nest.statements():
+            p = ph.statement_domain(nest, stmt)[0].params()
+            runs = p if runs is None else runs.union(p)
+    except ValueError:
+        return False             # a loop isl cannot describe: when the nest runs is not known
     if runs is not None and not runs.is_subset(image.params()):
         return False
     n = len(extents) + 1
@@ -262,6 +265,14 @@ def _written_before_read(nest: Nest, accesses: list[Access], flat: bool) -> bool
     return R.subtract(written).is_empty()
 
 
+def _written_before_read_exactly(nest: Nest, accesses: list[Access], flat: bool) -> bool:
+    """_written_before_read, False where isl cannot state the domains (the copy-in then stays)."""
+    try:
+        return _written_before_read(nest, accesses, flat)
+    except (ValueError, isl.Error):
+        return False
+
+
 def _declared_bounds(info, ndims: int, flat: bool) -> list[tuple[str | None, str | None]]:
     """Per dimension, the index range the declaration allows: ranges computed with a non-affine guard left
     out may overshoot it (fdtd's `if (i == 0) ... else hz[i-1]`), and a C program cannot touch outside it."""
@@ -331,7 +342,7 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
                     copy_in, why = None, "written in full, not read: no copy-in"
                 else:
                     why = "copied in because the nest writes only part of the region (the rest must survive the copy-out)"
-            elif _dense(nest, writes, extents, flat) and _written_before_read(nest, accs, flat):
+            elif _dense(nest, writes, extents, flat) and _written_before_read_exactly(nest, accs, flat):
                 # the device never needs the host's values: every element read was written first, and every
                 # element copied out is written by every run (matmul's C = 0, then += over k)
                 copy_in, why = None, "written in full before it is read: no copy-in"
