@@ -85,7 +85,7 @@ def test_the_model_counts_one_load_and_one_store_per_thread():
 CASES = r"""
 #include <stdio.h>
 #define N 24
-float A[N][N], B[N][N], C[N][N], D[N][N], E[N][N], F[N][N], G[N][N], H[N][N], s[N], y[N];
+float A[N][N], B[N][N], C[N][N], D[N][N], E[N][N], F[N][N], G[N][N], H[N][N], s[N], y[N], P[N], Q[N];
 
 void accumulate(void) {            /* promoted; C written in full before it is read: no copy-in */
   for (int i = 0; i < N; i++)
@@ -142,8 +142,14 @@ void invariant_read(void) {        /* s[i] only read across k: loaded once, neve
         H[i][j] += A[j][k] * s[i];
 }
 
+void conditional_write(void) {     /* P[i] written inside an expression: only where the condition holds */
+  for (int i = 0; i < N; i++)
+    Q[i] = A[i][0] > 0.3f ? (P[i] = A[i][1]) : 0;
+}
+
 int main(void) {
   for (int i = 0; i < N; i++) {
+    P[i] = -1;
     s[i] = (i % 5) * 0.25f;
     y[i] = i * 0.5f;
     for (int j = 0; j < N; j++) {
@@ -153,7 +159,8 @@ int main(void) {
     }
   }
   accumulate(); other_rows(); guarded(); partial(); read_first(); triangular(); invariant_read();
-  printf("%f %f %f %f %f %f %f\n", C[3][4], D[5][6], E[7][8], F[9][10], G[11][12], y[13], H[1][2]);
+  conditional_write();
+  printf("%f %f %f %f %f %f %f %f\n", C[3][4], D[5][6], E[7][8], F[9][10], G[11][12], y[13], H[1][2], P[5]);
   return 0;
 }
 """
@@ -184,12 +191,14 @@ def test_promotions_and_copy_ins_verify(tmp_path):
     assert res.ok, res.message
     code = {o.nest.name.split("@")[0]: o.code for o in res.outcomes if o.ported}
     assert {"accumulate", "other_rows", "guarded", "partial", "read_first", "triangular",
-            "invariant_read"} <= set(code)
+            "invariant_read", "conditional_write"} <= set(code)
     copy_in = {name: {a.name: a.copy_in is not None for a in c.arrays} for name, c in code.items()}
     assert copy_in["accumulate"]["C"] is False
     assert copy_in["partial"]["F"] is True          # written only in part
     assert copy_in["read_first"]["G"] is True       # read before it is written
     assert copy_in["other_rows"]["D"] is True and copy_in["guarded"]["E"] is True
+    # not read, but not certainly written either: the elements the condition skips must keep their values
+    assert copy_in["conditional_write"]["P"] is True and copy_in["conditional_write"]["Q"] is False
     text = {name: "\n".join(k.text for k in c.kernels) for name, c in code.items()}
     assert "c2gpu_reg_" not in text["other_rows"] and "c2gpu_reg_" not in text["guarded"]
     assert re.search(r"if \(\(i - 1\) >= 0\) c2gpu_reg_y_0 = y\[i\];", text["triangular"])

@@ -25,7 +25,7 @@ from pycparser import c_ast, c_generator
 from .. import isl_sets as ph
 from ..frontend.lower import _array_chain
 from ..ir import Access, Loop, Nest, reduction_type
-from ..promotion import Promotion, promotions
+from ..promotion import Promotion, access_nodes, promotions
 from ..symbolic import Poly
 
 FLOAT_TYPES = ("float", "double")
@@ -171,6 +171,8 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: 
                 continue
             if any(g.constraints is None for g in stmt.guards):
                 return False  # a data-dependent or non-affine guard: some elements may not be written
+            if not certain_write(stmt, a):
+                return False  # a write inside an expression (`c ? (a[i] = 1) : 0`) may not happen
             subs = a.subscripts if flat else ph.access_shape(nest, a)[0]
             dom, names = ph.statement_domain(nest, stmt)
             dims = ", ".join(names[lp.var] for lp in ph.loop_path(nest, stmt))
@@ -200,6 +202,12 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: 
     return image.is_equal(rows.flat_product(box))
 
 
+def certain_write(stmt, a: Access) -> bool:
+    """Is write `a` the target of its statement's assignment (`a[i] = ...`, `a[i] += ...`), so that it happens
+    whenever the statement runs? A write inside an expression (a conditional, `&&`) may not."""
+    return isinstance(stmt.ast, c_ast.Assignment) and any(n is stmt.ast.lvalue for n in access_nodes(stmt, a))
+
+
 def _schedule_positions(nest: Nest) -> dict[int, list]:
     """Each statement's place in the nest's order as isl schedule terms: [0, L0, position, L1, ..., position]
     (loop dimensions named as in isl_sets; a statement and a loop never share a position in a body)."""
@@ -222,8 +230,8 @@ def _written_before_read(nest: Nest, accesses: list[Access], flat: bool) -> bool
     Every read instance (a statement's iteration and the element it reads) must have a write of the same
     element by an earlier statement instance, in the nest's order (the port keeps every flow dependence, so
     the read then sees the nest's own value, never the copy-in's).  Only writes that certainly happen count:
-    a write under a condition that is not affine may not run.  A read and a write in one statement instance
-    (`c[i] += x`): the read comes first.  Reads in loop headers, or of statements the order does not place,
+    a write under a condition that is not affine, or inside an expression, may not run.  A read and a write in
+    one statement instance (`c[i] += x`): the read comes first.  Reads in loop headers, or of statements the order does not place,
     keep the copy-in.
     """
     params = ", ".join(nest.params)
@@ -242,7 +250,7 @@ def _written_before_read(nest: Nest, accesses: list[Access], flat: bool) -> bool
         inst = f"S{stmt.sid}[{', '.join(dims)}]"
         cons = " and ".join(ph.domain_constraints(ph.loop_path(nest, stmt), names, stmt.guards)) or "true"
         sched.append(f"{inst} -> [{', '.join(order[stmt.sid])}] : {cons}")
-        must = all(g.constraints is not None for lp in ph.loop_path(nest, stmt) for g in lp.guards) and \
+        affine = all(g.constraints is not None for lp in ph.loop_path(nest, stmt) for g in lp.guards) and \
             all(g.constraints is not None for g in stmt.guards)
         for a in mine:
             subs = a.subscripts if flat else ph.access_shape(nest, a)[0]
@@ -251,7 +259,7 @@ def _written_before_read(nest: Nest, accesses: list[Access], flat: bool) -> bool
             rel = f"{inst} -> {a.array}[{', '.join(ph.poly_to_isl(x, names) for x in subs)}] : {cons}"
             if a.kind == "read":
                 reads.append(rel)
-            elif must:
+            elif affine and certain_write(stmt, a):
                 writes.append(rel)
     if not reads:
         return True
