@@ -152,6 +152,12 @@ def access_nodes(stmt: Statement, a: Access) -> list[c_ast.ArrayRef]:
     return out
 
 
+def certain_write(stmt: Statement, a: Access) -> bool:
+    """Is write `a` the target of its statement's assignment (`a[i] = ...`, `a[i] += ...`), so that it happens
+    whenever the statement runs? A write inside an expression (a conditional, `&&`) may not."""
+    return isinstance(stmt.ast, c_ast.Assignment) and any(n is stmt.ast.lvalue for n in access_nodes(stmt, a))
+
+
 def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], array: str, subs, members,
              unprintable: set[str], index: int) -> Promotion | None:
     depth = len(path)                  # guards with this depth or more are inside L
@@ -182,8 +188,9 @@ def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], arr
     reads = any(a.kind == "read" for a, _ in members)
     writes = any(a.kind == "write" for a, _ in members)
     first = _first_toucher(lp, mine)
+    # the first statement that touches it assigns it, certainly and without reading it: nothing to load
     assigned_first = (isinstance(first, Statement) and first.kind == "assign" and first.assign_op == "="
-                      and all(a.kind == "write" for a in first.accesses if id(a) in mine))
+                      and all(a.kind == "write" and certain_write(first, a) for a in first.accesses if id(a) in mine))
     name = "c2gpu_reg_" + re.sub(r"\W", "_", array) + f"_{index}"
     return Promotion(array, tuple(subs), a0.text, lp.lid, lp.origin.var if lp.origin else lp.var,
                      tuple(a for a, _ in members), reads and not assigned_first, writes, a0.elem_type, name, runs,

@@ -85,7 +85,7 @@ def test_the_model_counts_one_load_and_one_store_per_thread():
 CASES = r"""
 #include <stdio.h>
 #define N 24
-float A[N][N], B[N][N], C[N][N], D[N][N], E[N][N], F[N][N], G[N][N], H[N][N], s[N], y[N], P[N], Q[N];
+float A[N][N], B[N][N], C[N][N], D[N][N], E[N][N], F[N][N], G[N][N], H[N][N], s[N], y[N], P[N], Q[N], R[N], Z[N];
 
 void accumulate(void) {            /* promoted; C written in full before it is read: no copy-in */
   for (int i = 0; i < N; i++)
@@ -147,9 +147,19 @@ void conditional_write(void) {     /* P[i] written inside an expression: only wh
     Q[i] = A[i][0] > 0.3f ? (P[i] = A[i][1]) : 0;
 }
 
+void conditional_first(void) {     /* R[i] first written inside an expression: it must still be loaded */
+  float t;
+  for (int i = 0; i < N; i++)
+    for (int k = 0; k < N; k++) {
+      t = A[i][k] > 0.5f ? (R[i] = A[i][k]) : 0.0f;
+      Z[i] += R[i] + t;
+    }
+}
+
 int main(void) {
   for (int i = 0; i < N; i++) {
     P[i] = -1;
+    R[i] = 7;
     s[i] = (i % 5) * 0.25f;
     y[i] = i * 0.5f;
     for (int j = 0; j < N; j++) {
@@ -159,8 +169,9 @@ int main(void) {
     }
   }
   accumulate(); other_rows(); guarded(); partial(); read_first(); triangular(); invariant_read();
-  conditional_write();
-  printf("%f %f %f %f %f %f %f %f\n", C[3][4], D[5][6], E[7][8], F[9][10], G[11][12], y[13], H[1][2], P[5]);
+  conditional_write(); conditional_first();
+  printf("%f %f %f %f %f %f %f %f %f\n", C[3][4], D[5][6], E[7][8], F[9][10], G[11][12], y[13], H[1][2], P[5],
+         Z[6]);
   return 0;
 }
 """
@@ -171,7 +182,7 @@ def test_which_elements_are_promoted(tmp_path):
     nests = {n.name.split("@")[0]: n.name for n in prog.nests}
     got = {name: sorted((p.text, p.load, p.store) for p in kernel_promotions(prog, m, nests[name]))
            for name in ("accumulate", "other_rows", "guarded", "partial", "read_first", "triangular",
-                        "invariant_read")}
+                        "invariant_read", "conditional_first")}
     assert got == {
         "accumulate": [("C[i][j]", True, True)],
         "other_rows": [],                       # D[k][j] may be D[i][j]: isl finds k == i
@@ -180,6 +191,7 @@ def test_which_elements_are_promoted(tmp_path):
         "read_first": [("G[i][j]", True, True)],
         "triangular": [("y[i]", True, True)],
         "invariant_read": [("H[i][j]", True, True), ("s[i]", True, False)],
+        "conditional_first": [("R[i]", True, True), ("Z[i]", True, True)],   # R[i] = ... may not run: loaded
     }
     (tri,) = kernel_promotions(prog, m, nests["triangular"])
     assert tri.runs is not None and tri.runs.to_c() == "i - 1"    # k runs only for i >= 1
@@ -191,7 +203,7 @@ def test_promotions_and_copy_ins_verify(tmp_path):
     assert res.ok, res.message
     code = {o.nest.name.split("@")[0]: o.code for o in res.outcomes if o.ported}
     assert {"accumulate", "other_rows", "guarded", "partial", "read_first", "triangular",
-            "invariant_read", "conditional_write"} <= set(code)
+            "invariant_read", "conditional_write", "conditional_first"} <= set(code)
     copy_in = {name: {a.name: a.copy_in is not None for a in c.arrays} for name, c in code.items()}
     assert copy_in["accumulate"]["C"] is False
     assert copy_in["partial"]["F"] is True          # written only in part

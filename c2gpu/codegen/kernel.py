@@ -25,7 +25,7 @@ from pycparser import c_ast, c_generator
 from .. import isl_sets as ph
 from ..frontend.lower import _array_chain
 from ..ir import Access, Loop, Nest, reduction_type
-from ..promotion import Promotion, access_nodes, promotions
+from ..promotion import Promotion, certain_write, promotions
 from ..symbolic import Poly
 
 FLOAT_TYPES = ("float", "double")
@@ -200,12 +200,6 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: 
     inner = " and ".join(f"0 <= e{k + 1} < {ph.poly_to_isl(e, {})}" for k, e in enumerate(extents))
     box = isl.Set(f"[{params}] -> {{ [{', '.join(f'e{k + 1}' for k in range(n - 1))}] : {inner} }}")
     return image.is_equal(rows.flat_product(box))
-
-
-def certain_write(stmt, a: Access) -> bool:
-    """Is write `a` the target of its statement's assignment (`a[i] = ...`, `a[i] += ...`), so that it happens
-    whenever the statement runs? A write inside an expression (a conditional, `&&`) may not."""
-    return isinstance(stmt.ast, c_ast.Assignment) and any(n is stmt.ast.lvalue for n in access_nodes(stmt, a))
 
 
 def _schedule_positions(nest: Nest) -> dict[int, list]:
