@@ -90,8 +90,6 @@ def _promotions(nest: Nest, kernel) -> tuple[Promotion, ...]:
     paths = {lp.lid: path for lp, path in _loop_paths(nest.root, [])}
     known = {a.name for a in nest.arrays}
     loop_vars = {q.var for q in nest.loops()}
-    # variables the kernel defines above an in-thread loop: sizes, the normalized variables of the host and
-    # mapped loops, and the C variable of in-thread loops (their normalized one is not in the kernel)
     body_depth = len(paths[kernel.body_lid])
     excluded = {r.array_access.array for r in kernel.reductions if r.array_access is not None}
     excluded |= {s.scatter for s in kernel.statements(by_id) if s.scatter}
@@ -101,6 +99,8 @@ def _promotions(nest: Nest, kernel) -> tuple[Promotion, ...]:
         stmts = list(lp.statements())
         path = paths[lp.lid]
         outer_vars = {p.var for p in path[:-1]}
+        # the kernel defines the sizes, the normalized variables of the host and mapped loops, and the C variable
+        # of an in-thread loop: the normalized variable of an in-thread loop written otherwise is not in the code
         unprintable = {q.var for q in path[body_depth:-1] if q.origin is not None}
         groups: dict[tuple, list[tuple[Access, Statement]]] = {}
         for s in stmts:
