@@ -111,8 +111,8 @@ def _promotions(nest: Nest, kernel) -> tuple[Promotion, ...]:
                     continue
                 if any(v in loop_vars and v not in outer_vars for x in a.subscripts for v in x.variables):
                     continue       # moves with L or a loop inside it
-                if any(v in unprintable for x in a.subscripts for v in x.variables):
-                    continue
+                if any(v in unprintable or not v.isidentifier() for x in a.subscripts for v in x.variables):
+                    continue       # the load and the store could not name it ("t#2" is the IR's second t)
                 groups.setdefault((a.array, a.subscripts), []).append((a, s))
         for (array, subs), members in groups.items():
             p = _promote(nest, lp, path, stmts, array, subs, members, unprintable, len(out))
