@@ -88,7 +88,10 @@ def _promotions(nest: Nest, kernel) -> tuple[Promotion, ...]:
         return ()          # a one-thread kernel: no proof that its arrays are distinct objects
     by_id = {lp.lid: lp for lp in nest.loops()}
     paths = {lp.lid: path for lp, path in _loop_paths(nest.root, [])}
-    known = {a.name for a in nest.arrays}
+    # arrays of the nest's memory: one declared inside the nest is a new object in every iteration
+    end = nest.end_loc.line if nest.end_loc is not None else None
+    known = {a.name for a in nest.arrays if not (a.storage == "local" and end is not None and a.loc.file == nest.loc.file
+                                                  and nest.loc.line <= a.loc.line <= end)}
     loop_vars = {q.var for q in nest.loops()}
     body_depth = len(paths[kernel.body_lid])
     excluded = {r.array_access.array for r in kernel.reductions if r.array_access is not None}
