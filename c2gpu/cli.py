@@ -263,6 +263,10 @@ def _port_outcomes_report(outcomes) -> str:
                              f"{opp.size_bytes} B, saves {opp.loads_saved_per_block:.0f} global loads per block, "
                              f"value {units.significant(opp.value)} loads/B, bank conflicts {opp.conflicts}-way"
                              f"{' with padding' if opp.pad else ''}): {d.reason}")
+            for k in ks:
+                for p in k.promotions:
+                    done = " and ".join(w for w, x in (("loaded before it", p.load), ("stored after it", p.store)) if x)
+                    lines.append(f"    register: {p.text} across loop '{p.loop_var}' in {k.name} ({done})")
             for a in o.code.arrays:
                 if a.why and not a.why.startswith("read by"):
                     lines.append(f"    {a.name}: {a.why}")

@@ -181,6 +181,8 @@ class NestPlan:
     decisions: every shared-memory opportunity found, per kernel, with what was decided and why (the reports).
     trials:    the shared-memory budgets the model compared, when a GPU decided them (else empty).
     budget:    the budget that won (None: no shared memory, or no GPU decided).
+    scalar_replacement: array elements invariant across an in-thread loop live in registers (c2gpu/promotion.py);
+               False models and emits every access where C makes it (the naive CUDA of shared/validation).
     """
     nest: str
     mapping: Mapping
@@ -188,6 +190,7 @@ class NestPlan:
     decisions: tuple[tuple[str, SharedDecision], ...] = ()
     trials: tuple[BudgetTrial, ...] = ()
     budget: int | None = None
+    scalar_replacement: bool = True
 
     def kernels(self) -> list[Kernel]:
         return self.mapping.kernels()

@@ -136,20 +136,33 @@ def test_tiled_kernels_compile_with_nvcc(tmp_path, name):
         assert (k.shared_bytes > 0) == (emitted[k.name] > 0)
 
 
+# Since C[i][j] accumulates in a register (c2gpu/promotion.py), the plain and the tiled kernel issue the same two
+# loads per FMA (global or shared) and no global load and store of C per k: the tiles save L1 and L2 traffic and
+# add their loads and barriers.  Resios predicts the tiled kernel faster on both GPUs; GPUPerf, issue-bound on
+# the A100, predicts the plain one about 8% faster there, and the tiled one faster on the H100.
+TILED_FASTER = {"a100": ("resios",), "h100-sxm": ("resios", "gpuperf")}
+
+
 @pytest.mark.parametrize("gpu", ["a100", pytest.param("h100-sxm", marks=pytest.mark.slow)])  # 6 s each
-def test_model_prefers_tiled_matmul_and_respects_the_roofline(gpu):
+def test_model_compares_tiled_and_plain_matmul_and_respects_the_roofline(gpu):
     from c2gpu.gpu import load_gpu
-    results = {}
-    for shared in ("off", "auto"):
-        m = make_manager(PIPELINE + ["performance"], {"gpu": load_gpu(gpu), "registers": "estimate",
-                                                      "shared_memory": shared})
-        prog = m.run(load_program(str(TESTDATA / "matmul.c"), PreprocessOptions(defines=(("N", "2048"),))))
-        results[shared] = m.result("performance", prog.nest("matmul@16"))
-    plain, tiled = results["off"], results["auto"]
-    assert tiled.shared_budget is not None and all(k.tiles for k in tiled.kernels)
-    assert tiled.without_shared_s == pytest.approx(plain.total_s(plain.default_model), rel=0.05)
-    for model in plain.models:                  # both models predict the tiled kernel faster
-        assert tiled.kernel_s(model) < plain.kernel_s(model), model
+    from c2gpu.passes.kernel_analyses import Performance
+    opts = {"gpu": load_gpu(gpu), "registers": "estimate", "shared_memory": "auto"}
+    m = make_manager(PIPELINE + ["performance"], opts)
+    prog = m.run(load_program(str(TESTDATA / "matmul.c"), PreprocessOptions(defines=(("N", "2048"),))))
+    nest = prog.nest("matmul@16")
+    chosen = m.result("performance", nest)
+    mapping, shared = m.result("mapping", nest), m.result("shared-memory", nest)
+    plain = Performance.predict(nest, mapping, opts["gpu"], None, opts)
+    tiled = Performance.predict(nest, mapping, opts["gpu"], shared, opts)
+    assert all(k.tiles for k in tiled.kernels) and not any(k.tiles for k in plain.kernels)
+    for model in plain.models:
+        assert (tiled.kernel_s(model) < plain.kernel_s(model)) == (model in TILED_FASTER[gpu]), model
+    # the performance pass keeps the faster by the default model, and reports the plain kernels' time
+    d = chosen.default_model
+    assert chosen.without_shared_s == pytest.approx(plain.total_s(d), rel=1e-9)
+    assert chosen.total_s(d) <= min(plain.total_s(d), tiled.total_s(d)) * (1 + 1e-9)
+    assert (chosen.shared_budget is None) == (chosen.total_s(d) == pytest.approx(plain.total_s(d), rel=1e-9))
     for k in tiled.kernels + plain.kernels:     # and none goes below the roofline bound
         for r in k.predictions.values():
             assert r.time_s >= k.roofline.bound_s * (1 - 1e-9)

@@ -129,7 +129,8 @@ def predict_case(kernel: str, gpu_key: str, registers: str = "auto"):
         if mapping is None:
             errs = mgr.errors_of(nest)
             raise NotExpressed(f"nest {nest.name} not mapped: " + "; ".join(e.message for e in errs))
-        plan = NestPlan(nest.name, mapping, SharedMemoryPlan())      # the naive kernels measured: no tiles
+        # the naive kernels measured: no tiles, and every `+=` on a global element a load and a store per iteration
+        plan = NestPlan(nest.name, mapping, SharedMemoryPlan(), scalar_replacement=False)
         try:
             code = build_nest_code(nest, plan)
         except Exception:

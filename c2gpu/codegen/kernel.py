@@ -25,6 +25,7 @@ from pycparser import c_ast, c_generator
 from .. import isl_sets as ph
 from ..frontend.lower import _array_chain
 from ..ir import Access, Loop, Nest, reduction_type
+from ..promotion import Promotion, certain_write, promotions
 from ..symbolic import Poly
 
 FLOAT_TYPES = ("float", "double")
@@ -170,6 +171,8 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: 
                 continue
             if any(g.constraints is None for g in stmt.guards):
                 return False  # a data-dependent or non-affine guard: some elements may not be written
+            if not certain_write(stmt, a):
+                return False  # a write inside an expression (`c ? (a[i] = 1) : 0`) may not happen
             subs = a.subscripts if flat else ph.access_shape(nest, a)[0]
             dom, names = ph.statement_domain(nest, stmt)
             dims = ", ".join(names[lp.var] for lp in ph.loop_path(nest, stmt))
@@ -179,6 +182,17 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: 
             image = img if image is None else image.union(img)
     if image is None:
         return False
+    # the copy-out's extent is computed from the writes: for sizes where the nest runs but writes nothing, it
+    # would copy back elements nobody wrote
+    runs = None
+    try:
+        for stmt in nest.statements():
+            p = ph.statement_domain(nest, stmt)[0].params()
+            runs = p if runs is None else runs.union(p)
+    except ValueError:
+        return False             # a loop isl cannot describe: when the nest runs is not known
+    if runs is not None and not runs.is_subset(image.params()):
+        return False
     n = len(extents) + 1
     rows = isl.Set.from_basic_set(image.project_out(isl.dim_type.set, 1, n - 1).polyhedral_hull())
     if n == 1:
@@ -186,6 +200,79 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: 
     inner = " and ".join(f"0 <= e{k + 1} < {ph.poly_to_isl(e, {})}" for k, e in enumerate(extents))
     box = isl.Set(f"[{params}] -> {{ [{', '.join(f'e{k + 1}' for k in range(n - 1))}] : {inner} }}")
     return image.is_equal(rows.flat_product(box))
+
+
+def _schedule_positions(nest: Nest) -> dict[int, list]:
+    """Each statement's place in the nest's order as isl schedule terms: [0, L0, position, L1, ..., position]
+    (loop dimensions named as in isl_sets; a statement and a loop never share a position in a body)."""
+    out: dict[int, list] = {}
+
+    def walk(lp: Loop, prefix: list) -> None:
+        for pos, node in enumerate(lp.body):
+            if isinstance(node, Loop):
+                walk(node, prefix + [str(pos), ph.dim(node.lid)])
+            else:
+                out[node.sid] = prefix + [str(pos)]
+    walk(nest.root, ["0", ph.dim(nest.root.lid)])
+    width = max((len(v) for v in out.values()), default=0)
+    return {sid: v + ["0"] * (width - len(v)) for sid, v in out.items()}
+
+
+def _written_before_read(nest: Nest, accesses: list[Access], flat: bool) -> bool:
+    """Does the nest write every element it reads of an array before reading it? Exact, with isl.
+
+    Every read instance (a statement's iteration and the element it reads) must have a write of the same
+    element by an earlier statement instance, in the nest's order (the port keeps every flow dependence, so
+    the read then sees the nest's own value, never the copy-in's).  Only writes that certainly happen count:
+    a write under a condition that is not affine, or inside an expression, may not run.  A read and a write in
+    one statement instance (`c[i] += x`): the read comes first.  Reads in loop headers, or of statements the order does not place,
+    keep the copy-in.
+    """
+    params = ", ".join(nest.params)
+    wanted = ph._lookup(accesses)
+    order = _schedule_positions(nest)
+    reads, writes, sched = [], [], []
+    space = f"[{params}] -> "
+    for stmt in nest.statements():
+        mine = [a for a in stmt.accesses if a in wanted]
+        if not mine:
+            continue
+        if stmt.sid not in order:
+            return False                   # a loop header's read of a bound
+        dom, names = ph.statement_domain(nest, stmt)
+        dims = [names[lp.var] for lp in ph.loop_path(nest, stmt)]
+        inst = f"S{stmt.sid}[{', '.join(dims)}]"
+        cons = " and ".join(ph.domain_constraints(ph.loop_path(nest, stmt), names, stmt.guards)) or "true"
+        sched.append(f"{inst} -> [{', '.join(order[stmt.sid])}] : {cons}")
+        affine = all(g.constraints is not None for lp in ph.loop_path(nest, stmt) for g in lp.guards) and \
+            all(g.constraints is not None for g in stmt.guards)
+        for a in mine:
+            subs = a.subscripts if flat else ph.access_shape(nest, a)[0]
+            if any(x is None or not x.is_affine() for x in subs):
+                return False
+            rel = f"{inst} -> {a.array}[{', '.join(ph.poly_to_isl(x, names) for x in subs)}] : {cons}"
+            if a.kind == "read":
+                reads.append(rel)
+            elif affine and certain_write(stmt, a):
+                writes.append(rel)
+    if not reads:
+        return True
+    if not writes:
+        return False
+    R = isl.UnionMap(space + "{ " + "; ".join(reads) + " }")
+    W = isl.UnionMap(space + "{ " + "; ".join(writes) + " }")
+    S = isl.UnionMap(space + "{ " + "; ".join(sched) + " }")
+    earlier = S.lex_gt_union_map(S)          # r -> w: w runs before r
+    written = earlier.apply_range(W)          # r -> an element some earlier instance certainly writes
+    return R.subtract(written).is_empty()
+
+
+def _written_before_read_exactly(nest: Nest, accesses: list[Access], flat: bool) -> bool:
+    """_written_before_read, False where isl cannot state the domains (the copy-in then stays)."""
+    try:
+        return _written_before_read(nest, accesses, flat)
+    except (ValueError, isl.Error):
+        return False
 
 
 def _declared_bounds(info, ndims: int, flat: bool) -> list[tuple[str | None, str | None]]:
@@ -257,6 +344,10 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
                     copy_in, why = None, "written in full, not read: no copy-in"
                 else:
                     why = "copied in because the nest writes only part of the region (the rest must survive the copy-out)"
+            elif _dense(nest, writes, extents, flat) and _written_before_read_exactly(nest, accs, flat):
+                # the device never needs the host's values: every element read was written first, and every
+                # element copied out is written by every run (matmul's C = 0, then += over k)
+                copy_in, why = None, "written in full before it is read: no copy-in"
         # the device copy starts at element 0, or lower when a pointer is indexed below it
         low = "0" if bounds[0][0] == "0" else _clamp(lo, high="0")
         plans.append(ArrayPlan(name, info.elem_type, ndims, ext_c, bool(reads), bool(writes),
@@ -297,11 +388,16 @@ _PLAIN = c_generator.CGenerator()        # the text an access had in the source 
 class KernelPrinter(c_generator.CGenerator):
     """Prints user statements for a kernel: flat array indexing, reduction targets renamed."""
 
-    def __init__(self, arrays: dict[str, ArrayPlan], renames: dict[str, str], atomics: dict[int, str] | None = None):
+    def __init__(self, arrays: dict[str, ArrayPlan], renames: dict[str, str], atomics: dict[int, str] | None = None,
+                 registers: dict[int, str] | None = None,
+                 around: dict[int, tuple[list[str], list[str]]] | None = None):
         super().__init__()
         self.arrays = arrays
         self.renames = renames
         self.atomics = atomics or {}     # id of a scatter statement's syntax tree -> its element's C type
+        self.registers = registers or {}   # id of a promoted access's ArrayRef node -> its register (promotion.py)
+        self.around = around or {}       # id of a loop's syntax tree -> (lines before it, lines after it): the
+        #                                  loads and stores of the registers promoted across it
 
     def _atomic(self, n, target, value: str) -> str:
         return atomic_call("+", self.atomics[id(n)], "&" + self.visit(target), value)
@@ -329,10 +425,47 @@ class KernelPrinter(c_generator.CGenerator):
         return self.renames.get(n.name, n.name)
 
     def visit(self, node):
+        if self.registers and (reg := self.registers.get(id(node))):
+            return reg
         # an array element that is a reduction's target ("y[i]") prints as the thread's partial result
         if isinstance(node, c_ast.ArrayRef) and self.renames and (name := self.renames.get(_PLAIN.visit(node))):
             return name
         return super().visit(node)
+
+    def visit_For(self, n: c_ast.For) -> str:
+        text = super().visit_For(n)
+        if id(n) not in self.around:
+            return text
+        before, after = self.around[id(n)]
+        text = text.rstrip("\n")
+        inner = self._make_indent() + "  "
+        # a block of its own: the loop may be the only statement of an `if` or of another loop
+        return "{\n" + "".join(inner + line + "\n" for line in before) + inner + text.replace("\n", "\n  ") + \
+            "\n" + "".join(inner + line + "\n" for line in after) + self._make_indent() + "}"
+
+
+def register_lines(p: Promotion, plan: ArrayPlan) -> tuple[list[str], list[str]]:
+    """The load of a promoted element before its loop and its store after it (promotion.py), only when the loop
+    runs at least once: C touches the element then, and only then."""
+    subs = [x.to_c() for x in p.subscripts]
+    element = f"{p.array}[{subs[0] if len(subs) == 1 else _flat(None, subs, plan.extents, wide_index(plan))}]"
+    when = "" if p.runs is None else f"if (({p.runs.to_c()}) >= 0) "
+    load = [f"{when}{p.register} = {element};"] if p.load else []
+    store = [f"{when}{element} = {p.register};"] if p.store else []
+    return load, store
+
+
+def register_maps(proms, arrays: dict[str, ArrayPlan], by_id: dict[int, Loop]):
+    """What KernelPrinter needs to print promoted elements: id of each promoted access's syntax tree -> its
+    register, and id of each loop's syntax tree -> (loads before it, stores after it)."""
+    registers, around = {}, {}
+    for p in proms:
+        registers.update({id(n): p.register for n in p.nodes})
+        load, store = register_lines(p, arrays[p.array])
+        before, after = around.setdefault(id(by_id[p.loop_lid].ast), ([], []))
+        before.extend(load)
+        after[:0] = store
+    return registers, around
 
 
 def reduction_key(r) -> str:
@@ -412,6 +545,7 @@ class KernelCode:
     atomics: dict[int, str] = field(default_factory=dict)   # scatter statements' syntax trees (by id) -> element
     #                                                         type: printed as atomics (KernelPrinter)
     prelude: str = ""            # what the kernel text needs before it to compile alone (__device__ functions)
+    promotions: tuple[Promotion, ...] = ()   # array elements kept in registers across an in-thread loop
 
 
 def _loops_by_id(nest: Nest) -> dict[int, Loop]:
@@ -447,12 +581,14 @@ def _max_trip(nest: Nest, path: list[Loop], loop: Loop) -> str:
 
 
 def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: list[tuple[str, str]],
-                device_scalars: frozenset[str] = frozenset(), functions: dict[str, str] | None = None) -> KernelCode:
+                device_scalars: frozenset[str] = frozenset(), functions: dict[str, str] | None = None,
+                promote: bool = True) -> KernelCode:
     """The kernel of a mapped loop chain.
 
     device_scalars: reduction results of other kernels of the nest; their current value is on the device
     (`d_<name>`, updated by every launch of a host time loop), so a kernel that reads one loads it from there.
     functions: the file's pure functions the nest calls -> the name of their __device__ copy.
+    promote: keep array elements invariant across an in-thread loop in registers (promotion.py).
     """
     nest = kernel.view or nest          # the kernel's own order of the loops, after distribution or interchange
     by_id = _loops_by_id(nest)
@@ -572,7 +708,12 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     # scatters (Statement.scatter) update their element with an atomic wherever threads run them; a one-thread
     # kernel needs none
     atomics = {} if kernel.serial else {id(s.ast): arrays[s.scatter].ctype for s in stmts if s.scatter}
-    printer = KernelPrinter(arrays, renames, atomics)
+    # array elements kept in registers across an in-thread loop: declared here, loaded before the loop and
+    # stored after it (promotion.py decides which)
+    proms = promotions(nest, kernel) if promote else ()
+    locals_.extend(f"{p.ctype} {p.register};" for p in proms)
+    registers, around = register_maps(proms, arrays, by_id)
+    printer = KernelPrinter(arrays, renames, atomics, registers, around)
     if kernel.serial:
         body = "{\n" + "".join(printer._generate_stmt(n.ast) for n in kernel.nodes(by_id)) + "}"
     else:
@@ -609,7 +750,8 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
                       tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes,
                       epilogue=epilogue, last_values=[(v, scalar_types[v]) for v in private if v not in device_scalars],
-                      device_writes=[(v, scalar_types[v]) for v in serial_writes], renames=renames, atomics=atomics)
+                      device_writes=[(v, scalar_types[v]) for v in serial_writes], renames=renames, atomics=atomics,
+                      promotions=proms)
 
 
 def _last_iteration(nest: Nest, kernel, host_vars: list[str]) -> str:

@@ -21,7 +21,7 @@ from pycparser import c_ast
 
 from .. import isl_sets as ph
 from .kernel import (ArrayPlan, CodegenError, KernelCode, KernelPrinter, _c, _clamp, _declared_bounds, _flat,
-                      templates, wide_index)
+                      register_maps, templates, wide_index)
 from ..frontend.lower import _array_chain, loc_of
 from ..ir import Loc, Loop, Nest
 from ..symbolic import Poly
@@ -105,15 +105,16 @@ class TiledPrinter(KernelPrinter):
     """KernelPrinter that serves the staged reads from their tiles."""
 
     def __init__(self, arrays, renames, staged: dict[tuple[int, int], str],
-                 stores: dict[tuple[int, int], tuple[str, str]] | None = None, atomics: dict[int, str] | None = None):
-        super().__init__(arrays, renames, atomics)
+                 stores: dict[tuple[int, int], tuple[str, str]] | None = None, atomics: dict[int, str] | None = None,
+                 registers=None, around=None):
+        super().__init__(arrays, renames, atomics, registers, around)
         self.staged = staged
         self.stores = stores or {}
 
     def visit_Assignment(self, n: c_ast.Assignment) -> str:
         c = n.lvalue.coord
         key = (c.line, c.column) if c is not None else None
-        if n.op == "=" and key in self.stores:
+        if n.op == "=" and key in self.stores and id(n.lvalue) not in self.registers:   # a register: no tile store
             data, mask = self.stores[key]
             return f"({mask} = 1, {data} = ({self.visit(n.rvalue)}))"
         return super().visit_Assignment(n)
@@ -208,7 +209,11 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
             text = f"c2gpu_sh_{o.tile_name}" + "".join(f"[{s}]" for s in _staged_index(o, a, subs, renames))
             staged[(a.loc.line, a.loc.col)] = text
 
-    printer = TiledPrinter(arrays, base.renames, staged, stores, base.atomics)
+    registers, around = register_maps(base.promotions, arrays, by_id)
+    # the tiled loop itself is printed by the template, in chunks: its registers' loads and stores go just
+    # before and after the chunks
+    tiled_loads, tiled_stores = around.pop(id(tiled.ast), ([], [])) if tiled is not None else ([], [])
+    printer = TiledPrinter(arrays, base.renames, staged, stores, base.atomics, registers, around)
     innermost = by_id[kernel.body_lid]
     items = list(innermost.ast.stmt.block_items or []) if isinstance(innermost.ast.stmt, c_ast.Compound) \
         else [innermost.ast.stmt]
@@ -233,6 +238,8 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
 
     pre_decls, pre_lines = block_text(pre)
     post_decls, post_lines = block_text(post)
+    pre_lines += tiled_loads
+    post_lines[:0] = tiled_stores
     chunk = None
     if tiled is not None:
         trip = tiled.trip_count.to_c()

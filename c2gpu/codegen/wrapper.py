@@ -201,7 +201,8 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
         result = []
         for it in items:
             if isinstance(it, Kernel):
-                kc = kernel_code(nest, it, array_map, host_var_decls(host_loops), on_device, device_names)
+                kc = kernel_code(nest, it, array_map, host_var_decls(host_loops), on_device, device_names,
+                                 plan.scalar_replacement)
                 splan = shared.kernels.get(it.name) if shared is not None else None
                 if splan is not None and splan.chosen:
                     kc, text = tiled_kernel(nest, it, splan, array_map, kc)

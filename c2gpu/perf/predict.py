@@ -364,7 +364,8 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
     for kernel, host in kernel_items(mapping):
         splan = shared.kernels.get(kernel.name) if shared is not None else None
         kc = codes.get(kernel.name)
-        ka = KernelAnalysis(nest, kernel, gpu, env, host_lids=host, code=kc, shared=splan, registers=registers)
+        ka = KernelAnalysis(nest, kernel, gpu, env, host_lids=host, code=kc, shared=splan, registers=registers,
+                            promote=plan.scalar_replacement)
         block = _block3(kernel.block)
         regs = ka.registers
         analyses: dict[tuple, KernelAnalysis] = {block: ka}
@@ -378,7 +379,7 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
             k2 = replace(kernel, block=b)
             a2 = KernelAnalysis(nest, k2, gpu, env, host_lids=host, code=kc,
                                 shared=_replan_shared(nest, kernel, b, {**options, "params": env}, splan),
-                                registers=registers)
+                                registers=registers, promote=plan.scalar_replacement)
             a2.__dict__["registers"] = regs       # same kernel: reuse ptxas's count
             analyses[b] = a2
             return a2

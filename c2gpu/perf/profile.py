@@ -37,6 +37,11 @@ per mapped dimension (thread index and bound) and an int_add per rewritten
 guarded statement counts for the warps where at least one lane takes it
 (branches are serialized per warp, Resios 5.2.1), estimated on sampled warps.
 
+Registers.  An array element the kernel keeps in a register across an in-thread loop (c2gpu/promotion.py,
+the decision code generation prints) is no global access inside that loop: it counts one load before the
+loop (when the code loads it) and one store after it (when the loop writes it), per run of the loop, with
+the address computed once.
+
 Coalescing.  For each global access, the byte address of every lane of real
 warps (x fastest, then y, then z) of a few interior blocks is evaluated from
 the affine flat index over a window of consecutive iterations of the
@@ -93,6 +98,7 @@ from ..ir import Access, Loop, Nest, Statement, reduction_type
 from ..model.inputs import (Branch, Compute, GlobalMem, KernelProfile, Loop as TLoop, MachineParams,
                             SharedMem, TraceNode, counts_from_trace)
 from ..occupancy import InvalidLaunchError, Occupancy, occupancy as occupancy_of
+from ..promotion import Promotion, promoted_accesses, promotions
 from ..symbolic import Poly
 from .dfg import TAC, memory_parallelism, three_address
 from .machine import machine_params
@@ -140,6 +146,9 @@ class AccessInfo:
     stmt: Statement
     flat: Optional[Poly]           # flat element index with parameters bound; None = unknown
     window_lid: Optional[int]      # innermost in-thread loop around it
+    per_thread: Optional[float] = None   # executions per thread when not the statement's: the load or the
+    #                                      store of a register (promotion.py), once per run of its loop
+    hoisted: Optional[int] = None  # that loop's lid (the load runs just before it, the store just after)
 
 
 @dataclass(frozen=True)
@@ -214,7 +223,8 @@ class Intensity:
 
 class KernelAnalysis:
     def __init__(self, nest: Nest, kernel, gpu: GPU, env: dict[str, int] | None = None, *,
-                 host_lids: tuple[int, ...] = (), code=None, shared=None, registers: str = "auto"):
+                 host_lids: tuple[int, ...] = (), code=None, shared=None, registers: str = "auto",
+                 promote: bool = True):
         self.nest = nest = kernel.view or nest   # the kernel's own order of the loops, after any interchange
         self.kernel = kernel
         self.gpu = gpu
@@ -227,6 +237,7 @@ class KernelAnalysis:
         self.code = code               # codegen KernelCode (kernel text for ptxas), optional
         self.shared = shared           # passes.shared_memory KernelSharedPlan, optional
         self.registers_mode = registers
+        self.promote = promote         # array elements in registers (promotion.py), as code generation emits them
         self.machine = machine_params(gpu)
         self._block_cache: dict = {}
 
@@ -306,20 +317,47 @@ class KernelAnalysis:
         return out
 
     @cached_property
+    def promotions(self) -> tuple[Promotion, ...]:
+        """Array elements the kernel keeps in registers across an in-thread loop (promotion.py: the same
+        decision code generation prints)."""
+        return promotions(self.nest, self.kernel) if self.promote else ()
+
+    @cached_property
     def access_infos(self) -> list[AccessInfo]:
         out, seen = [], {}
+        promoted = promoted_accesses(self.promotions)
+
+        def add(a: Access, s: Statement, window: Optional[int], suffix: str = "", **kw) -> None:
+            base = f"{a.text}@{a.loc.line}{suffix}"
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            key = base if n == 0 else f"{base}#{n + 1}"
+            out.append(AccessInfo(key, a, s, self._flat_index(a), window, **kw))
+
         for s in self.statements:
             info = self.executions[s.sid]
             for a in s.accesses:
                 if a.array in self.per_thread_arrays:
                     continue  # declared in the loop body: per-thread (registers / local memory), not traffic
-                flat = self._flat_index(a)
-                base = f"{a.text}@{a.loc.line}"
-                n = seen.get(base, 0)
-                seen[base] = n + 1
-                key = base if n == 0 else f"{base}#{n + 1}"
-                out.append(AccessInfo(key, a, s, flat, info.inner[-1].lid if info.inner else None))
+                if id(a) in promoted:
+                    continue  # a register inside its loop: its global load and store are counted below
+                add(a, s, info.inner[-1].lid if info.inner else None)
+        # a promoted element: one load before its loop and one store after it, per run of the loop
+        first_stmt = {id(a): s for s in self.statements for a in s.accesses}
+        for p in self.promotions:
+            loop = self.by_id[p.loop_lid]
+            around = [lp for lp in self.inner_loops if lp.lid in self._ancestors(loop)]
+            runs = self._per_thread(around) if around else 1.0
+            window = around[-1].lid if around else None
+            for kind, wanted, label in (("read", p.load, " (register load)"), ("write", p.store, " (register store)")):
+                a = next((x for x in p.accesses if x.kind == kind), None)
+                if wanted and a is not None:
+                    add(a, first_stmt[id(a)], window, label, per_thread=runs, hoisted=p.loop_lid)
         return out
+
+    def _executions(self, ai: AccessInfo) -> float:
+        """Executions per thread of an access: its statement's, or its own for a register's load and store."""
+        return ai.per_thread if ai.per_thread is not None else self.executions[ai.stmt.sid].executions
 
     @cached_property
     def per_thread_arrays(self) -> set[str]:
@@ -515,7 +553,7 @@ class KernelAnalysis:
         for ai in self.access_infos:
             s = ai.stmt
             env, dom, act = per_stmt[s.sid]
-            req = self.executions[s.sid].executions * warp_frac[s.sid]
+            req = self._executions(ai) * warp_frac[s.sid]
             es = ai.access.elem_size
             if ai.flat is None:
                 flags.append(f"{ai.access.text} (line {ai.access.loc.line}): unknown stride, 32 transactions "
@@ -541,7 +579,7 @@ class KernelAnalysis:
             avg_sec = float(n_sec.sum() / cnt) if cnt else 0.0
             avg_line = float(n_line.sum() / cnt) if cnt else 0.0
             raw[ai.key] = (req, avg_sec, avg_line, False)
-            if ai.access.kind == "read":
+            if ai.access.kind == "read" and ai.hoisted is None:   # (a register's load: once, no reuse window)
                 group = (ai.access.array, ai.window_lid)
                 sector_sets.setdefault(group, []).append((sectors, act, ai))
                 requested[group] = requested.get(group, 0.0) + float(n_sec.sum())
@@ -560,9 +598,10 @@ class KernelAnalysis:
 
     def _sector_key(self, block):
         """What _sector_stats reads besides the nest: the kernel without its block (loops, body, sizes),
-        the host loops, the parameter values, the block and the GPU's warp and cache geometry."""
+        the host loops, whether elements live in registers, the parameter values, the block and the GPU's
+        warp and cache geometry."""
         try:
-            k = (id(self.nest), replace(self.kernel, block=(0, 0, 0)), self.host_lids,
+            k = (id(self.nest), replace(self.kernel, block=(0, 0, 0)), self.host_lids, self.promote,
                  tuple(sorted(self.env.items())), tuple(block), self.gpu.warp_size, self.gpu.sector_bytes,
                  self.gpu.cache_line_bytes)
             hash(k)
@@ -629,7 +668,13 @@ class KernelAnalysis:
                 l2s = sec
             d["read_l2" if a.kind == "read" else "write_l2"] += req * warps * l2s * sec_b
             raw[ai.key] = (req, sec, lin, unknown, l2s)
-            entries.append((ai.key, a.text, a.loc.line, a.array, a.kind, a.elem_size, "global"))
+            if ai.hoisted is None:
+                text = a.text
+            else:
+                lp = self.by_id[ai.hoisted]
+                where = "load before" if a.kind == "read" else "store after"
+                text = f"{a.text} (register {where} loop '{lp.origin.var if lp.origin else lp.var}')"
+            entries.append((ai.key, text, a.loc.line, a.array, a.kind, a.elem_size, "global"))
         for o in self._tiles():                                       # cooperative tile loads
             if o.kind == "store":
                 continue
@@ -744,7 +789,7 @@ class KernelAnalysis:
                 if not acc:
                     continue
                 rng = self._range(acc)
-                inst = sum(self.executions[ai.stmt.sid].executions * self.threads for ai in acc)
+                inst = sum(self._executions(ai) * self.threads for ai in acc)
                 if rng is None:
                     span = inst * es
                     ranges[kind] = None
@@ -863,6 +908,8 @@ class KernelAnalysis:
         info = self.executions[ai.stmt.sid]
         if ai.flat is None:
             return {"int_add": 2.0}
+        if ai.hoisted is not None:
+            return {"int_add": 1.0}      # a register's load or store: the address is computed once, outside the loop
         if info.inner:
             return {"int_add": 1.0} if ai.flat.coeff(info.inner[-1].var) != 0 or \
                 any(info.inner[-1].var == v for mono, _ in ai.flat.terms for v, _ in mono) else {}
@@ -879,10 +926,28 @@ class KernelAnalysis:
         mem = self.memory(block)
         costs = {c.key: c for c in mem.accesses}
         infos_by_stmt: dict[int, list[AccessInfo]] = {}
+        hoisted: dict[int, list[AccessInfo]] = {}       # loop lid -> its registers' loads and stores
         for ai in self.access_infos:
-            infos_by_stmt.setdefault(ai.stmt.sid, []).append(ai)
+            if ai.hoisted is not None:
+                hoisted.setdefault(ai.hoisted, []).append(ai)
+            else:
+                infos_by_stmt.setdefault(ai.stmt.sid, []).append(ai)
         staged = self._staged_keys()
         store_ilp = self.machine.max_mem_parallelism
+
+        def register_nodes(lid: int, kind: str) -> list[TraceNode]:
+            """The loads of the registers promoted across loop `lid` (before it) or their stores (after it)."""
+            out = []
+            for ai in hoisted.get(lid, []):
+                if ai.access.kind != kind:
+                    continue
+                c, f = costs[ai.key], self._warp_frac.get(ai.stmt.sid, 1.0)
+                if kind == "read":
+                    out.append(GlobalMem(ai.key, c.transactions, f, bytes=ai.access.elem_size))
+                else:
+                    out.append(GlobalMem(ai.key, c.transactions, f, ilp=store_ilp, is_store=True,
+                                         bytes=ai.access.elem_size))
+            return out
 
         def stmt_nodes(s: Statement) -> list[TraceNode]:
             nodes: list[TraceNode] = []
@@ -929,7 +994,9 @@ class KernelAnalysis:
                     inner = loop_nodes(node.body, iters)
                     inner += self._tile_nodes(node, costs)
                     inner += [Compute("int_add", 1.0), Compute("compare", 1.0)]   # loop overhead
+                    out.extend(register_nodes(node.lid, "read"))
                     out.append(TLoop(tuple(inner), trips))
+                    out.extend(register_nodes(node.lid, "write"))
                 else:
                     out.extend(stmt_nodes(node))
             return out
@@ -951,7 +1018,7 @@ class KernelAnalysis:
             if opp.kind == "store":
                 continue
             for ai in self.access_infos:
-                if any(ai.access is a or ai.access == a for a in opp.accesses):
+                if ai.hoisted is None and any(ai.access is a or ai.access == a for a in opp.accesses):
                     out[ai.key] = opp
         return out
 
@@ -1025,7 +1092,7 @@ class KernelAnalysis:
         addr = 0.0
         for ai in self.access_infos:
             f = self._warp_frac.get(ai.stmt.sid, 1.0)
-            addr += sum(self._addr_ops(ai).values()) * self.executions[ai.stmt.sid].executions * f
+            addr += sum(self._addr_ops(ai).values()) * self._executions(ai) * f
         overhead = sum(2.0 * self.loop_iterations(lp) for lp in self.inner_loops)
         prologue = 2.0 * len(self.kernel.loops) + sum(1 for m in self.kernel.loops if m.origin is not None)
         return InstructionCounts(dict(sorted(inst.items())), dict(sorted(ir.items())), addr, overhead, prologue,

@@ -1,0 +1,262 @@
+"""Scalar replacement: array elements a thread keeps in a register across an in-thread loop.
+
+matmul's thread accumulates into `C[i][j]` inside its `k` loop.  Written as in C, every iteration loads the
+element from global memory, adds, and stores it back, and the next iteration's load waits for that store.
+A CUDA programmer loads the element once into a register before the loop, updates the register, and stores
+it once after.  `promotions(nest, kernel)` decides, once per kernel, which elements get that treatment; code
+generation (codegen/kernel.py, codegen/tiled.py) prints the register, its load and its store from the
+decision, and the performance model (perf/profile.py) counts one load and one store per execution of the
+loop instead of one per iteration.
+
+An element `A[s]` is promoted across an in-thread loop L when:
+- its subscripts `s` do not depend on L or on any loop inside it (only on the loops around L and on sizes);
+- every other access to `A` inside L provably never touches it (isl: no iteration of L where the other
+  subscripts equal `s`); other arrays are other objects: the mapped loops around L are proven parallel, and
+  the dependence analysis proves no loop whose body writes one of two arrays that may alias
+  (passes/dependence.py), so two arrays of a mapped kernel are distinct objects; the pure functions a nest
+  may call touch no memory;
+- no access to it inside L is under a condition inside L (a conditional update: C would store only when the
+  condition holds), none is a reduction across threads or a scatter (atomics), none is in a loop header;
+- whenever L runs at least once, the C code touches the element at least once (isl, exact): the load and the
+  store then never touch an element the original does not, so they add no race and no out-of-bounds access.
+The register is loaded before L when some access reads it and the first statement of L's body that touches
+it does not simply assign it; it is stored after L when some access writes it.  Both happen only when L runs
+at least one iteration (`runs`), so a loop with zero trips stores nothing.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+import islpy as isl
+from pycparser import c_ast
+
+from . import isl_sets as ph
+from .ir import Access, Loop, Nest, Statement
+from .symbolic import Poly
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """One array element kept in a register across one in-thread loop of a kernel."""
+    array: str
+    subscripts: tuple[Poly, ...]     # the element, as the accesses write it (over the loops around `loop_lid`)
+    text: str                        # the access as written, "C[i][j]"
+    loop_lid: int                    # the loop across which it lives in the register
+    loop_var: str                    # that loop's variable as the C code names it (for the reports)
+    accesses: tuple[Access, ...]     # the accesses inside that loop that the register replaces
+    load: bool                       # loaded before the loop
+    store: bool                      # stored after the loop
+    ctype: str
+    register: str                    # its C name in the kernel
+    runs: Poly | None                # the loop runs at least once iff runs >= 0 (over the loops around it and
+    #                                  the sizes); None: it always does where its header runs
+    nodes: tuple = field(default=(), compare=False, repr=False)   # the syntax trees of the accesses (ArrayRef
+    #                                  nodes of their statements), which code generation prints as the register
+
+
+_CACHE: dict = {}    # (nest id, kernel without its block) -> (nest, promotions)
+
+
+def promotions(nest: Nest, kernel) -> tuple[Promotion, ...]:
+    """The elements `kernel` keeps in registers (`nest`: the kernel's view of the nest, `kernel.view or nest`).
+
+    Cached per nest and kernel: code generation and every KernelAnalysis of the block-size search ask again.
+    """
+    try:
+        key = (id(nest), replace(kernel, block=(0, 0, 0)))
+        hash(key)
+    except TypeError:
+        return _promotions(nest, kernel)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is nest:
+        return hit[1]
+    out = _promotions(nest, kernel)
+    if len(_CACHE) > 1024:
+        _CACHE.clear()
+    _CACHE[key] = (nest, out)
+    return out
+
+
+def promoted_accesses(proms: tuple[Promotion, ...]) -> dict[int, Promotion]:
+    """id of every access a register replaces -> its promotion."""
+    return {id(a): p for p in proms for a in p.accesses}
+
+
+def _promotions(nest: Nest, kernel) -> tuple[Promotion, ...]:
+    if kernel.serial or not kernel.loops:
+        return ()          # a one-thread kernel: no proof that its arrays are distinct objects
+    by_id = {lp.lid: lp for lp in nest.loops()}
+    paths = {lp.lid: path for lp, path in _loop_paths(nest.root, [])}
+    # arrays of the nest's memory: one declared inside the nest is a new object in every iteration
+    end = nest.end_loc.line if nest.end_loc is not None else None
+    known = {a.name for a in nest.arrays if not (a.storage == "local" and end is not None and a.loc.file == nest.loc.file
+                                                  and nest.loc.line <= a.loc.line <= end)}
+    loop_vars = {q.var for q in nest.loops()}
+    body_depth = len(paths[kernel.body_lid])
+    excluded = {r.array_access.array for r in kernel.reductions if r.array_access is not None}
+    excluded |= {s.scatter for s in kernel.statements(by_id) if s.scatter}
+    done: set[int] = set()             # ids of accesses already promoted across an outer loop
+    out: list[Promotion] = []
+    for lp in kernel.inner_loops(by_id):
+        stmts = list(lp.statements())
+        path = paths[lp.lid]
+        outer_vars = {p.var for p in path[:-1]}
+        # the kernel defines the sizes, the normalized variables of the host and mapped loops, and the C variable
+        # of an in-thread loop: the normalized variable of an in-thread loop written otherwise is not in the code
+        unprintable = {q.var for q in path[body_depth:-1] if q.origin is not None}
+        groups: dict[tuple, list[tuple[Access, Statement]]] = {}
+        for s in stmts:
+            for a in s.accesses:
+                if id(a) in done or a.array in excluded or a.array not in known:
+                    continue
+                if not a.affine or any(x is None for x in a.subscripts):
+                    continue
+                if any(v in loop_vars and v not in outer_vars for x in a.subscripts for v in x.variables):
+                    continue       # moves with L or a loop inside it
+                if any(v in unprintable or not v.isidentifier() for x in a.subscripts for v in x.variables):
+                    continue       # the load and the store could not name it ("t#2" is the IR's second t)
+                groups.setdefault((a.array, a.subscripts), []).append((a, s))
+        for (array, subs), members in groups.items():
+            p = _promote(nest, lp, path, stmts, array, subs, members, unprintable, len(out))
+            if p is not None:
+                out.append(p)
+                done.update(id(a) for a in p.accesses)
+    return tuple(out)
+
+
+def _loop_paths(lp: Loop, above: list[Loop]):
+    path = above + [lp]
+    yield lp, path
+    for n in lp.body:
+        if isinstance(n, Loop):
+            yield from _loop_paths(n, path)
+
+
+def access_nodes(stmt: Statement, a: Access) -> list[c_ast.ArrayRef]:
+    """The ArrayRef nodes of `stmt`'s syntax tree that are access `a` (its array, at its source position).
+
+    By node, not by position alone: a nest rewritten by isl's scheduler repeats a statement, with its
+    positions, in several places (c2gpu/schedule.py)."""
+    out, stack = [], [stmt.ast]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        if isinstance(n, c_ast.ArrayRef) and n.coord is not None and (n.coord.line, n.coord.column) == \
+                (a.loc.line, a.loc.col):
+            base = n
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            if isinstance(base, c_ast.ID) and base.name == a.array:
+                out.append(n)
+                continue
+        stack.extend(c for _, c in n.children())
+    return out
+
+
+def certain_write(stmt: Statement, a: Access) -> bool:
+    """Is write `a` the target of its statement's assignment (`a[i] = ...`, `a[i] += ...`), so that it happens
+    whenever the statement runs? A write inside an expression (a conditional, `&&`) may not."""
+    return isinstance(stmt.ast, c_ast.Assignment) and any(n is stmt.ast.lvalue for n in access_nodes(stmt, a))
+
+
+def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], array: str, subs, members,
+             unprintable: set[str], index: int) -> Promotion | None:
+    depth = len(path)                  # guards with this depth or more are inside L
+    mine = {id(a) for a, _ in members}
+    nodes = []
+    for a, s in members:
+        if any(g.depth is None or g.depth >= depth for g in s.guards):
+            return None                # a conditional access inside L
+        if s.kind == "header":
+            return None
+        found = access_nodes(s, a) if s.ast is not None else []
+        if not found:
+            return None                # nothing to print as the register: the access would stay in memory
+        nodes.extend(found)
+    for s in stmts:
+        for a in s.accesses:
+            if a.array != array or id(a) in mine:
+                continue
+            if s.kind == "header" or not _never_equal(nest, s, a, subs):
+                return None
+    try:
+        runs = _runs(nest, lp, path, [s for _, s in members], unprintable)
+    except (ValueError, isl.Error):
+        return None
+    if runs is False:
+        return None
+    a0 = members[0][0]
+    reads = any(a.kind == "read" for a, _ in members)
+    writes = any(a.kind == "write" for a, _ in members)
+    first = _first_toucher(lp, mine)
+    # the first statement that touches it assigns it, certainly and without reading it: nothing to load
+    assigned_first = (isinstance(first, Statement) and first.kind == "assign" and first.assign_op == "="
+                      and all(a.kind == "write" and certain_write(first, a) for a in first.accesses if id(a) in mine))
+    name = "c2gpu_reg_" + re.sub(r"\W", "_", array) + f"_{index}"
+    return Promotion(array, tuple(subs), a0.text, lp.lid, lp.origin.var if lp.origin else lp.var,
+                     tuple(a for a, _ in members), reads and not assigned_first, writes, a0.elem_type, name, runs,
+                     tuple(dict.fromkeys(nodes)))
+
+
+def _first_toucher(lp: Loop, ids: set[int]):
+    """The first item of the loop's body (a statement or a loop) that accesses one of `ids`."""
+    for node in lp.body:
+        if isinstance(node, Loop):
+            inner = ([node.header_stmt] if node.header_stmt is not None else []) + list(node.statements())
+            if any(id(a) in ids for s in inner for a in s.accesses):
+                return node
+        elif any(id(a) in ids for a in node.accesses):
+            return node
+    return None
+
+
+def _never_equal(nest: Nest, s: Statement, a: Access, subs) -> bool:
+    """Whether access `a` of statement `s` never touches the element `subs` (over the loops around the
+    promotion's loop, which enclose `s` too) in any iteration: isl, exact for affine subscripts."""
+    if not a.affine or len(a.subscripts) != len(subs) or any(x is None for x in a.subscripts):
+        return False
+    try:
+        loops = ph.loop_path(nest, s)
+        names = {q.var: ph.dim(q.lid) for q in loops}
+        if any(v not in names and v not in nest.params for x in subs for v in x.variables):
+            return False
+        cons = ph.domain_constraints(loops, names, s.guards)
+        cons += [f"{ph.poly_to_isl(x, names)} = {ph.poly_to_isl(y, names)}" for x, y in zip(a.subscripts, subs)]
+        dims = ", ".join(names[q.var] for q in loops)
+        return isl.Set(f"[{', '.join(nest.params)}] -> {{ [{dims}] : {' and '.join(cons)} }}").is_empty()
+    except (ValueError, isl.Error):
+        return False
+
+
+def _runs(nest: Nest, lp: Loop, path: list[Loop], touching: list[Statement], unprintable: set[str]) \
+        -> Poly | None | bool:
+    """When the load and the store may run: None (whenever the loop's header runs), a Poly (where it is >= 0:
+    the loop has at least one iteration), or False (the C code may run the loop without touching the element,
+    or the condition cannot be printed)."""
+    params = ", ".join(nest.params)
+    outer = path[:-1]
+    names = {q.var: ph.dim(q.lid) for q in path}
+    k = len(outer)
+    dims = ", ".join(names[q.var] for q in path)
+    iterations = isl.Set(f"[{params}] -> {{ [{dims}] : {' and '.join(ph.domain_constraints(path, names)) or 'true'} }}")
+    runs = iterations.project_out(isl.dim_type.set, k, 1)           # outer iterations where L runs >= once
+    touched = None
+    for s in touching:
+        dom, _ = ph.statement_domain(nest, s)
+        t = dom.project_out(isl.dim_type.set, k, dom.dim(isl.dim_type.set) - k)
+        touched = t if touched is None else touched.union(t)
+    if touched is None or not runs.is_subset(touched):
+        return False
+    headers = isl.Set(f"[{params}] -> {{ [{', '.join(names[q.var] for q in outer)}] : "
+                      f"{' and '.join(ph.domain_constraints(outer, names, lp.guards)) or 'true'} }}")
+    if headers.is_subset(runs):
+        return None
+    trip = lp.trip_count
+    if trip is None or not lp.normalized or not trip.num.is_affine():
+        return False
+    cond = trip.num - Poly.const(trip.den)                             # floor(num/den) >= 1  <=>  num >= den
+    if cond.variables & unprintable:
+        return False
+    return cond
