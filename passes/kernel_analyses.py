@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from c2gpu.codegen import build_nest_code
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.plan import NestPlan, SharedMemoryPlan
+from c2gpu.plan import NestPlan, SharedMemoryPlan, StructureTrial
 from c2gpu.shared_tiles import candidate_budgets, plan_shared_memory
 
 
@@ -154,7 +154,28 @@ class Performance(Pass):
         gpu = _gpu(ctx)
         opts = ctx.options
         shared = _shared_plan(nest, ctx)
+        structures = []
+        if mapping.alternatives:
+            # the kernel structure is a decision too: predict every legal structure the mapping pass found with
+            # plain kernels (no shared memory, the block search on), keep the fastest (ties: the rules', listed
+            # first), and go on with it; the plan pass takes the structure from here (perf.mapping)
+            model = None
+            for cand in (mapping,) + mapping.alternatives:
+                try:
+                    p = self.predict(nest, cand, gpu, None, opts)
+                except PassFailed:
+                    continue                      # a structure the model cannot predict is not chosen
+                model = model or p.default_model
+                structures.append((cand, p))
+            if structures:
+                best = min(structures, key=lambda t: round(t[1].total_s(model), 12))[0]
+                if best is not mapping:
+                    mapping = best
+                    shared = plan_shared_memory(nest, mapping, opts) if shared is not None else None
         perf = self.predict(nest, mapping, gpu, shared, opts)
+        perf.mapping = mapping
+        perf.structure_trials = [StructureTrial(c.structure, len(c.kernels()), sum(k.launches for k in p.kernels),
+                                                p.total_s(p.default_model), c is mapping) for c, p in structures]
         if shared is None or not any(k.chosen for k in shared.kernels.values()):
             return perf
         # shared memory is a decision: compare the plain kernels with the tiled ones under each candidate budget
@@ -178,6 +199,7 @@ class Performance(Pass):
         chosen.shared_trials = [(b, why, p.total_s(model), p.kernel_s(model)) for b, why, p in trials]
         chosen.shared_budget = best[0]
         chosen.without_shared_s = plain.total_s(model)
+        chosen.mapping, chosen.structure_trials = perf.mapping, perf.structure_trials
         return chosen
 
     @staticmethod

@@ -137,6 +137,9 @@ class NestPerformance:
     shared_trials: list = field(default_factory=list)
     shared_budget: Optional[int] = None
     without_shared_s: Optional[float] = None
+    # the kernel structure (performance pass): the Mapping predicted, and the structures compared (StructureTrial)
+    mapping: object = None
+    structure_trials: list = field(default_factory=list)
 
     def kernel_s(self, model: str) -> float:
         return sum(k.predictions[model].time_s * k.launches for k in self.kernels)
