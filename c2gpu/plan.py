@@ -200,6 +200,7 @@ class StructureTrial:
     launches: float              # launches in all (host loops launch their kernels once per iteration)
     total_s: float               # predicted kernels + launches + transfers, default model
     chosen: bool
+    bound: str = ""              # not predicted: total_s is a lower bound, and why
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,20 @@ def _nest_code(nest, plan: NestPlan):
         return None, str(e)
 
 
+def _launches_at_least(nest, mapping, env: dict) -> float:
+    """A lower bound on the launches of a mapping: each kernel once per iteration of the host loops around it
+    whose trip count the sizes fix (0 for one that depends on an outer loop: no bound from it)."""
+    from c2gpu.perf.predict import kernel_items
+    total = 0.0
+    for _kernel, host in kernel_items(mapping):
+        n = 1.0
+        for lid in host:
+            trip = nest.loop(lid).trip_count
+            n *= trip.evaluate(env) if trip is not None and trip.variables <= env.keys() else 0.0
+        total += n
+    return total
+
+
 class KernelAnalyses(Pass):
     name = "kernel-analysis"
     description = "build the static analyses of every mapped kernel for the GPU (--gpu) and sizes (--param)"
@@ -154,18 +168,26 @@ class Performance(Pass):
         gpu = _gpu(ctx)
         opts = ctx.options
         shared = _shared_plan(nest, ctx)
-        structures = []
+        structures, pruned = [], []
         if mapping.alternatives:
             # the kernel structure is a decision too: predict every legal structure the mapping pass found with
             # plain kernels (no shared memory, the block search on), keep the fastest (ties: the rules', listed
             # first), and go on with it; the plan pass takes the structure from here (perf.mapping)
-            model = None
+            model, per_launch, env, pruned = None, 0.0, nest.param_env(opts.get("params")), []
             for cand in (mapping,) + mapping.alternatives:
+                launches = _launches_at_least(nest, cand, env)
+                if structures and per_launch * launches > min(p.total_s(model) for _, p in structures):
+                    # its launches alone cost more than a structure predicted: listed with that bound, not searched
+                    pruned.append(StructureTrial(cand.structure, len(cand.kernels()), launches, per_launch * launches,
+                                                 False, "at least (its launches alone)"))
+                    continue
                 try:
                     p = self.predict(nest, cand, gpu, None, opts)
                 except PassFailed:
                     continue                      # a structure the model cannot predict is not chosen
                 model = model or p.default_model
+                launches = sum(k.launches for k in p.kernels)
+                per_launch = per_launch or (p.launch_overhead_s / launches if launches else 0.0)
                 structures.append((cand, p))
             if structures:
                 best = min(structures, key=lambda t: round(t[1].total_s(model), 12))[0]
@@ -176,6 +198,7 @@ class Performance(Pass):
         perf.mapping = mapping
         perf.structure_trials = [StructureTrial(c.structure, len(c.kernels()), sum(k.launches for k in p.kernels),
                                                 p.total_s(p.default_model), c is mapping) for c, p in structures]
+        perf.structure_trials += pruned if structures else []
         if shared is None or not any(k.chosen for k in shared.kernels.values()):
             return perf
         # shared memory is a decision: compare the plain kernels with the tiled ones under each candidate budget

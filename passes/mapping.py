@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, replace
 
 
+from c2gpu.options import block_for
 from c2gpu.ir import Loop, Nest, Reduction, reduction_type
 from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
@@ -470,7 +471,7 @@ class Mapper:
                     "the mapped loops' iteration)")
         elif inner:
             why += f"; {', '.join(repr(self.c_var(lp)) for lp in inner)} runs in each thread"
-        return Kernel(name, mapped_loops, view_loops[-1].lid, self.block_shape(len(mapped_loops)), (), why,
+        return Kernel(name, mapped_loops, view_loops[-1].lid, self.block_shape(len(mapped_loops), name), (), why,
                       view=view)
 
     def _mappable(self, lp: Loop) -> bool:
@@ -566,13 +567,13 @@ class Mapper:
                              "the loop and keeps its value across iterations or after it; c2gpu ports only private "
                              "scalars and +, max, min reductions", code="shared-scalar", loc=root.loc)
         dims = self.assign_dims(chain)
-        block = self.block_shape(len(chain))
+        name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
+        block = self.block_shape(len(chain), name)
         if reds and (block[0] * block[1] * block[2]) & (block[0] * block[1] * block[2] - 1):
             raise PassFailed(f"block {block} has a thread count that is not a power of two, which the reduction tree "
                              "needs", code="block-not-power-of-two", loc=root.loc)
         mapped = tuple(MappedLoop(lp.lid, lp.var, dims[lp.lid], lp.trip_count, lp.origin, self.c_var(lp), lp.loc)
                        for lp in chain)
-        name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
         self.kernel_count += 1
         x_loop = next(m for m in mapped if m.dim == "x")
         unit = self.unit_stride_counts(chain)[x_loop.lid]
@@ -616,10 +617,10 @@ class Mapper:
                         score[lp.lid] += 1
         return score
 
-    def block_shape(self, ndims: int) -> tuple[int, int, int]:
-        if self.block_override:
-            b = tuple(self.block_override) + (1,) * (3 - len(self.block_override))
-            return b[:3]
+    def block_shape(self, ndims: int, kernel: str) -> tuple[int, int, int]:
+        forced = block_for(self.block_override, kernel)
+        if forced:
+            return (tuple(forced) + (1, 1, 1))[:3]
         return DEFAULT_BLOCKS[ndims]
 
 

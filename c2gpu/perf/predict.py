@@ -34,6 +34,7 @@ from ..model.prediction import Prediction
 from ..model.roofline import Roofline, roofline
 from ..occupancy import Occupancy
 from .cexpr import CExprError, evaluate
+from ..options import block_for
 from ..plan import Kernel, NestPlan, require_plan
 from ..shared_tiles import tiles_for_kernel
 from .machine import machine_params
@@ -318,13 +319,13 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
     env = {k: int(v) for k, v in (env or {}).items()}
     models = list(models or MODELS)
     default = DEFAULT_MODEL if DEFAULT_MODEL in models else models[0]
-    forced = options.get("block")
     phys = machine_params(gpu)
     codes = {k.name: k for k in (code.kernels if code is not None else [])}
     perf = NestPerformance(nest.name, gpu, default, models, env, [], [], 0.0, gpu.context_creation_ms * 1e-3,
                            include_context)
     for kernel, host in kernel_items(mapping):
         splan = shared.kernels.get(kernel.name) if shared is not None else None
+        forced = block_for(options.get("block"), kernel.name)     # --block, for every kernel or this one
         kc = codes.get(kernel.name)
         ka = KernelAnalysis(nest, kernel, gpu, env, host_lids=host, code=kc, shared=splan, registers=registers)
         block = _block3(kernel.block)
