@@ -185,7 +185,8 @@ class Mapper:
 
     def can_start_kernel(self, loop: Loop) -> tuple[bool, tuple[Reduction, ...]]:
         st = self.status(loop)
-        if self.wanted(loop) is False or loop.trip_count is None or not loop.normalized or self.one_trip(loop):
+        if self.wanted(loop) is False or loop.trip_count is None or not loop.normalized or self.one_trip(loop) \
+                or self.c_var(loop) in self.host_names:
             return False, ()
         if st == "parallel":
             return True, ()

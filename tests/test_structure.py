@@ -79,7 +79,8 @@ def test_doitgen_the_model_keeps_r_on_the_host_and_predicts_within_2x_of_the_mea
     report = c2gpu.analyze(DOITGEN, gpu="h100-sxm", run_cpu=False, name="doitgen.c")
     nest = report.nests[0]
     trials = nest.data["performance"]["structure_decision"]
-    assert [t["structure"] for t in trials] == ["grid r, q", "host r; grid q, p"]
+    assert [t["structure"] for t in trials] == ["grid r, q", "host r; grid q, p", "host r, q; grid p"]
+    assert trials[2]["launches"] == 2 * 128 * 128 and trials[2]["bound"]      # its launches alone cost more
     chosen = [t for t in trials if t["chosen"]]
     assert [t["structure"] for t in chosen] == ["host r; grid q, p"]
     assert chosen[0]["launches"] == 256 and chosen[0]["kernels"] == 2
@@ -135,7 +136,7 @@ def test_block_per_kernel_reaches_the_right_kernels(tmp_path):
     assert "c2gpu_doitgen_16_k0: q -> y, p -> x (block 32x4x1)" in line
     assert "c2gpu_doitgen_16_k1: q -> y, p -> x (block 64x1x1)" in line
     # the brief row names the structure the model chose
-    assert line.endswith("on the host: r; structure host r; grid q, p, the fastest of 2 compared")
+    assert line.endswith("on the host: r; structure host r; grid q, p, the fastest of 3 compared")
 
 
 def test_option_syntax():
