@@ -71,6 +71,41 @@ void kernel(void)
 """
 
 
+# PolyBench/GPU's adi (TSTEPS = 1): row sweeps over i1, then column sweeps whose i1 carries the dependence, so the
+# CUDA program launches a kernel over i2 per i1: 3 + (N - 1) + 1 + (N - 2) launches
+ADI = """
+#define N 64
+#define TSTEPS 1
+float A[N][N], B[N][N], X[N][N];
+void adi(void)
+{
+    int t, i1, i2;
+    for (t = 0; t < TSTEPS; t++) {
+        for (i1 = 0; i1 < N; i1++)
+            for (i2 = 1; i2 < N; i2++) {
+                X[i1][i2] = X[i1][i2] - X[i1][i2 - 1] * A[i1][i2] / B[i1][i2 - 1];
+                B[i1][i2] = B[i1][i2] - A[i1][i2] * A[i1][i2] / B[i1][i2 - 1];
+            }
+        for (i1 = 0; i1 < N; i1++)
+            X[i1][N - 1] = X[i1][N - 1] / B[i1][N - 1];
+        for (i1 = 0; i1 < N; i1++)
+            for (i2 = 0; i2 < N - 2; i2++)
+                X[i1][N - i2 - 2] = (X[i1][N - 2 - i2] - X[i1][N - 2 - i2 - 1] * A[i1][N - i2 - 3]) / B[i1][N - 3 - i2];
+        for (i1 = 1; i1 < N; i1++)
+            for (i2 = 0; i2 < N; i2++) {
+                X[i1][i2] = X[i1][i2] - X[i1 - 1][i2] * A[i1][i2] / B[i1 - 1][i2];
+                B[i1][i2] = B[i1][i2] - A[i1][i2] * A[i1][i2] / B[i1 - 1][i2];
+            }
+        for (i2 = 0; i2 < N; i2++)
+            X[N - 1][i2] = X[N - 1][i2] / B[N - 1][i2];
+        for (i1 = 0; i1 < N - 2; i1++)
+            for (i2 = 0; i2 < N; i2++)
+                X[N - 2 - i1][i2] = (X[N - 2 - i1][i2] - X[N - i1 - 3][i2] * A[N - 3 - i1][i2]) / B[N - 2 - i1][i2];
+    }
+}
+"""
+
+
 def roles(nest) -> dict[str, str]:
     return {lp.var: lp.role for lp in nest.loops}
 
@@ -103,18 +138,25 @@ def test_a_one_trip_loop_is_folded_never_the_grid():
         assert r["t"] == "host loop" and r["i"].startswith("grid") and r["j"] == "grid x", (gpu, r)
 
 
+def test_adi_runs_as_the_cuda_program_does_one_trip_time_loop_folded():
+    nest = c2gpu.analyze(ADI, gpu="h100-sxm", run_cpu=False, name="adi.c").nests[0]
+    assert nest.ported, nest.refusal
+    assert nest.host_loops[0].startswith("t: loop 't' runs once: folded away")
+    launches = sum(k["launches"] for k in nest.data["performance"]["kernels"])
+    assert launches == 3 + 63 + 1 + 62
+
+
 def c2(*args, cwd):
     return subprocess.run([sys.executable, "-m", "c2gpu", *args], capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
 def test_map_that_leaves_out_a_parallel_loop_keeps_it_on_the_host(tmp_path):
     (tmp_path / "d.c").write_text(DOITGEN)
-    for spec in ("q,p", "host:r,grid:q,p"):
-        out = c2("emit", "d.c", "--map", spec, cwd=tmp_path)
-        assert out.returncode == 0, out.stderr
-        assert "not proven parallel" not in out.stdout + out.stderr
-        # two 2-D kernels over (q, p) launched inside the host loop over r
-        assert out.stdout.count("__global__") == 2 and "for (r = 0; r < 128; r++)" in out.stdout.replace("int r", "r")
+    out = c2("emit", "d.c", "--map", "host:r,grid:q,p", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "not proven parallel" not in out.stdout + out.stderr
+    # two 2-D kernels over (q, p) launched inside the host loop over r
+    assert out.stdout.count("__global__") == 2 and "for (r = 0; r < 128; r++)" in out.stdout.replace("int r", "r")
     out = c2("analyze", "d.c", "--gpu", "none", "--map", "q,p", cwd=tmp_path)
     assert "r  line 16   parallel -> host loop" in out.stdout
     assert "main@" in out.stdout and "--map leaves it out" in out.stdout     # main's loops: refused, truthfully

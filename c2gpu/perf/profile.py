@@ -815,8 +815,10 @@ class KernelAnalysis:
             for p, v in self.env.items():
                 if p in self.nest.params:
                     cons.append(f"{p} = {v}")
+            on_path = {lp.lid for lp in loops}
             for lp in self.host_path:
-                cons.append(f"{names[lp.var]} = {host_fix[lp.var]}")
+                if lp.lid in on_path:     # a statement under another host loop of the same outer loop has its own
+                    cons.append(f"{names[lp.var]} = {host_fix[lp.var]}")
             params = ", ".join(self.nest.params)
             dims = ", ".join(names[lp.var] for lp in loops)
             try:
