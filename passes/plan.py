@@ -63,7 +63,7 @@ def finalize(nest: Nest, mapping, tiles: SharedMemoryPlan | None, perf, options:
     elif ran_shared:
         tiles = found = plan_shared_memory(nest, mapping, options, budget)
     return NestPlan(nest.name, mapping, tiles, _decisions(found, plain_won), trials, budget,
-                    tuple(perf.structure_trials))
+                    structures=tuple(perf.structure_trials))
 
 
 def _decisions(tiles: SharedMemoryPlan, plain_won: bool):
