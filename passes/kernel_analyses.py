@@ -168,43 +168,18 @@ class Performance(Pass):
         gpu = _gpu(ctx)
         opts = ctx.options
         shared = _shared_plan(nest, ctx)
-        structures, pruned = [], []
-        if mapping.alternatives:
-            # the kernel structure is a decision too: predict every legal structure the mapping pass found with
-            # plain kernels (no shared memory, the block search on), keep the fastest (ties: the rules', listed
-            # first), and go on with it; the plan pass takes the structure from here (perf.mapping)
-            model, per_launch, env, pruned = None, 0.0, nest.param_env(opts.get("params")), []
-            for cand in (mapping,) + mapping.alternatives:
-                launches = _launches_at_least(nest, cand, env)
-                if structures and per_launch * launches > min(p.total_s(model) for _, p in structures):
-                    # its launches alone cost more than a structure predicted: listed with that bound, not searched
-                    pruned.append(StructureTrial(cand.structure, len(cand.kernels()), launches, per_launch * launches,
-                                                 False, "at least (its launches alone)"))
-                    continue
-                try:
-                    p = self.predict(nest, cand, gpu, None, opts)
-                except PassFailed:
-                    continue                      # a structure the model cannot predict is not chosen
-                model = model or p.default_model
-                launches = sum(k.launches for k in p.kernels)
-                per_launch = per_launch or (p.launch_overhead_s / launches if launches else 0.0)
-                structures.append((cand, p))
-            if structures:
-                best = min(structures, key=lambda t: round(t[1].total_s(model), 12))[0]
-                if best is not mapping:
-                    mapping = best
-                    shared = plan_shared_memory(nest, mapping, opts) if shared is not None else None
-        perf = self.predict(nest, mapping, gpu, shared, opts)
-        perf.mapping = mapping
-        perf.structure_trials = [StructureTrial(c.structure, len(c.kernels()), sum(k.launches for k in p.kernels),
-                                                p.total_s(p.default_model), c is mapping) for c, p in structures]
-        perf.structure_trials += pruned if structures else []
+        rules = mapping
+        mapping, plain, structures = self.structure(nest, mapping, gpu, opts)
+        if mapping is not rules and shared is not None:
+            shared = plan_shared_memory(nest, mapping, opts)       # the tiles of the chosen structure's kernels
         if shared is None or not any(k.chosen for k in shared.kernels.values()):
+            perf = plain if plain is not None and shared is None else self.predict(nest, mapping, gpu, shared, opts)
+            perf.mapping, perf.structure_trials = mapping, structures
             return perf
         # shared memory is a decision: compare the plain kernels with the tiled ones under each candidate budget
         # (from the GPU's shared memory per SM and the occupancy to keep), keep the fastest, report them all
-        model = perf.default_model
-        plain = self.predict(nest, mapping, gpu, None, opts)
+        plain = plain or self.predict(nest, mapping, gpu, None, opts)
+        model = plain.default_model
         trials = [(None, "no shared memory", plain)]
         budgets = [(int(opts["shared_budget"]), "--shared-budget")] if opts.get("shared_budget") else candidate_budgets(gpu)
         seen = {}
@@ -222,8 +197,39 @@ class Performance(Pass):
         chosen.shared_trials = [(b, why, p.total_s(model), p.kernel_s(model)) for b, why, p in trials]
         chosen.shared_budget = best[0]
         chosen.without_shared_s = plain.total_s(model)
-        chosen.mapping, chosen.structure_trials = perf.mapping, perf.structure_trials
+        chosen.mapping, chosen.structure_trials = mapping, structures
         return chosen
+
+    def structure(self, nest, mapping, gpu, opts):
+        """The kernel structure is a decision too: every legal structure the mapping pass found (the rules' first,
+        then mapping.alternatives) predicted with plain kernels (no shared memory, the block search on); the
+        fastest is kept (ties: the earlier), and the plan pass takes it from here (NestPerformance.mapping).
+        A structure whose launches alone cost more than one already predicted is listed with that lower bound,
+        not searched.  (chosen Mapping, its plain NestPerformance or None, StructureTrials); with no alternative:
+        (mapping, None, [])."""
+        if not mapping.alternatives:
+            return mapping, None, []
+        predicted, pruned = [], []
+        per_launch, env = 0.0, nest.param_env(opts.get("params"))
+        for cand in (mapping,) + mapping.alternatives:
+            launches = _launches_at_least(nest, cand, env)
+            if predicted and per_launch * launches > min(p.total_s() for _, p in predicted):
+                pruned.append(StructureTrial(cand.structure, len(cand.kernels()), launches, per_launch * launches,
+                                             False, "at least (its launches alone)"))
+                continue
+            try:
+                p = self.predict(nest, cand, gpu, None, opts)
+            except PassFailed:
+                continue                          # a structure the model cannot predict is not chosen
+            launches = sum(k.launches for k in p.kernels)
+            per_launch = per_launch or (p.launch_overhead_s / launches if launches else 0.0)
+            predicted.append((cand, p))
+        if not predicted:
+            return mapping, None, []
+        best, plain = min(predicted, key=lambda t: round(t[1].total_s(), 12))
+        trials = [StructureTrial(c.structure, len(c.kernels()), sum(k.launches for k in p.kernels), p.total_s(),
+                                 c is best) for c, p in predicted]
+        return best, plain, trials + pruned
 
     @staticmethod
     def predict(nest, mapping, gpu, shared, opts):
