@@ -817,8 +817,8 @@ class KernelAnalysis:
                     cons.append(f"{p} = {v}")
             on_path = {lp.lid for lp in loops}
             for lp in self.host_path:
-                if lp.lid in on_path:     # a statement under another host loop of the same outer loop has its own
-                    cons.append(f"{names[lp.var]} = {host_fix[lp.var]}")
+                if lp.lid in on_path:     # a host loop fixes only the statements inside it (another part of the
+                    cons.append(f"{names[lp.var]} = {host_fix[lp.var]}")   # outer host loop runs in full)
             params = ", ".join(self.nest.params)
             dims = ", ".join(names[lp.var] for lp in loops)
             try:
