@@ -210,17 +210,17 @@ class NestPlan:
     mapping:   the kernels (with their final block shapes) and the host loops around them.
     tiles:     the shared-memory tiles each kernel stages (no entry: none).
     decisions: every shared-memory opportunity found, per kernel, with what was decided and why (the reports).
+    structures: the legal kernel structures the model compared, when a GPU decided among several (else empty).
     trials:    the shared-memory budgets the model compared, when a GPU decided them (else empty).
     budget:    the budget that won (None: no shared memory, or no GPU decided).
-    structures: the legal structures the model compared, when a GPU decided among several (else empty).
     """
     nest: str
     mapping: Mapping
     tiles: SharedMemoryPlan
     decisions: tuple[tuple[str, SharedDecision], ...] = ()
+    structures: tuple[StructureTrial, ...] = ()
     trials: tuple[BudgetTrial, ...] = ()
     budget: int | None = None
-    structures: tuple[StructureTrial, ...] = ()
 
     def kernels(self) -> list[Kernel]:
         return self.mapping.kernels()

@@ -62,7 +62,7 @@ def finalize(nest: Nest, mapping, tiles: SharedMemoryPlan | None, perf, options:
         tiles = SharedMemoryPlan()
     elif ran_shared:
         tiles = found = plan_shared_memory(nest, mapping, options, budget)
-    return NestPlan(nest.name, mapping, tiles, _decisions(found, plain_won), trials, budget,
+    return NestPlan(nest.name, mapping, tiles, _decisions(found, plain_won), trials=trials, budget=budget,
                     structures=tuple(perf.structure_trials))
 
 
