@@ -210,7 +210,8 @@ class Performance(Pass):
         if not mapping.alternatives:
             return mapping, None, []
         predicted, pruned = [], []
-        per_launch, env = 0.0, nest.param_env(opts.get("params"))
+        # no launch costs less than one issued back to back with others (no synchronize): the lower bound
+        per_launch, env = gpu.kernel_launch_us * 1e-6, nest.param_env(opts.get("params"))
         for cand in (mapping,) + mapping.alternatives:
             launches = _launches_at_least(nest, cand, env)
             if predicted and per_launch * launches > min(p.total_s() for _, p in predicted):
@@ -221,8 +222,6 @@ class Performance(Pass):
                 p = self.predict(nest, cand, gpu, None, opts)
             except PassFailed:
                 continue                          # a structure the model cannot predict is not chosen
-            launches = sum(k.launches for k in p.kernels)
-            per_launch = per_launch or (p.launch_overhead_s / launches if launches else 0.0)
             predicted.append((cand, p))
         if not predicted:
             return mapping, None, []
