@@ -18,7 +18,8 @@ from typing import Sequence
 from . import __version__, units
 from .diagnostics import C2GPUError
 from .deep import deep_call
-from .options import Options, OptionsError, load_gpu_option, parse_block, parse_defines, parse_params
+from .options import (BLOCK_HELP, MAP_HELP, Options, OptionsError, load_gpu_option, parse_block, parse_defines,
+                      parse_map, parse_params)
 from .pipelines import ANALYZE, PORT
 from .registry import discover
 from .report import ir_json
@@ -39,7 +40,8 @@ def _options(args, **command_fields) -> Options:
     return Options(defines=parse_defines(args.define), include_dirs=tuple(args.include or []), cpp=args.cpp,
                    gpu=load_gpu_option(args.gpu) if args.gpu else None, assume_no_alias=bool(args.assume_no_alias),
                    exact_fp=bool(getattr(args, "exact_fp", False)),
-                   map=tuple(v.strip() for v in args.map.split(",") if v.strip()) if args.map else None,
+                   map=(parse_map(args.map)[0] or None) if args.map else None,
+                   map_host=parse_map(args.map)[1] if args.map else (),
                    block=parse_block(args.block) if args.block else None, shared_memory=args.shared_memory,
                    print_after=tuple(args.print_after), timings=args.timings,
                    silenced=tuple(getattr(args, "silence", None) or ()), **command_fields)
@@ -123,8 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--assume-no-alias", action="store_true",
                        help="treat distinct pointer parameters as non-overlapping (as if declared restrict)")
         p.add_argument("--exact-fp", action="store_true", help=EXACT_FP_HELP)
-        p.add_argument("--map", metavar="I,J", help="loop variables to map to the thread grid (as named in the C code)")
-        p.add_argument("--block", metavar="BXxBY[xBZ]", help="thread block shape, e.g. 32x8")
+        p.add_argument("--map", metavar="I,J", help=MAP_HELP)
+        p.add_argument("--block", metavar="BXxBY[xBZ]", help=BLOCK_HELP)
         _add_pass_manager_args(p)
 
     po = sub.add_parser("port", help="write the whole file with the parallel nests ported to CUDA")
@@ -412,10 +414,9 @@ def _add_performance_args(a: argparse.ArgumentParser) -> None:
     if "--exact-fp" not in have:
         a.add_argument("--exact-fp", action="store_true", help=EXACT_FP_HELP)
     if "--map" not in have:
-        a.add_argument("--map", metavar="I,J", help="loop variables to map to the thread grid (with --gpu)")
+        a.add_argument("--map", metavar="I,J", help=MAP_HELP)
     if "--block" not in have:
-        a.add_argument("--block", metavar="BXxBY[xBZ]",
-                       help="force the thread block shape (with --gpu; default: the block-size search's choice)")
+        a.add_argument("--block", metavar="BXxBY[xBZ]", help=BLOCK_HELP)
     if "--shared-memory" not in have:
         a.add_argument("--shared-memory", choices=("auto", "off"), default="auto",
                        help="with --gpu: choose shared-memory tiles and their budget by predicted time, reporting the "

@@ -38,8 +38,9 @@ class Options:
     # the mapping and shared memory
     assume_no_alias: bool = False
     exact_fp: bool = False                         # floating-point sums keep C's order (no reduction across threads)
-    map: tuple[str, ...] | None = None
-    block: tuple[int, ...] | None = None
+    map: tuple[str, ...] | None = None             # the loops to map to the grid (--map)
+    map_host: tuple[str, ...] = ()                 # the parallel loops to keep on the host (--map host:NAME)
+    block: tuple | None = None                     # parse_block: one shape for all kernels, or (kernel, shape) pairs
     shared_memory: str = "auto"                    # "auto" or "off"
     shared_budget: int | None = None
     shared_force: tuple[str, ...] = ()
@@ -82,6 +83,8 @@ class Options:
             opts["shared_exclude"] = self.shared_exclude
         if self.map is not None:
             opts["map"] = list(self.map)
+        if self.map_host:
+            opts["map_host"] = list(self.map_host)
         if self.block is not None:
             opts["block"] = self.block
         if self.gpu is not None:
@@ -116,8 +119,64 @@ def parse_params(items: Iterable[str]) -> tuple[tuple[str, int], ...]:
     return tuple(out.items())
 
 
-def parse_block(text: str) -> tuple[int, ...]:
-    """A thread block shape "BX[xBY[xBZ]]" with at most 1024 threads."""
+MAP_HELP = ("the kernel structure, loops as named in the C code: I,J maps those loops to the thread grid (a "
+            "parallel loop outside them stays on the host with a launch per iteration, loops inside them run in each "
+            "thread); host:R,grid:Q,P says both (a prefix applies to the names after it). Default: with --gpu, the "
+            "structure predicted fastest of the legal ones (analyze --details shows the table); else the rules")
+BLOCK_HELP = ("thread block shape: 32x8 for every kernel, or per kernel k0=32x8,k1=256 (kN: the nest's kernel N, "
+              "or a kernel's full name); default with --gpu: the block-size search's choice")
+
+
+def parse_map(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """--map: (the loops to map to the grid, the loops to keep on the host), each as named in the C code.
+    "i,j" maps i and j; "host:r,grid:q,p" keeps r on the host and maps q and p (a prefix applies to the names
+    after it, until the next prefix)."""
+    grid: list[str] = []
+    host: list[str] = []
+    where = grid
+    for item in (v.strip() for v in text.split(",")):
+        kind, colon, name = item.rpartition(":")
+        if colon:
+            if kind not in ("grid", "host"):
+                raise OptionsError(f"--map '{text}': '{kind}:' is not a place (grid: or host:)")
+            where = grid if kind == "grid" else host
+        if name.strip():
+            if not name.strip().isidentifier():
+                raise OptionsError(f"--map '{text}': '{name}' is not a loop variable")
+            where.append(name.strip())
+    if set(grid) & set(host):
+        raise OptionsError(f"--map '{text}': a loop cannot be both on the grid and on the host")
+    return tuple(grid), tuple(host)
+
+
+def parse_block(text: str):
+    """--block: one thread block shape "BX[xBY[xBZ]]" (at most 1024 threads) for every kernel, or shapes per
+    kernel, "KERNEL=SHAPE,..." where KERNEL is a kernel's name or its number in the nest ("k0" names the
+    nest's first kernel, c2gpu_<nest>_k0): ((kernel, shape), ...)."""
+    if "=" in text:
+        out = []
+        for item in text.split(","):
+            key, _, shape = item.partition("=")
+            if not key.strip() or not shape.strip():
+                raise OptionsError(f"--block '{text}': expected e.g. 32x8, or k0=32x8,k1=256 for each kernel")
+            out.append((key.strip(), _parse_shape(shape.strip())))
+        return tuple(out)
+    return _parse_shape(text)
+
+
+def block_for(block, kernel: str) -> tuple[int, ...] | None:
+    """The block --block forces on kernel `kernel` (None: the search or the mapping decides)."""
+    if not block:
+        return None
+    if isinstance(block[0], int):
+        return tuple(block)
+    for key, shape in block:
+        if key == kernel or kernel.endswith(f"_{key}"):
+            return tuple(shape)
+    return None
+
+
+def _parse_shape(text: str) -> tuple[int, ...]:
     try:
         dims = tuple(int(x) for x in text.lower().split("x"))
     except ValueError:

@@ -78,6 +78,26 @@ class Mapping:
     nest: str
     items: tuple["HostLoop | Kernel", ...]
     notes: tuple[str, ...]
+    # the other legal structures of the nest (passes/mapping.py structures()), for the performance pass to
+    # compare when a GPU is given; empty when there is none or no GPU decides
+    alternatives: tuple["Mapping", ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def structure(self) -> str:
+        """The structure in words: "host r; grid q, p" (loops in C's names, host loops outermost first)."""
+        host: list[str] = []
+        grid: list[str] = []
+
+        def walk(items):
+            for it in items:
+                if isinstance(it, Kernel):
+                    grid.extend(m.c_var for m in it.loops if m.c_var not in grid)
+                else:
+                    host.append(it.var)
+                    walk(it.body)
+        walk(self.items)
+        return "; ".join(part for part in (f"host {', '.join(host)}" if host else "",
+                                           f"grid {', '.join(grid)}" if grid else "one thread") if part)
 
     def kernels(self) -> list[Kernel]:
         out: list[Kernel] = []
@@ -173,12 +193,24 @@ class BudgetTrial:
 
 
 @dataclass(frozen=True)
+class StructureTrial:
+    """One legal structure of a nest the model compared (plain kernels, no shared memory), with its prediction."""
+    structure: str               # Mapping.structure
+    kernels: int                 # kernels of the structure
+    launches: float              # launches in all (host loops launch their kernels once per iteration)
+    total_s: float               # predicted kernels + launches + transfers, default model
+    chosen: bool
+    bound: str = ""              # not predicted: total_s is a lower bound, and why
+
+
+@dataclass(frozen=True)
 class NestPlan:
     """Every decision about how one nest runs on the GPU, made once by the plan pass.
 
     mapping:   the kernels (with their final block shapes) and the host loops around them.
     tiles:     the shared-memory tiles each kernel stages (no entry: none).
     decisions: every shared-memory opportunity found, per kernel, with what was decided and why (the reports).
+    structures: the legal kernel structures the model compared, when a GPU decided among several (else empty).
     trials:    the shared-memory budgets the model compared, when a GPU decided them (else empty).
     budget:    the budget that won (None: no shared memory, or no GPU decided).
     scalar_replacement: array elements invariant across an in-thread loop live in registers (c2gpu/promotion.py);
@@ -188,6 +220,7 @@ class NestPlan:
     mapping: Mapping
     tiles: SharedMemoryPlan
     decisions: tuple[tuple[str, SharedDecision], ...] = ()
+    structures: tuple[StructureTrial, ...] = ()
     trials: tuple[BudgetTrial, ...] = ()
     budget: int | None = None
     scalar_replacement: bool = True

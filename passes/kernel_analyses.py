@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from c2gpu.codegen import build_nest_code
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.plan import NestPlan, SharedMemoryPlan
+from c2gpu.plan import NestPlan, SharedMemoryPlan, StructureTrial
 from c2gpu.shared_tiles import candidate_budgets, plan_shared_memory
 
 
@@ -44,6 +44,20 @@ def _nest_code(nest, plan: NestPlan):
         return build_nest_code(nest, plan), None
     except Exception as e:   # CodegenError and friends: no kernel text, no ArrayPlans
         return None, str(e)
+
+
+def _launches_at_least(nest, mapping, env: dict) -> float:
+    """A lower bound on the launches of a mapping: each kernel once per iteration of the host loops around it
+    whose trip count the sizes fix (0 for one that depends on an outer loop: no bound from it)."""
+    from c2gpu.perf.predict import kernel_items
+    total = 0.0
+    for _kernel, host in kernel_items(mapping):
+        n = 1.0
+        for lid in host:
+            trip = nest.loop(lid).trip_count
+            n *= trip.evaluate(env) if trip is not None and trip.variables <= env.keys() else 0.0
+        total += n
+    return total
 
 
 class KernelAnalyses(Pass):
@@ -154,11 +168,17 @@ class Performance(Pass):
         gpu = _gpu(ctx)
         opts = ctx.options
         shared = _shared_plan(nest, ctx)
+        rules = mapping
+        mapping, plain, structures = self.structure(nest, mapping, gpu, opts)
+        if mapping is not rules and shared is not None:
+            shared = plan_shared_memory(nest, mapping, opts)       # the tiles of the chosen structure's kernels
         if shared is None or not any(k.chosen for k in shared.kernels.values()):
-            return self.predict(nest, mapping, gpu, shared, opts)
+            perf = plain if plain is not None and shared is None else self.predict(nest, mapping, gpu, shared, opts)
+            perf.mapping, perf.structure_trials = mapping, structures
+            return perf
         # shared memory is a decision: compare the plain kernels with the tiled ones under each candidate budget
         # (from the GPU's shared memory per SM and the occupancy to keep), keep the fastest, report them all
-        plain = self.predict(nest, mapping, gpu, None, opts)
+        plain = plain or self.predict(nest, mapping, gpu, None, opts)
         model = plain.default_model
         trials = [(None, "no shared memory", plain)]
         budgets = [(int(opts["shared_budget"]), "--shared-budget")] if opts.get("shared_budget") else candidate_budgets(gpu)
@@ -177,7 +197,38 @@ class Performance(Pass):
         chosen.shared_trials = [(b, why, p.total_s(model), p.kernel_s(model)) for b, why, p in trials]
         chosen.shared_budget = best[0]
         chosen.without_shared_s = plain.total_s(model)
+        chosen.mapping, chosen.structure_trials = mapping, structures
         return chosen
+
+    def structure(self, nest, mapping, gpu, opts):
+        """The kernel structure is a decision too: every legal structure the mapping pass found (the rules' first,
+        then mapping.alternatives) predicted with plain kernels (no shared memory, the block search on); the
+        fastest is kept (ties: the earlier), and the plan pass takes it from here (NestPerformance.mapping).
+        A structure whose launches alone cost more than one already predicted is listed with that lower bound,
+        not searched.  (chosen Mapping, its plain NestPerformance or None, StructureTrials); with no alternative:
+        (mapping, None, [])."""
+        if not mapping.alternatives:
+            return mapping, None, []
+        predicted, pruned = [], []
+        # no launch costs less than one issued back to back with others (no synchronize): the lower bound
+        per_launch, env = gpu.launch_s, nest.param_env(opts.get("params"))
+        for cand in (mapping,) + mapping.alternatives:
+            launches = _launches_at_least(nest, cand, env)
+            if predicted and per_launch * launches > min(p.total_s() for _, p in predicted):
+                pruned.append(StructureTrial(cand.structure, len(cand.kernels()), launches, per_launch * launches,
+                                             False, "at least (its launches alone)"))
+                continue
+            try:
+                p = self.predict(nest, cand, gpu, None, opts)
+            except PassFailed:
+                continue                          # a structure the model cannot predict is not chosen
+            predicted.append((cand, p))
+        if not predicted:
+            return mapping, None, []
+        best, plain = min(predicted, key=lambda t: round(t[1].total_s(), 12))
+        trials = [StructureTrial(c.structure, len(c.kernels()), sum(k.launches for k in p.kernels), p.total_s(),
+                                 c is best) for c, p in predicted]
+        return best, plain, trials + pruned
 
     @staticmethod
     def predict(nest, mapping, gpu, shared, opts):

@@ -26,9 +26,10 @@ of most accesses (coalescing); users can override loops and block shape.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
+from c2gpu.options import block_for
 from c2gpu.ir import Loop, Nest, Reduction, reduction_type
 from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
@@ -106,6 +107,12 @@ class Mapper:
         self.kernel_count = 0
         self.block_override = options.get("block")
         self.map_override = options.get("map")  # loop variable names (as written in C) to map
+        # loops kept on the host with a launch per iteration although they are parallel: named with
+        # --map host:NAME, or left out of --map's grid loops while outside them, or chosen by the performance
+        # pass from the legal structures (structures())
+        self.host_names = set(options.get("map_host") or ())
+        self.env = nest.param_env(options.get("params"))
+        self.host_chain: list[Loop] = []        # the host loops around the root the kernels are planned under
 
     def status(self, loop: Loop) -> str:
         v = self.deps.verdicts.get(loop.lid)
@@ -165,9 +172,21 @@ class Mapper:
                 return None  # s += ... and s = max(s, ...) on one scalar cannot be combined
         return tuple(by_target.values())
 
+    def one_trip(self, loop: Loop) -> bool:
+        """Whether `loop` runs once (trip count 1 once the sizes are known: `TSTEPS = 1`): it is folded away,
+        never a grid dimension (a grid of one thread would run the whole nest in it)."""
+        t = loop.trip_count
+        if t is None or not t.variables <= self.env.keys():
+            return False
+        try:
+            return t.evaluate(self.env) == 1
+        except Exception:
+            return False
+
     def can_start_kernel(self, loop: Loop) -> tuple[bool, tuple[Reduction, ...]]:
         st = self.status(loop)
-        if self.wanted(loop) is False or loop.trip_count is None or not loop.normalized:
+        if self.wanted(loop) is False or loop.trip_count is None or not loop.normalized or self.one_trip(loop) \
+                or self.c_var(loop) in self.host_names:
             return False, ()
         if st == "parallel":
             return True, ()
@@ -184,6 +203,9 @@ class Mapper:
             raise PassFailed(f"--map asks for loop '{self.c_var(loop)}' (line {loop.loc.line}), but {self.reason(loop)}",
                              code="map-refused", loc=loop.loc)
         where = f"loop '{self.c_var(loop)}' at line {loop.loc.line}"
+        host = self.stays_on_host(loop)
+        if host:
+            return self.host_loop(loop, host)
         if self.status(loop) in ("parallel", "reduction") and (loop.lower_pieces or loop.upper_pieces):
             start, end = loop.bound_texts()
             raise PassFailed(f"{where} is proven {self.status(loop)}, but its bounds are a min/max of several values "
@@ -193,12 +215,35 @@ class Mapper:
             exact = " (--exact-fp keeps floating-point sums in one thread)" if self.options.get("exact_fp") else ""
             raise PassFailed(f"{where} is a reduction c2gpu does not run across threads (only scalar +, max and "
                              f"min reductions are{exact}): {self.reason(loop)}", code="unmapped-reduction", loc=loop.loc)
+        if self.status(loop) in ("parallel", "reduction") and self.map_override and self.wanted(loop) is False:
+            raise PassFailed(f"{where} is proven {self.status(loop)}, but --map leaves it out and names no loop "
+                             "inside it to map", code="map-refused", loc=loop.loc)
         if self.status(loop) != "carried":
             # not proven either way (aliasing, calls, non-affine accesses): the nest stays on the CPU
             raise PassFailed(f"{where} is not proven parallel: {self.reason(loop)}", code="not-proven-parallel",
                              loc=self.blocking_loc(loop))
-        # proven sequential (a time loop): it stays on the host around the kernels of the loops inside it; the
-        # statements and loops between those kernels run as written in one-thread kernels, on the device data
+        return self.host_loop(loop, f"loop '{self.c_var(loop)}' stays on the host: {self.reason(loop)}")
+
+    def stays_on_host(self, loop: Loop) -> str | None:
+        """Why a loop proven parallel (or a mappable reduction) stays on the host with a launch per iteration:
+        it runs once (folded), --map names it a host loop or leaves it out while mapping a loop inside it, or
+        the chosen structure keeps it there; None when it does not."""
+        if self.status(loop) not in ("parallel", "reduction"):
+            return None
+        name = self.c_var(loop)
+        if self.one_trip(loop):
+            return f"loop '{name}' runs once: folded away (a launch for its one iteration), never a grid dimension"
+        if name in self.host_names:
+            return f"loop '{name}' stays on the host with a launch per iteration (the structure chosen)"
+        if self.map_override and self.wanted(loop) is False and any(
+                self.wanted(lp) for lp in loop.loops() if lp is not loop):
+            return f"loop '{name}' stays on the host with a launch per iteration (--map leaves it out of the grid)"
+        return None
+
+    def host_loop(self, loop: Loop, why: str) -> HostLoop:
+        """`loop` kept on the host around the kernels of the loops inside it; the statements and loops between
+        those kernels run as written in one-thread kernels, on the device data."""
+        where = f"loop '{self.c_var(loop)}' at line {loop.loc.line}"
         kids = [n for n in loop.body if isinstance(n, Loop)]
         if not kids:
             raise PassFailed(f"{where} cannot run in parallel: {self.reason(loop)}", code="carried-dependence",
@@ -228,28 +273,46 @@ class Mapper:
             raise PassFailed(f"{where} cannot run in parallel ({self.reason(loop)}), and the loops inside it would "
                              "run in one thread: only reductions deep inside them are parallel",
                              code="carried-dependence", loc=self.blocking_loc(loop))
-        return HostLoop(loop.lid, self.c_var(loop), loop.header, tuple(body),
-                        f"loop '{self.c_var(loop)}' stays on the host: {self.reason(loop)}")
+        return HostLoop(loop.lid, self.c_var(loop), loop.header, tuple(body), why)
 
     def plan_root(self) -> tuple[HostLoop | Kernel, ...]:
-        """The plan of the whole nest: the root loop's, or its body distributed into kernels when that maps
-        more loops to threads (or maps where the root loop alone cannot)."""
+        """The plan of the whole nest: the loops that stay on the host around everything (the perfect chain
+        from the root of loops that stays_on_host), then under them the first other loop's plan, or its body
+        distributed into kernels when that maps more loops to threads (or maps where that loop alone cannot)."""
         root = self.nest.root
+        whys = []
+        while (why := self.stays_on_host(root)) and (child := _only_loop_child(root)) is not None:
+            self.host_chain.append(root)
+            whys.append(why)
+            root = child
+        items = self.plan_under(root)
+        for lp, why in zip(reversed(self.host_chain), reversed(whys)):
+            items = (HostLoop(lp.lid, self.c_var(lp), lp.header, items, why),)
+        return items
+
+    def plan_under(self, root: Loop) -> tuple[HostLoop | Kernel, ...]:
         try:
             plain = self.plan(root)
         except PassFailed:
-            if self.map_override or (split := self.distributed(root, whole=True)) is None:
+            if (split := self.distributed(root, whole=True)) is None or not self.respects_map(split):
                 raise
             return split
-        if self.map_override or not isinstance(plain, Kernel) or len(plain.loops) > 1:
+        if not isinstance(plain, Kernel) or len(plain.loops) > 1:
             return (plain,)
         count, self.kernel_count = self.kernel_count, 0
         split = self.distributed(root)
-        if split is None:
-            self.kernel_count = count
-        if split is not None and all(len(k.loops) >= 1 for k in split) and any(len(k.loops) > 1 for k in split):
+        if split is not None and all(len(k.loops) >= 1 for k in split) and any(len(k.loops) > 1 for k in split) \
+                and self.respects_map(split):
             return split
+        self.kernel_count = count
         return (plain,)
+
+    def respects_map(self, kernels) -> bool:
+        """Whether distributed kernels map only loops --map names (every kernel, when it is given)."""
+        return not self.map_override or all(self.wanted_name(m.c_var) for k in kernels for m in k.loops)
+
+    def wanted_name(self, c_var: str) -> bool:
+        return c_var in self.map_override
 
     # ------------------------------------------------------------------ distribution and interchange
 
@@ -389,8 +452,10 @@ class Mapper:
                      sel: tuple[int, ...] | None) -> Kernel:
         """The kernel mapping `mapped` with `inner` in each thread around `body_of`'s body (the items at `sel`,
         or all), on its own view of the nest; `items` are the root's items it runs, for its description."""
-        view = kernel_view(self.nest, mapped + inner, body_of, sel)
-        view_loops = view.loops()[:len(mapped)]
+        # the host loops around the root stay outermost in the view: the kernel reads their variables
+        view = kernel_view(self.nest, self.host_chain + mapped + inner, body_of, sel)
+        hosts = len(self.host_chain)
+        view_loops = view.loops()[hosts:hosts + len(mapped)]
         dims = Mapper(view, self.deps, self.options).assign_dims(view_loops)
         mapped_loops = tuple(MappedLoop(lp.lid, lp.var, dims[lp.lid], lp.trip_count, lp.origin, self.c_var(lp), lp.loc)
                              for lp in view_loops)
@@ -407,11 +472,12 @@ class Mapper:
                     "the mapped loops' iteration)")
         elif inner:
             why += f"; {', '.join(repr(self.c_var(lp)) for lp in inner)} runs in each thread"
-        return Kernel(name, mapped_loops, view_loops[-1].lid, self.block_shape(len(mapped_loops)), (), why,
+        return Kernel(name, mapped_loops, view_loops[-1].lid, self.block_shape(len(mapped_loops), name), (), why,
                       view=view)
 
     def _mappable(self, lp: Loop) -> bool:
-        return lp.trip_count is not None and lp.normalized and not (lp.lower_pieces or lp.upper_pieces)
+        return lp.trip_count is not None and lp.normalized and not (lp.lower_pieces or lp.upper_pieces) \
+            and not self.one_trip(lp)
 
     def _interchangeable(self, outer: Loop, inner: Loop, depth: int, sids: set[int] | None = None) -> bool:
         """Whether `inner`, a loop in `outer`'s body (at nest depth `depth`), may run outside it: its bounds
@@ -424,6 +490,7 @@ class Mapper:
                 inner.trip_count is None or outer.var in inner.trip_count.variables or outer.trip_count is None:
             return False
         sids = sids if sids is not None else {st.sid for st in inner.statements()}
+        depth += len(self.host_chain)              # depths above are the root's: the host loops come first
         return all(_component(d, depth + 1) == "=" for d in self.deps.dependences
                    if d.loop == outer.lid and d.source_sid in sids and d.sink_sid in sids)
 
@@ -472,7 +539,7 @@ class Mapper:
         chain = [root]
         while len(chain) < 3:
             nxt = _only_loop_child(chain[-1])
-            if nxt is None or nxt.trip_count is None or not nxt.normalized:
+            if nxt is None or nxt.trip_count is None or not nxt.normalized or self.one_trip(nxt):
                 break
             st = self.status(nxt)
             want = self.wanted(nxt)
@@ -501,13 +568,13 @@ class Mapper:
                              "the loop and keeps its value across iterations or after it; c2gpu ports only private "
                              "scalars and +, max, min reductions", code="shared-scalar", loc=root.loc)
         dims = self.assign_dims(chain)
-        block = self.block_shape(len(chain))
+        name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
+        block = self.block_shape(len(chain), name)
         if reds and (block[0] * block[1] * block[2]) & (block[0] * block[1] * block[2] - 1):
             raise PassFailed(f"block {block} has a thread count that is not a power of two, which the reduction tree "
                              "needs", code="block-not-power-of-two", loc=root.loc)
         mapped = tuple(MappedLoop(lp.lid, lp.var, dims[lp.lid], lp.trip_count, lp.origin, self.c_var(lp), lp.loc)
                        for lp in chain)
-        name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
         self.kernel_count += 1
         x_loop = next(m for m in mapped if m.dim == "x")
         unit = self.unit_stride_counts(chain)[x_loop.lid]
@@ -551,10 +618,10 @@ class Mapper:
                         score[lp.lid] += 1
         return score
 
-    def block_shape(self, ndims: int) -> tuple[int, int, int]:
-        if self.block_override:
-            b = tuple(self.block_override) + (1,) * (3 - len(self.block_override))
-            return b[:3]
+    def block_shape(self, ndims: int, kernel: str) -> tuple[int, int, int]:
+        forced = block_for(self.block_override, kernel)
+        if forced:
+            return (tuple(forced) + (1, 1, 1))[:3]
         return DEFAULT_BLOCKS[ndims]
 
 
@@ -570,8 +637,14 @@ class MapLoops(Pass):
         if blockers:
             raise PassFailed(f"{blockers[0].message} (line {blockers[0].loc.line})", code="unsupported-statement",
                              loc=blockers[0].loc)
-        mapper = Mapper(nest, deps, ctx.options)
-        items = mapper.plan_root()
+        rules = self.mapping(nest, deps, ctx.options)
+        if ctx.options.get("gpu") is None or ctx.options.get("map") or ctx.options.get("map_host"):
+            return rules              # no model to choose, or the user chose: the one structure
+        return replace(rules, alternatives=structures(nest, deps, ctx.options, rules))
+
+    @staticmethod
+    def mapping(nest: Nest, deps, options: dict) -> Mapping:
+        items = Mapper(nest, deps, options).plan_root()
         notes = list(nest.rewrites) + list(getattr(deps, "notes", ()))
         for k in Mapping("", items, ()).kernels():
             if k.reductions and any(r.op == "+" and reduction_type(nest, r) in FLOATS for r in k.reductions):
@@ -579,4 +652,40 @@ class MapLoops(Pass):
                              "sequential sum in the last bits (verify compares with a tolerance)")
                 break
         return Mapping(nest.name, items, tuple(notes))
+
+
+MAX_HOST_LOOPS = 2     # structures with 1 and 2 outer parallel loops on the host: the rules' + at most 2 others
+
+
+def structures(nest: Nest, deps, options: dict, rules: Mapping) -> tuple[Mapping, ...]:
+    """The other legal structures of `nest` than the rules' (`rules`), for the model to compare.
+
+    The rules map every parallel loop from the outside in to the grid (up to three, x on the unit-stride
+    subscript), keep the loops inside in each thread, and distribute a body that maps more that way.  The
+    other choice a CUDA programmer makes is to keep outer parallel loops on the host with a launch per
+    iteration (doitgen's `r`, convolution-3d's `i`), so that the loops inside form the grid (distributed where
+    the body needs it).  Bounded: the perfect chain of parallel loops from the root, with its first 1 or 2
+    loops on the host (MAX_HOST_LOOPS), and something left to map below them; each is planned by the same
+    Mapper as the rules (so it is legal by the same proofs), and structures equal to one already found are
+    dropped.  At most MAX_HOST_LOOPS alternatives per nest."""
+    probe = Mapper(nest, deps, options)
+    chain = [nest.root]
+    while (nxt := _only_loop_child(chain[-1])) is not None:
+        chain.append(nxt)
+    chain = [lp for lp in chain[:MAX_HOST_LOOPS + 1]]
+    host: list[str] = []
+    seen = {rules.structure}
+    out = []
+    for lp in chain[:MAX_HOST_LOOPS]:
+        if not probe.can_start_kernel(lp)[0]:
+            break                                       # not parallel, or folded / named already: the rules decide
+        host.append(probe.c_var(lp))
+        try:
+            alt = MapLoops.mapping(nest, deps, dict(options, map_host=list(host)))
+        except PassFailed:
+            continue
+        if alt.structure not in seen and alt.kernels():
+            seen.add(alt.structure)
+            out.append(alt)
+    return tuple(out)
 

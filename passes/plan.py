@@ -52,6 +52,8 @@ def finalize(nest: Nest, mapping, tiles: SharedMemoryPlan | None, perf, options:
     found = tiles = tiles if tiles is not None else SharedMemoryPlan()
     if perf is None:
         return NestPlan(nest.name, mapping, tiles, _decisions(found, False))
+    if perf.mapping is not None:
+        mapping = perf.mapping                       # the structure the model chose (the rules' without a choice)
     mapping = with_blocks(mapping, {k.name: k.block for k in perf.kernels})
     trials = tuple(BudgetTrial(b, why, total, kern) for b, why, total, kern in perf.shared_trials or ())
     budget = perf.shared_budget if trials else None
@@ -60,7 +62,8 @@ def finalize(nest: Nest, mapping, tiles: SharedMemoryPlan | None, perf, options:
         tiles = SharedMemoryPlan()
     elif ran_shared:
         tiles = found = plan_shared_memory(nest, mapping, options, budget)
-    return NestPlan(nest.name, mapping, tiles, _decisions(found, plain_won), trials, budget)
+    return NestPlan(nest.name, mapping, tiles, _decisions(found, plain_won), trials=trials, budget=budget,
+                    structures=tuple(perf.structure_trials))
 
 
 def _decisions(tiles: SharedMemoryPlan, plain_won: bool):

@@ -114,9 +114,6 @@ def test_summary_per_gpu_gives_median_p90_and_worst(cases):
 
 
 @pytest.mark.parametrize("kernel", ["doitgen", "convolution-3d", "adi"])
-@pytest.mark.xfail(reason="the mapper cannot keep a parallel loop on the host with a launch per iteration (doitgen's "
-                          "r, convolution-3d's i) nor keep adi's column sweeps on the host (it interchanges them); "
-                          "branch 'structure' adds it", strict=False)
 def test_held_back_cases_are_expressed_as_the_cuda_programs_run_them(cases, kernel):
     for c in cases:
         if c.kernel == kernel:

@@ -36,6 +36,7 @@ from ..model.roofline import Roofline, roofline
 from ..occupancy import Occupancy
 from .categories import TimeCategories, kernel_categories
 from .cexpr import CExprError, evaluate
+from ..options import block_for
 from ..plan import Kernel, NestPlan, require_plan
 from ..shared_tiles import tiles_for_kernel
 from .machine import machine_params
@@ -171,6 +172,9 @@ class NestPerformance:
     shared_trials: list = field(default_factory=list)
     shared_budget: Optional[int] = None
     without_shared_s: Optional[float] = None
+    # the kernel structure (performance pass): the Mapping predicted, and the structures compared (StructureTrial)
+    mapping: object = None
+    structure_trials: list = field(default_factory=list)
 
     def kernel_s(self, model: str) -> float:
         return sum(k.predictions[model].time_s * k.launches for k in self.kernels)
@@ -355,7 +359,6 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
     env = {k: int(v) for k, v in (env or {}).items()}
     models = list(models or MODELS)
     default = DEFAULT_MODEL if DEFAULT_MODEL in models else models[0]
-    forced = options.get("block")
     phys = machine_params(gpu)
     codes = {k.name: k for k in (code.kernels if code is not None else [])}
     perf = NestPerformance(nest.name, gpu, default, models, env, [], [], launch_cost(0, gpu, synchronize),
@@ -363,6 +366,7 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
                            include_context)
     for kernel, host in kernel_items(mapping):
         splan = shared.kernels.get(kernel.name) if shared is not None else None
+        forced = block_for(options.get("block"), kernel.name)     # --block, for every kernel or this one
         kc = codes.get(kernel.name)
         ka = KernelAnalysis(nest, kernel, gpu, env, host_lids=host, code=kc, shared=splan, registers=registers,
                             promote=plan.scalar_replacement)

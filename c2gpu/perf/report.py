@@ -72,6 +72,12 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
         out.append(f"{p}shared memory decision (predicted total, {d}): " + "; ".join(rows) + f" -> {kept}; "
                    f"without shared memory {units.seconds(perf.without_shared_s)}, "
                    f"with {units.seconds(min(t for b, _, t, _ in perf.shared_trials if b is not None))}")
+    if len(perf.structure_trials) > 1:
+        out.append(f"{p}kernel structure (predicted total, {d}, plain kernels):")
+        for t in perf.structure_trials:
+            out.append(f"{p}  {t.structure:<28} {t.kernels} kernel{'s' if t.kernels != 1 else ' '}  "
+                       f"{t.launches:>8.0f} launch{'es' if t.launches != 1 else '  '}  {units.seconds(t.total_s):>9}"
+                       f"{'  <- chosen' if t.chosen else ''}{'  ' + t.bound if t.bound else ''}")
     ctx = f" + context creation {units.seconds(perf.context_s)}" if perf.include_context else \
         f" (CUDA context creation {units.seconds(perf.context_s)} not included; --include-context)"
     totals = ", ".join(f"{m} {units.seconds(perf.total_s(m))}{' (default)' if m == d else ''}" for m in models)
@@ -228,6 +234,9 @@ def performance_json(perf: NestPerformance | None, error: str | None = None) -> 
         "gpu": {"key": g.key, "name": g.name},
         "default_model": perf.default_model,
         "shared_memory_tiles": perf.shared_memory,
+        "structure_decision": [{"structure": t.structure, "kernels": t.kernels, "launches": t.launches,
+                                "total_s": t.total_s, "chosen": t.chosen, "bound": t.bound or None}
+                               for t in perf.structure_trials] or None,
         "shared_memory_decision": None if not perf.shared_trials else {
             "budget_bytes": perf.shared_budget, "without_shared_s": perf.without_shared_s,
             "trials": [{"budget_bytes": b, "why": why, "total_s": t, "kernel_s": ks}

@@ -415,8 +415,11 @@ def plan_sentence(plan) -> str:
                 host.append(it.var)
                 walk(it.body)
     walk(plan.mapping.items)
-    return mapping_sentence([(k.name, {m.c_var: m.dim for m in k.loops}, tuple(k.block))
+    text = mapping_sentence([(k.name, {m.c_var: m.dim for m in k.loops}, tuple(k.block))
                              for k in plan.mapping.kernels()], [", ".join(host)] if host else ())
+    if len(plan.structures) > 1:
+        text += f"; structure {plan.mapping.structure}, the fastest of {len(plan.structures)} compared"
+    return text
 
 
 def _code_and_decisions(nest, plan) -> tuple[str | None, list[SharedMemoryDecision]]:

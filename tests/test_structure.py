@@ -1,0 +1,200 @@
+"""The kernel structure is a decision (passes/mapping.py structures(), the performance pass): which parallel loops
+form the grid, which stay on the host with a launch per iteration, which run in each thread; one-trip loops folded;
+--map accepts any legal structure and --block can be given per kernel."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import c2gpu
+from c2gpu.options import OptionsError, block_for, parse_block, parse_map
+
+from conftest import requires_tool
+
+# PolyBench/GPU's doitgen as its CPU reference writes it (NR = NQ = NP = 128, float); its hand-written CUDA keeps r
+# on the host and launches two 2-D kernels over (q, p) per r: 5.1 ms measured on an H100 SXM (the issue)
+DOITGEN = """
+#ifndef NR
+#define NR 128
+#endif
+#ifndef NQ
+#define NQ 128
+#endif
+#ifndef NP
+#define NP 128
+#endif
+float A[NR][NQ][NP], sum[NR][NQ][NP], C4[NP][NP];
+
+void doitgen(void)
+{
+    int r, q, p, s;
+    for (r = 0; r < NR; r++)
+        for (q = 0; q < NQ; q++) {
+            for (p = 0; p < NP; p++) {
+                sum[r][q][p] = 0.0f;
+                for (s = 0; s < NP; s++)
+                    sum[r][q][p] += A[r][q][s] * C4[s][p];
+            }
+            for (p = 0; p < NP; p++)
+                A[r][q][p] = sum[r][q][p];
+        }
+}
+
+int main(void)
+{
+    int i, j, k;
+    double check = 0.0;
+    for (i = 0; i < NR; i++) for (j = 0; j < NQ; j++) for (k = 0; k < NP; k++)
+        A[i][j][k] = (float)((i + j * 3 + k) % 7) / 7.0f;
+    for (i = 0; i < NP; i++) for (j = 0; j < NP; j++) C4[i][j] = (float)((i * j) % 5) / 5.0f;
+    doitgen();
+    return 0;
+}
+"""
+DOITGEN_MEASURED_S = 5.1e-3
+
+# a time loop run once (TSTEPS = 1): proven parallel (one iteration), but a grid of one thread would run it all
+ONE_TRIP = """
+#define TSTEPS 1
+#define N 256
+double A[N][N], B[N][N];
+void kernel(void)
+{
+    int t, i, j;
+    for (t = 0; t < TSTEPS; t++)
+        for (i = 1; i < N - 1; i++)
+            for (j = 1; j < N - 1; j++)
+                B[i][j] = 0.25 * (A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+}
+"""
+
+
+# PolyBench/GPU's adi (TSTEPS = 1): row sweeps over i1, then column sweeps whose i1 carries the dependence, so the
+# CUDA program launches a kernel over i2 per i1: 3 + (N - 1) + 1 + (N - 2) launches
+ADI = """
+#define N 64
+#define TSTEPS 1
+float A[N][N], B[N][N], X[N][N];
+void adi(void)
+{
+    int t, i1, i2;
+    for (t = 0; t < TSTEPS; t++) {
+        for (i1 = 0; i1 < N; i1++)
+            for (i2 = 1; i2 < N; i2++) {
+                X[i1][i2] = X[i1][i2] - X[i1][i2 - 1] * A[i1][i2] / B[i1][i2 - 1];
+                B[i1][i2] = B[i1][i2] - A[i1][i2] * A[i1][i2] / B[i1][i2 - 1];
+            }
+        for (i1 = 0; i1 < N; i1++)
+            X[i1][N - 1] = X[i1][N - 1] / B[i1][N - 1];
+        for (i1 = 0; i1 < N; i1++)
+            for (i2 = 0; i2 < N - 2; i2++)
+                X[i1][N - i2 - 2] = (X[i1][N - 2 - i2] - X[i1][N - 2 - i2 - 1] * A[i1][N - i2 - 3]) / B[i1][N - 3 - i2];
+        for (i1 = 1; i1 < N; i1++)
+            for (i2 = 0; i2 < N; i2++) {
+                X[i1][i2] = X[i1][i2] - X[i1 - 1][i2] * A[i1][i2] / B[i1 - 1][i2];
+                B[i1][i2] = B[i1][i2] - A[i1][i2] * A[i1][i2] / B[i1 - 1][i2];
+            }
+        for (i2 = 0; i2 < N; i2++)
+            X[N - 1][i2] = X[N - 1][i2] / B[N - 1][i2];
+        for (i1 = 0; i1 < N - 2; i1++)
+            for (i2 = 0; i2 < N; i2++)
+                X[N - 2 - i1][i2] = (X[N - 2 - i1][i2] - X[N - i1 - 3][i2] * A[N - 3 - i1][i2]) / B[N - 2 - i1][i2];
+    }
+}
+"""
+
+
+def roles(nest) -> dict[str, str]:
+    return {lp.var: lp.role for lp in nest.loops}
+
+
+def test_doitgen_the_model_keeps_r_on_the_host_and_predicts_within_2x_of_the_measured_cuda():
+    report = c2gpu.analyze(DOITGEN, gpu="h100-sxm", run_cpu=False, name="doitgen.c")
+    nest = report.nests[0]
+    trials = nest.data["performance"]["structure_decision"]
+    assert [t["structure"] for t in trials] == ["grid r, q", "host r; grid q, p", "host r, q; grid p"]
+    assert trials[2]["launches"] == 2 * 128 * 128 and trials[2]["bound"]      # its launches alone cost more
+    chosen = [t for t in trials if t["chosen"]]
+    assert [t["structure"] for t in chosen] == ["host r; grid q, p"]
+    assert chosen[0]["launches"] == 256 and chosen[0]["kernels"] == 2
+    assert chosen[0]["total_s"] < trials[0]["total_s"]
+    assert roles(nest)["r"] == "host loop" and "on the host: r" in nest.mapping
+    # the measured time has no copies: kernels and launches.  c2gpu's own port is not the measured program (it
+    # keeps accumulators in registers and synchronizes once), so it may well be faster; what must not happen is
+    # the issue's over-prediction (the rules' structure: 2.2 s against 5.1 ms).  The two-sided check against the
+    # measured program, run as it runs, belongs to the validation harness (tests/validation_data.py).
+    ratio = (nest.gpu_s["kernels"] + nest.gpu_s["launches"]) / DOITGEN_MEASURED_S
+    assert 0.1 < ratio < 2.0, ratio
+
+
+def test_without_a_gpu_the_rules_structure_stays():
+    nest = c2gpu.analyze(DOITGEN, name="doitgen.c").nests[0]
+    assert "on the host" not in nest.mapping and roles(nest)["r"] == "grid y"
+
+
+def test_a_one_trip_loop_is_folded_never_the_grid():
+    for gpu in (None, "h100-sxm"):
+        nest = c2gpu.analyze(ONE_TRIP, gpu=gpu, run_cpu=False, name="onetrip.c").nests[0]
+        r = roles(nest)
+        assert r["t"] == "host loop" and r["i"].startswith("grid") and r["j"] == "grid x", (gpu, r)
+
+
+def test_adi_runs_as_the_cuda_program_does_one_trip_time_loop_folded():
+    nest = c2gpu.analyze(ADI, gpu="h100-sxm", run_cpu=False, name="adi.c").nests[0]
+    assert nest.ported, nest.refusal
+    assert nest.host_loops[0].startswith("t: loop 't' runs once: folded away")
+    launches = sum(k["launches"] for k in nest.data["performance"]["kernels"])
+    assert launches == 3 + 63 + 1 + 62
+
+
+def c2(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "c2gpu", *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_map_that_leaves_out_a_parallel_loop_keeps_it_on_the_host(tmp_path):
+    (tmp_path / "d.c").write_text(DOITGEN)
+    out = c2("emit", "d.c", "--map", "host:r,grid:q,p", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "not proven parallel" not in out.stdout + out.stderr
+    # two 2-D kernels over (q, p) launched inside the host loop over r
+    assert out.stdout.count("__global__") == 2 and "for (r = 0; r < 128; r++)" in out.stdout.replace("int r", "r")
+    out = c2("analyze", "d.c", "--gpu", "none", "--map", "q,p", cwd=tmp_path)
+    assert "r  line 16   parallel -> host loop" in out.stdout
+    assert "main@" in out.stdout and "--map leaves it out" in out.stdout     # main's loops: refused, truthfully
+
+
+@requires_tool("cc")
+def test_map_host_loop_port_verifies(tmp_path):
+    (tmp_path / "d.c").write_text(DOITGEN)
+    out = c2("verify", "d.c", "--map", "q,p", "-D", "NR=6", "-D", "NQ=10", "-D", "NP=12", cwd=tmp_path)
+    assert out.returncode == 0 and "PASS" in out.stdout, out.stdout + out.stderr
+
+
+def test_block_per_kernel_reaches_the_right_kernels(tmp_path):
+    (tmp_path / "d.c").write_text(DOITGEN)
+    out = c2("analyze", "d.c", "--gpu", "h100-sxm", "--no-run", "--block", "k0=32x4,c2gpu_doitgen_16_k1=64",
+             cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("  port ") and "doitgen" in x)
+    assert "c2gpu_doitgen_16_k0: q -> y, p -> x (block 32x4x1)" in line
+    assert "c2gpu_doitgen_16_k1: q -> y, p -> x (block 64x1x1)" in line
+    # the brief row names the structure the model chose
+    assert line.endswith("on the host: r; structure host r; grid q, p, the fastest of 3 compared")
+
+
+def test_option_syntax():
+    assert parse_map("q,p") == (("q", "p"), ())
+    assert parse_map("host:r,grid:q,p") == (("q", "p"), ("r",))
+    assert parse_map("host:r") == ((), ("r",))
+    with pytest.raises(OptionsError):
+        parse_map("host:r,grid:r")
+    with pytest.raises(OptionsError):
+        parse_map("device:r")
+    assert block_for(parse_block("32x8"), "c2gpu_f_3_k1") == (32, 8)
+    per = parse_block("k0=32x8,c2gpu_f_3_k1=256")
+    assert block_for(per, "c2gpu_f_3_k0") == (32, 8) and block_for(per, "c2gpu_f_3_k1") == (256,)
+    assert block_for(per, "c2gpu_f_3_k2") is None and block_for(per, "c2gpu_f_3_k10") is None
+    with pytest.raises(OptionsError):
+        parse_block("k0=")
