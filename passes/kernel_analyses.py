@@ -173,7 +173,11 @@ class Performance(Pass):
         if mapping is not rules and shared is not None:
             shared = plan_shared_memory(nest, mapping, opts)       # the tiles of the chosen structure's kernels
         if shared is None or not any(k.chosen for k in shared.kernels.values()):
-            perf = plain if plain is not None and shared is None else self.predict(nest, mapping, gpu, shared, opts)
+            if plain is not None and (shared is None or not shared.kernels):
+                perf = plain        # no kernel has anything to stage: the plain prediction is the prediction
+                perf.shared_memory = perf.shared_memory or shared is not None
+            else:
+                perf = self.predict(nest, mapping, gpu, shared, opts)
             perf.mapping, perf.structure_trials = mapping, structures
             return perf
         # shared memory is a decision: compare the plain kernels with the tiled ones under each candidate budget
