@@ -178,6 +178,8 @@ class Analyzer:
         if len(shapes) != 1 or any(ph.access_shape(self.nest, a)[1] is None for a in accesses):
             return None
         ndims = shapes.pop()
+        if tile_region(self.nest, array, ndims) is None:
+            return None          # the tile's loads must stay inside what the nest reads: unbounded, no tile
         dims = []
         for d in range(ndims):
             subs = [ph.access_shape(self.nest, a)[0][d] for a in accesses]
@@ -309,6 +311,14 @@ def select(opps: list[SharedOpportunity], budget: int, force=(), exclude=()) -> 
         if best > 0:
             gap = (best - sel.total_frequency) / best
     return decisions, gap
+
+
+def tile_region(nest: Nest, array: str, ndims: int):
+    """The exact range of each of `array`'s `ndims` subscripts over every access of the nest (isl), where a tile
+    of it may load; None when isl cannot bound it, and then the array gets no tile (codegen clamps the tile's
+    cooperative loads to this region, so a tile without one cannot be emitted)."""
+    accs = [a for s in nest.statements() for a in s.accesses if a.array == array]
+    return ph.subscript_ranges(nest, accs, ndims)
 
 
 def plan_shared_memory(nest: Nest, mapping, opts: dict, budget: int | None = None) -> SharedMemoryPlan:

@@ -1,6 +1,6 @@
 """Predicted vs measured kernel time on shared/validation (a script, not a test).
 
-    python tests/bench_validation.py [--registers auto|ptxas|estimate]
+    python tests/bench_validation.py [--registers auto|ptxas|estimate] [--own]
 
 Prints, for every kernel x GPU of ../shared/validation/naive_cuda_measured.tsv, the measured
 median, each model's prediction (kernel time x launches + launch overhead) and the ratio,
@@ -17,6 +17,7 @@ import validation_data as validation
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--registers", default="auto", choices=("auto", "ptxas", "estimate"))
+    ap.add_argument("--own", action="store_true", help="also c2gpu's own port of each case against the measurement")
     args = ap.parse_args()
     if validation.validation_dir() is None:
         print("shared/validation not found (set C2GPU_VALIDATION_DIR)", file=sys.stderr)
@@ -25,6 +26,8 @@ def main() -> int:
     cases = validation.run(args.registers)
     print(validation.table(cases))
     print(f"({len(cases)} cases in {time.perf_counter() - t0:.1f} s; held out: {', '.join(validation.HELD_OUT)})")
+    if args.own:
+        print(validation.own_choice_table(cases))
     return 0
 
 

@@ -166,3 +166,21 @@ def test_model_compares_tiled_and_plain_matmul_and_respects_the_roofline(gpu):
     for k in tiled.kernels + plain.kernels:     # and none goes below the roofline bound
         for r in k.predictions.values():
             assert r.time_s >= k.roofline.bound_s * (1 - 1e-9)
+
+
+def test_no_tile_is_proposed_for_an_array_whose_region_isl_cannot_bound():
+    """adi's column sweeps read A through subscripts isl cannot bound as one region: the shared-memory pass must
+    not propose a tile codegen cannot emit (it refused the whole nest: "cannot bound the region of 'A'")."""
+    import c2gpu
+    from c2gpu.shared_tiles import tile_region
+    path = TESTDATA / "validation" / "adi.c"
+    report = c2gpu.analyze(str(path), gpu="h100-sxm", run_cpu=False, assume_no_alias=True,
+                           params={"N": 48, "TSTEPS": 3})
+    adi = next(n for n in report.nests if n.function != "main")
+    assert adi.ported, adi.refusal
+    m = make_manager(["normalize", "dependence", "mapping", "shared-memory"], {"assume_no_alias": True})
+    prog = m.run(load_program(str(path), PreprocessOptions(defines=(("N", "48"), ("TSTEPS", "3")))))
+    nest = next(n for n in prog.nests if n.name == adi.name)
+    for kplan in m.result("shared-memory", nest).kernels.values():
+        for o in kplan.chosen:
+            assert tile_region(nest, o.array, len(o.dims)) is not None

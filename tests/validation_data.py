@@ -171,6 +171,33 @@ def run(registers: str = "auto") -> list[Case]:
     return cases
 
 
+def own_choice(kernel: str, gpu_key: str) -> tuple[float, list[str]]:
+    """What c2gpu itself would port for a validation file on a GPU: its own structure and block (the model's
+    choices), registers for accumulators, one synchronize per nest; kernels + launches in seconds (no copies,
+    as the measurement), and each nest's `port` sentence.  Another program than the measured CUDA, so its
+    ratio to the measurement says how c2gpu's choice compares with the hand-written one, not how accurate the
+    model is (the cases above check that)."""
+    import c2gpu
+    report = c2gpu.analyze(str(REPO / "testdata" / "validation" / CASES[kernel].file), gpu=gpu_key, run_cpu=False,
+                           assume_no_alias=True)
+    nests = [n for n in report.nests if n.function != "main" and n.ported and n.gpu_s]
+    return (sum(n.gpu_s["kernels"] + n.gpu_s["launches"] for n in nests),
+            [f"{n.name}: {n.mapping}" for n in nests])
+
+
+def own_choice_table(cases: list[Case]) -> str:
+    """c2gpu's own port of every measured case (own_choice) against the measurement."""
+    lines = ["c2gpu's own port (its structure, block and registers; one synchronize per nest) against the measured "
+             "hand-written CUDA:"]
+    for c in cases:
+        if c.measured_s is None and c.kernel not in ("doitgen", "convolution-3d", "adi"):
+            continue
+        t, ports = own_choice(c.kernel, GPU_KEYS[c.gpu])
+        vs = f"{t / c.measured_s:5.2f}x the measured" if c.measured_s else "no measurement"
+        lines.append(f"  {c.kernel:<16} {c.gpu:<10} {t * 1e3:9.4f} ms  {vs}  ({'; '.join(ports)})")
+    return "\n".join(lines)
+
+
 def compared(cases: list[Case], held_out: bool | None = None, gpu: str | None = None) -> list[Case]:
     return [c for c in cases if c.compared and (held_out is None or c.held_out == held_out)
             and (gpu is None or c.gpu == gpu)]

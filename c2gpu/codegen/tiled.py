@@ -24,6 +24,7 @@ from .kernel import (ArrayPlan, CodegenError, KernelCode, KernelPrinter, _c, _cl
                       register_maps, templates, wide_index)
 from ..frontend.lower import _array_chain, loc_of
 from ..ir import Loc, Loop, Nest
+from ..shared_tiles import tile_region
 from ..symbolic import Poly
 
 
@@ -186,10 +187,9 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
         bases = [f"const int c2gpu_{o.tile_name}_b{d} = {_base_expr(t, kernel, tiled_var, covered, block, tile)};"
                  for d, t in enumerate(o.dims)]
         # where the tile may read: the array's exact accessed range, within its declaration
-        accs = [a for s in nest.statements() for a in s.accesses if a.array == o.array]
         ndims = len(o.dims)
-        ranges = ph.subscript_ranges(nest, accs, ndims)
-        if ranges is None:
+        ranges = tile_region(nest, o.array, ndims)
+        if ranges is None:              # the shared-memory pass proposes no such tile (tile_region)
             raise CodegenError(f"cannot bound the region of '{o.array}' for its tile")
         bounds = _declared_bounds(nest.array(o.array), ndims, False)
         lows = [_clamp(_c(lo, params), low=b[0]) for (lo, _), b in zip(ranges, bounds)]
