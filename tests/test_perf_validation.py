@@ -6,15 +6,17 @@ it was calibrated on.  We ask of every handed-over case (kernel x GPU with a
 row in the TSV), per model, to be within a factor of two either way, and of
 the median over the cases, for all cases and for the held-out ones separately
 (they were not used to choose any GPU parameter), the same.  Measured at the
-time of writing (tests/bench_validation.py): median GPUPerf 1.02 (held-out
-1.07), Resios 1.20 (held-out 1.24); worst case x1.67 (2mm on the H100 PCIe,
-Resios; convolution-2d on the H100 SXM, GPUPerf 0.61).  The register count
-comes from the Alg. 6.4 estimate here (ptxas gives the same occupancy on these
-kernels and the same ratios; the bench uses it).
+time of writing (tests/bench_validation.py): median GPUPerf 0.96 (held-out
+1.05), Resios 1.12 (held-out 1.20); worst case x1.72 (convolution-2d on the
+H100 SXM, GPUPerf 0.58).  The register count comes from the Alg. 6.4 estimate
+here (ptxas gives the same occupancy on these kernels and the same ratios; the
+bench uses it).
 
 The cases the TSV does not have (held back) are predicted and never compared;
 doitgen and convolution-3d keep a parallel loop on the host with a launch per
-iteration, adi its column sweeps: c2gpu's mapper cannot express those yet.
+iteration and adi its column sweeps, as their CUDA programs do (the mapper's
+host structures, `--map host:...`), and a test checks each runs with the CUDA
+program's launches.
 """
 from __future__ import annotations
 
