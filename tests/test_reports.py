@@ -444,3 +444,15 @@ def test_refused_nest_says_its_reason_once_and_marks_the_blocking_lines(html_pag
     assert 'class="note legend-blocks"' in refused and "lines that block the port" in text
     ported = _section(page, "matmul@16")
     assert "line blocks" not in ported and "legend-blocks" not in ported
+
+
+def test_html_shows_the_kernel_structure_decision(html_page):
+    """The structures the model compared, as the JSON's structure_decision has them: the chosen one ticked, the
+    ones pruned by their launches marked as lower bounds."""
+    page, _ = html_page
+    section = page.split("Kernel structure</h3>", 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<tr( class="chosen")?><td class="mono">([^<]+?)( ✓)?</td><td class="num">(\d+)</td>'
+                      r'<td class="num">([\d,]+)</td><td class="num">([^<]+)</td>', section)
+    assert [r[1] for r in rows] == ["grid i, j", "host i; grid j", "host i, j; grid k"]
+    assert [bool(r[0]) for r in rows] == [True, False, False] and rows[0][2] == " ✓"
+    assert rows[1][4] == "64" and rows[1][5].startswith("at least ") and not rows[0][5].startswith("at least")

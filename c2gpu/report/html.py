@@ -599,6 +599,10 @@ def _nest_view(n: NestReport, report: Report, index: int) -> dict:
             "occ": f"{occ['occupancy']:.0%}" if occ.get("occupancy") is not None else "–",
             "limit": occ.get("limiting_factor", "–"),
             "times": [(m, units.seconds(((kk.get("predictions") or {}).get(m) or {}).get("time_s"))) for m in models]})
+    view["structures"] = [{"structure": t["structure"], "kernels": t["kernels"], "launches": f"{t['launches']:,.0f}",
+                           "total": ("at least " if t["bound"] else "") + units.seconds(t["total_s"]),
+                           "note": "its launches alone" if t["bound"] else "", "chosen": t["chosen"]}
+                          for t in perf.get("structure_decision") or []]
     smd = perf.get("shared_memory_decision")
     view["shared_trials"] = [{"budget": "none" if t["budget_bytes"] is None else units.byte_size(t["budget_bytes"]),
                               "why": t["why"], "total": units.seconds(t["total_s"]),
