@@ -106,6 +106,9 @@ def analyze_file(path: str, options: Options, manager: PassManager, *, source: s
     if program is None:
         return FileAnalysis(path, None, "", errors, status)
     program = manager.run(program)
+    from .options import planned_kernels, unmatched_block_keys
+    for message in unmatched_block_keys(options.block, planned_kernels(program, manager)):
+        err(f"{path}: warning: {message}")
     advice = _advise(options, path, program, manager, source)
     with manager.phase("reports"):
         flags = {nest.name: diagnostics(nest, manager, options.silenced) for nest in program.nests}

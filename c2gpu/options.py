@@ -171,9 +171,29 @@ def block_for(block, kernel: str) -> tuple[int, ...] | None:
     if isinstance(block[0], int):
         return tuple(block)
     for key, shape in block:
-        if key == kernel or kernel.endswith(f"_{key}"):
+        if _names(key, kernel):
             return tuple(shape)
     return None
+
+
+def _names(key: str, kernel: str) -> bool:
+    """Whether a --block key names `kernel`: its full name, or its number in the nest (k0)."""
+    return key == kernel or kernel.endswith(f"_{key}")
+
+
+def unmatched_block_keys(block, kernels) -> list[str]:
+    """What to say of each per-kernel --block key that names none of `kernels`, the kernels planned for a file
+    (a typo would otherwise be ignored)."""
+    if not block or isinstance(block[0], int):
+        return []
+    return [f"--block {key}=...: no kernel of this file is named '{key}' (its kernels: {', '.join(kernels) or 'none'})"
+            for key, _ in block if not any(_names(key, k) for k in kernels)]
+
+
+def planned_kernels(program, manager) -> list[str]:
+    """The names of the kernels the plans of `program`'s nests launch."""
+    plans = [manager.result("plan", nest) for nest in program.nests]
+    return [k.name for plan in plans if plan is not None for k in plan.mapping.kernels()]
 
 
 def _parse_shape(text: str) -> tuple[int, ...]:

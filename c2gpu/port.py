@@ -79,6 +79,9 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
             raise C2GPUError(f"{e.message} ({headers} could not be found: a name used here may be declared there)", e.loc) from None
         raise
     program = manager.run(lower_program(ast, path, options, original_source=source))
+    from .options import planned_kernels, unmatched_block_keys
+    for message in unmatched_block_keys(manager.options.get("block"), planned_kernels(program, manager)):
+        warn(C2GPUError(f"{path}: {message}"))
     declared = _declared_names(ast) if missing else set()
     outcomes = []
     for nest in program.nests:

@@ -198,3 +198,12 @@ def test_option_syntax():
     assert block_for(per, "c2gpu_f_3_k2") is None and block_for(per, "c2gpu_f_3_k10") is None
     with pytest.raises(OptionsError):
         parse_block("k0=")
+
+
+def test_a_block_key_that_names_no_kernel_is_said(tmp_path):
+    (tmp_path / "d.c").write_text(DOITGEN)
+    for cmd in (["analyze", "d.c", "--no-run", "--gpu", "h100-sxm"], ["port", "d.c", "-o", "d.cu"]):
+        out = c2(*cmd, "--block", "k0=32x8,k9=64", "-D", "NR=8", "-D", "NQ=8", "-D", "NP=16", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        assert "--block k9=...: no kernel of this file is named 'k9'" in out.stderr, (cmd, out.stderr)
+        assert "'k0'" not in out.stderr          # k0 names each nest's first kernel
