@@ -74,7 +74,9 @@ def private_cache_and_tmp(tmp_path, monkeypatch):
 def check_timing(t: CpuTiming) -> None:
     assert t.source == "measured"
     assert t.median_s is not None and t.median_s > 0, t.note
-    assert 0 < t.min_s <= t.median_s <= t.max_s
+    # One execution shorter than a clock read (some 200 ns, taken off every execution) reads 0: the
+    # least execution may be 0, never negative; the median of thousands of executions is not.
+    assert 0 <= t.min_s <= t.median_s <= t.max_s and t.max_s > 0
     assert t.executions >= 1 and t.runs >= 1
     assert t.total_median_s >= t.min_s * t.executions * 0.999
 
