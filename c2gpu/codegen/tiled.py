@@ -24,6 +24,7 @@ from .kernel import (ArrayPlan, CodegenError, KernelCode, KernelPrinter, _c, _cl
                       register_maps, templates, wide_index)
 from ..frontend.lower import _array_chain, loc_of
 from ..ir import Loc, Loop, Nest
+from ..promotion import access_nodes
 from ..shared_tiles import tile_region
 from ..symbolic import Poly
 
@@ -103,29 +104,39 @@ def _staged_index(opp, access, shape_subs, renames_for_covered: dict[str, Poly])
 
 
 class TiledPrinter(KernelPrinter):
-    """KernelPrinter that serves the staged reads from their tiles."""
+    """KernelPrinter that serves the staged reads from their tiles.  `staged` and `stores` are keyed by the
+    syntax-tree node (id) of the access: a nest rewritten by isl's scheduler repeats a statement, with its source
+    positions, in several places, and each copy must print its own tile index (promotion.access_nodes)."""
 
-    def __init__(self, arrays, renames, staged: dict[tuple[int, int], str],
-                 stores: dict[tuple[int, int], tuple[str, str]] | None = None, atomics: dict[int, str] | None = None,
-                 registers=None, around=None):
+    def __init__(self, arrays, renames, staged: dict[int, str], stores: dict[int, tuple[str, str]] | None = None,
+                 atomics: dict[int, str] | None = None, registers=None, around=None):
         super().__init__(arrays, renames, atomics, registers, around)
         self.staged = staged
         self.stores = stores or {}
 
     def visit_Assignment(self, n: c_ast.Assignment) -> str:
-        c = n.lvalue.coord
-        key = (c.line, c.column) if c is not None else None
-        if n.op == "=" and key in self.stores and id(n.lvalue) not in self.registers:   # a register: no tile store
+        key = id(n.lvalue)
+        if n.op == "=" and key in self.stores and key not in self.registers:   # a register: no tile store
             data, mask = self.stores[key]
             return f"({mask} = 1, {data} = ({self.visit(n.rvalue)}))"
         return super().visit_Assignment(n)
 
     def visit_ArrayRef(self, n: c_ast.ArrayRef) -> str:
-        c = n.coord
-        key = (c.line, c.column) if c is not None else None
-        if key in self.staged:
-            return self.staged[key]
+        if id(n) in self.staged:
+            return self.staged[id(n)]
         return super().visit_ArrayRef(n)
+
+
+def _access_nodes(nest: Nest, a) -> list:
+    """The syntax-tree nodes that print access `a` (of its own statement); an error when there are none, as the
+    tile would then be loaded and never read (or a store never reach its tile)."""
+    for s in nest.statements():
+        if any(x is a for x in s.accesses):
+            nodes = access_nodes(s, a) if s.ast is not None else []
+            if nodes:
+                return nodes
+            break
+    raise CodegenError(f"cannot find the access of '{a.array}' at line {a.loc.line} in its statement")
 
 
 def _store_tile(nest: Nest, kernel, o, arrays: dict[str, ArrayPlan], block: dict[str, int],
@@ -145,7 +156,8 @@ def _store_tile(nest: Nest, kernel, o, arrays: dict[str, ArrayPlan], block: dict
     subs, _ = ph.access_shape(nest, o.accesses[0])
     index = "".join(f"[({s.to_c()}) - c2gpu_{o.tile_name}_b{d}]" for d, s in enumerate(subs))
     a = o.accesses[0]
-    stores[(a.loc.line, a.loc.col)] = (f"c2gpu_sh_{o.tile_name}{index}", f"c2gpu_mask_{o.tile_name}{index}")
+    for node in _access_nodes(nest, a):
+        stores[id(node)] = (f"c2gpu_sh_{o.tile_name}{index}", f"c2gpu_mask_{o.tile_name}{index}")
     mask_shape = "".join(f"[{d.extent}]" for d in o.dims)
     return TileCode(f"c2gpu_sh_{o.tile_name}", plan_a.ctype, o.shape, bases, clear, False, store,
                     f"unsigned char c2gpu_mask_{o.tile_name}{mask_shape}")
@@ -175,8 +187,8 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
                     __import__("fractions").Fraction(1, lp.origin.step))
 
     tiles: list[TileCode] = []
-    staged: dict[tuple[int, int], str] = {}
-    stores: dict[tuple[int, int], tuple[str, str]] = {}
+    staged: dict[int, str] = {}
+    stores: dict[int, tuple[str, str]] = {}
     for o in [o for o in chosen if o.kind == "store"]:
         tiles.append(_store_tile(nest, kernel, o, arrays, block, stores))
     for o in [o for o in chosen if o.kind != "store"]:
@@ -207,7 +219,8 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
         for a in o.accesses:
             subs, _ = ph.access_shape(nest, a)
             text = f"c2gpu_sh_{o.tile_name}" + "".join(f"[{s}]" for s in _staged_index(o, a, subs, renames))
-            staged[(a.loc.line, a.loc.col)] = text
+            for node in _access_nodes(nest, a):
+                staged[id(node)] = text
 
     registers, around = register_maps(base.promotions, arrays, by_id)
     # the tiled loop itself is printed by the template, in chunks: its registers' loads and stores go just
