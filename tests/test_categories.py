@@ -122,6 +122,35 @@ def test_a_divergent_guard_shows_wasted_computation(tmp_path):
         assert plain.kernels[0].categories[m].per_launch_s["divergence"] == 0, m
 
 
+def test_gpuperf_pays_a_diverged_warps_instructions_once(tmp_path):
+    """GPUPerf's #insts is a warp's count (seed 000, Table 2; both paths of a diverged branch, Sec. 4.1.1), so
+    O_CFdiv is a part of it (eq 2, 3, 6), worked out by hand for DIVERGENT on the H100 SXM: 2^20 threads in
+    blocks of 256 = 32768 warps over 132 SMs.  Each warp issues 9 instructions: the index and bounds check
+    (int_mad, compare), and the guarded statement's 7: 2 loads of b[i] and the store of a[i], their 3 address
+    adds and the fma.  Every warp has 16 lanes with an even i, so it issues the statement (f_w = 1) for half its
+    lanes (f_t = 1/2): 3.5 of its 9 instructions are issued only because it diverged.  Every class has latency
+    4; ITILP = min(ILP 1.25 x N 64, ITILP_max 4 / (32 / 128 SIMD lanes)) = 16 (eq 4, 5); eq 3's cost of an
+    instruction of every warp of an SM is 32768 / 132 x 4 / 16 = 62.06 cycles.  T_comp = 9 x 62.06 = 558.5
+    cycles, of which O_CFdiv 3.5 x 62.06 = 217.2 and W_parallel 5.5 x 62.06 = 341.3 (before: W_parallel over
+    all 9 plus O_CFdiv over 0.5 fma = 589.6 cycles, the fma's wasted half paid twice and the rest not named)."""
+    div = predict(write_c(tmp_path, DIVERGENT, "div.c"))
+    plain = predict(write_c(tmp_path, DIVERGENT.replace("if (i % 2 == 0)", ""), "plain.c"))
+    (k,), (kp,) = div.kernels, plain.kernels
+    g, gp = k.predictions["gpuperf"].extras, kp.predictions["gpuperf"].extras
+    assert k.block == (256, 1, 1) and g["insts"] == 9 and g["avg_inst_lat_cycles"] == 4 and g["ITILP"] == 16
+    assert g["warps_per_sm"] == pytest.approx(32768 / 132)
+    per_inst = 32768 / 132 * 4 / 16 / H100.core_clock_ghz * 1e-9          # seconds, eq 3 per instruction
+    assert g["T_comp"] == pytest.approx(9 * per_inst, rel=1e-9)
+    assert g["O_CFdiv"] == pytest.approx(3.5 * per_inst, rel=1e-9)
+    assert g["W_parallel"] == pytest.approx(5.5 * per_inst, rel=1e-9)
+    # the warps issue the same 9 instructions with or without the guard: divergence splits T_comp, adds nothing
+    assert gp["insts"] == 9 and gp["O_CFdiv"] == 0 and g["T_comp"] == pytest.approx(gp["T_comp"], rel=1e-12)
+    # seed 002's split keeps eq 2's proportions: divergence / compute = O_CFdiv / W_parallel = 3.5 / 5.5
+    tc = k.categories["gpuperf"].per_launch_s
+    assert tc["divergence"] / tc["compute"] == pytest.approx(3.5 / 5.5, rel=1e-9)
+    _check_sums(div)
+
+
 def test_a_tiled_kernel_shows_explicit_synchronization():
     tiled = predict(TESTDATA / "matmul.c", ("N=512",), shared_memory="auto")
     plain = predict(TESTDATA / "matmul.c", ("N=512",))

@@ -31,10 +31,25 @@ Interpretation choices:
   "approximated by the latency of FP operations"), else the count-weighted
   mean latency of the kernel's non-SFU compute classes ("precisely calculated
   by taking into account the instruction mix").  FP_lat = default class latency.
-* O_CFdiv: KernelProfile.divergent_insts costed like W_parallel instructions
-  ("counting all the instructions in both paths").  O_bank: each extra conflict
-  way replays the shared instruction, costed the same way.  The paper measures
-  both with counters; these are the static equivalents.
+* O_CFdiv (eq 6) is a part of #insts, not an addition to it.  #insts is a warp's
+  count (Table 2: "# of total insts. per warp", source Sec. 5.1, the hardware
+  counters): a warp issues a guarded instruction when any of its lanes takes
+  the path, so a diverged warp issues both paths -- what Sec. 4.1.1 means by
+  modelling O_CFdiv "by counting all the instructions in both paths" [9].
+  The paper's #insts thus holds them already.  c2gpu's counts are the
+  same (the trace weights a guarded statement by the share of warps with an
+  active lane; counts_from_trace walks both paths of a Branch), so the
+  instructions a warp issues only because it diverged
+  (KernelProfile.divergent_insts) are already in #insts.  Adding them again
+  (eq 3 over #insts, plus O_CFdiv) would pay for them twice; so eq 3 is taken
+  over the useful instructions (#insts - divergent: seed 001's slide 11:
+  "Wparallel: Work executed in parallel (useful work)") and O_CFdiv over the divergent
+  ones, both at eq 3's cost per instruction: T_comp (eq 2) is #insts' issue
+  cost plus O_sync, O_SFU and O_bank, and O_CFdiv says how much of it
+  divergence wastes.  CWP's comp_cycles and eq 8's memory ratio keep the whole
+  #insts (what a warp issues).  O_bank: each extra conflict way replays the
+  shared instruction (not in #insts), costed like an instruction.  The paper
+  measures both with counters; these are the static equivalents.
 * size_of_data in eq 19 is read as warp requests per SM, D / (rb * S) with
   D = dram bytes, rb = bytes per warp request, S = #active SMs.  With App. A's
   MWP_peak_bw = BW * avg_DRAM_lat / (rb * S) eq 19 becomes exactly D / BW: the
@@ -141,7 +156,8 @@ def terms(p: KernelProfile, m: MachineParams) -> GPUPerfTerms:
     itilp_max = avg_lat / (ws / m.simd_width)                  # eq 5
     itilp = min(p.ilp * N, itilp_max)                          # eq 4
     per_inst = wps * avg_lat / itilp                           # cycles per instruction of every warp of the SM
-    w_parallel = insts * per_inst                              # eq 3
+    divergent = min(p.divergent_insts, insts)                  # a part of #insts (module doc: O_CFdiv)
+    w_parallel = (insts - divergent) * per_inst                # eq 3, the useful instructions
 
     avg_trans = (sum(a.count * a.transactions for a in p.global_accesses) / mem_insts) if mem_insts else 1.0
     avg_dram_lat = m.dram_latency_cycles + (avg_trans - 1) * m.departure_delay_cycles   # eq 13
@@ -149,7 +165,7 @@ def terms(p: KernelProfile, m: MachineParams) -> GPUPerfTerms:
     o_sync = p.syncs * wps * f_sync                                                     # eq 7
     f_sfu = min(max((sfu / insts if insts else 1.0) - m.sfu_width / m.simd_width, 0.0), 1.0)  # eq 10
     o_sfu = sfu * wps * (ws / m.sfu_width) * f_sfu                                      # eq 9
-    o_cfdiv = p.divergent_insts * per_inst                      # O_CFdiv: extra instructions
+    o_cfdiv = divergent * per_inst                             # O_CFdiv: the rest of #insts' issue
     replays = sum(a.count * max(0.0, a.conflict_degree - 1) for a in p.shared_accesses)
     o_bank = replays * per_inst                                 # O_bank: replayed instructions
     w_serial = o_sync + o_sfu + o_cfdiv + o_bank                # eq 6
@@ -182,7 +198,7 @@ def terms(p: KernelProfile, m: MachineParams) -> GPUPerfTerms:
     t_fp = fp_insts * wps * fp_lat / itilp                      # eq 18
     size_of_data = p.total_dram_bytes() / (req_bytes * g.active_sms)   # warp requests per SM
     t_mem_min = size_of_data * avg_dram_lat / mwp_peak_bw       # eq 19
-    b_itilp = w_parallel - insts * wps * avg_lat / itilp_max    # eq 20
+    b_itilp = w_parallel - (insts - divergent) * wps * avg_lat / itilp_max   # eq 20 (its W_parallel's insts)
     b_serial = w_serial                                         # eq 21
     b_fp = t_comp - t_fp - b_itilp - b_serial                   # eq 22
     b_memlp = max(t_mem - t_mem_min, 0.0)                       # eq 23

@@ -294,9 +294,9 @@ class KernelProfile:
     global_accesses: Tuple[GlobalAccess, ...] = ()   # G #mem insts = sum of counts
     shared_accesses: Tuple[SharedAccess, ...] = ()
     syncs: float = 0.0              # __syncthreads per thread; G #sync insts
-    divergent_insts: float = 0.0    # extra instructions per thread executed only
-                                    # because its warp diverged (both paths counted);
-                                    # G O_CFdiv input
+    divergent_insts: float = 0.0    # of the instructions above (per warp, both paths of
+                                    # a diverged branch counted), those its warp issues
+                                    # only because it diverged; G O_CFdiv input
     ilp: float = 1.0                # instructions / longest DFG path (R 6.2; G ILP)
     mlp: float = 1.0                # independent memory requests per warp (G MLP)
     registers_per_thread: int = 0   # informational (occupancy is given below)

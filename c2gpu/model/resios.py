@@ -209,9 +209,7 @@ def trace_from_profile(p: KernelProfile, m: MachineParams) -> Tuple[TraceNode, .
     s_ld = [SharedMem(a.id, a.conflict_degree, a.bytes, a.count / L) for a in p.shared_accesses if not a.is_store]
     s_st = [SharedMem(a.id, a.conflict_degree, a.bytes, a.count / L, is_store=True)
             for a in p.shared_accesses if a.is_store]
-    comp = [Compute(c, n / L) for c, n in p.inst_counts.items() if n > 0]
-    if p.divergent_insts > 0:
-        comp.append(Compute(m.default_class, p.divergent_insts / L))
+    comp = [Compute(c, n / L) for c, n in p.inst_counts.items() if n > 0]   # divergent_insts are among them
     return (Loop(tuple(g_ld + s_ld + comp + s_st + g_st), L),)
 
 

@@ -35,19 +35,20 @@ How each category is fed (per launch), in three steps:
    spends time in both.  So the overlap is shared in proportion: each term below is scaled by
    T_exec / (T_comp + T_mem): each side keeps its share of T_comp + T_mem.  T_comp splits as eq. 2 and 6
    do:
-     W_parallel (eq. 3: every instruction's issue, memory instructions' issue included), O_SFU (eq. 9) and
-     O_bank (shared-memory replays; shared memory is on-chip work, seed 002 has no category for it)
+     W_parallel (eq. 3: the issue of every useful instruction, memory instructions' issue included), O_SFU
+     (eq. 9) and O_bank (shared-memory replays; shared memory is on-chip work, seed 002 has no category for it)
                                                                           -> compute
      O_sync (eq. 7-8, __syncthreads of tiles and reduction trees)         -> explicit synchronization
-     O_CFdiv (both paths of a diverged warp, the instructions only executed because it diverged)
-                                                                          -> divergence
+     O_CFdiv (the issue of the instructions a warp runs only because it diverged: the lanes of the other
+     path wait; a part of the warp's instruction count, which W_parallel does not pay again; module doc of
+     c2gpu/model/gpuperf.py)                                              -> divergence
    T_mem (eq. 11: #mem insts x AMAT / ITMLP) splits between loads and stores in proportion to
    their warp requests x transactions per request (eq. 13: a request's cost grows with its transactions)
                                                                           -> global reads / global writes
    Resios (seed 004, Alg. 5.1): the simulation's time is the cycles with a compute op in service
    (compute_busy) plus the cycles with only memory in service, charged to the accesses in service (the
    memory hotspots, R 5.3).  compute_busy -> compute, except the divergent instructions' share of the
-   compute instructions (Branch nodes run both paths, R 5.2.1) -> divergence; each access's idle cycles ->
+   warp's instructions (Branch nodes run both paths, R 5.2.1; the share GPUPerf's O_CFdiv takes) -> divergence; each access's idle cycles ->
    global reads or global writes (its trace node's is_store); shared-memory nodes -> compute (on-chip).
    Resios does not model __syncthreads (its notes say so): explicit synchronization is 0 in its split.
    Any other model: its time splits as the roofline's memory and compute bounds.
@@ -185,7 +186,8 @@ def _gpuperf_parts(extras: dict, prof: KernelProfile) -> dict[str, float]:
 
 def _resios_parts(breakdown: dict, hotspots: dict, prof: KernelProfile) -> dict[str, float]:
     p = prof.with_trace_counts()
-    insts = sum(p.inst_counts.values())
+    # the warp's instructions of which divergent_insts are a part: compute and memory instructions
+    insts = sum(p.inst_counts.values()) + sum(a.count for a in p.global_accesses + p.shared_accesses)
     div = min(1.0, p.divergent_insts / insts) if insts > 0 else 0.0
     busy = float(breakdown.get("compute_busy", 0.0))
     parts = {"compute": busy * (1 - div), "divergence": busy * div}

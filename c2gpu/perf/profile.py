@@ -1220,12 +1220,17 @@ class KernelAnalysis:
         lat = (sum(c.latency * c.requests for c in loads) / weight) if weight > 0 else self.gpu.dram_latency_cycles
         machine = replace(self.effective_machine_base, dram_latency_cycles=max(1.0, lat))
         f32, f64 = self.flops
+        # GPUPerf's O_CFdiv input: of a guarded statement's instructions, which the trace counts for every warp
+        # with an active lane (f_w), those issued only because the warp diverged (f_w - f_t): its compute as the
+        # trace counts it (its operations and address arithmetic) and its memory instructions
         divergent = 0.0
         for s in self.statements:
             if s.guards:
                 f_w = self._warp_frac.get(s.sid, 1.0)
                 f_t = self._thread_frac(s)
-                divergent += max(0.0, f_w - f_t) * sum(n for _c, n in s.ops) * self.executions[s.sid].executions
+                own = [ai for ai in self.access_infos if ai.stmt.sid == s.sid and ai.hoisted is None]
+                insts = sum(self._ops(s).values()) + sum(sum(self._addr_ops(ai).values()) + 1 for ai in own)
+                divergent += max(0.0, f_w - f_t) * insts * self.executions[s.sid].executions
         prof = KernelProfile.from_trace(
             tr, grid_blocks=max(1, geo.blocks), block_threads=threads, n_threads=max(1, geo.threads),
             syncs=self.syncs_per_thread() + self.reduction_syncs(block), divergent_insts=divergent,
