@@ -105,7 +105,8 @@ def analyze_file(path: str, options: Options, manager: PassManager, *, source: s
         status = 1
     if program is None:
         return FileAnalysis(path, None, "", errors, status)
-    program = manager.run(program)
+    from .perf.registers import run_with_one_nvcc_call
+    program = run_with_one_nvcc_call(manager, program)
     from .options import planned_kernels, unmatched_block_keys
     for message in unmatched_block_keys(options.block, planned_kernels(program, manager)):
         err(f"{path}: warning: {message}")

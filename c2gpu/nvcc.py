@@ -16,17 +16,21 @@ ARCH = "sm_80"
 
 _FUNC = re.compile(r"Compiling entry function '(?P<name>[^']+)'")
 _USED = re.compile(r"Used (?P<regs>\d+) registers(?:.*?(?P<smem>\d+) bytes smem)?")
+_ERROR = re.compile(r"ptxas error\s*: Entry function '(?P<name>[^']+)'\s*(?P<why>.*)")
 _SPILL = re.compile(r"(?P<stack>\d+) bytes stack frame, (?P<st>\d+) bytes spill stores, (?P<ld>\d+) bytes spill loads")
 
 
 @dataclass
 class PtxasKernel:
     name: str
+    mangled: str = ""          # as ptxas names it (with namespaces): c2gpu.perf.registers.compile_batch reads it
     registers: int = 0
     spill_stores: int = 0
     spill_loads: int = 0
     shared_bytes: int = 0
     stack_bytes: int = 0
+    reported: bool = False     # ptxas printed its "Used N registers" line
+    error: str = ""            # ptxas refused this entry (e.g. "uses too much shared data ...")
 
 
 @dataclass
@@ -42,13 +46,21 @@ def nvcc_path() -> str | None:
 
 
 def parse_ptxas(text: str) -> list[PtxasKernel]:
-    kernels: list[PtxasKernel] = []
+    """One PtxasKernel per entry function, in ptxas's order; an entry ptxas refused carries the error (ptxas
+    may print the error before it reports the entry's registers)."""
+    by_name: dict[str, PtxasKernel] = {}
     current: PtxasKernel | None = None
+
+    def entry(mangled: str) -> PtxasKernel:
+        return by_name.setdefault(mangled, PtxasKernel(_demangle(mangled), mangled))
     for line in text.splitlines():
         m = _FUNC.search(line)
         if m:
-            current = PtxasKernel(_demangle(m["name"]))
-            kernels.append(current)
+            current = entry(m["name"])
+            continue
+        m = _ERROR.search(line)
+        if m:
+            entry(m["name"]).error = m["why"].strip() or "ptxas error"
             continue
         if current is None:
             continue
@@ -57,18 +69,30 @@ def parse_ptxas(text: str) -> list[PtxasKernel]:
             current.stack_bytes, current.spill_stores, current.spill_loads = int(m["stack"]), int(m["st"]), int(m["ld"])
         m = _USED.search(line)
         if m:
-            current.registers = int(m["regs"])
+            current.registers, current.reported = int(m["regs"]), True
             current.shared_bytes = int(m["smem"] or 0)
-    return kernels
+    return list(by_name.values())
+
+
+def scoped_name(mangled: str) -> list[str]:
+    """The names of a mangled entry, outermost first: _Z18c2gpu_matmul_16_k0PKfS0_Pf -> [c2gpu_matmul_16_k0];
+    in a namespace, _ZN13c2gpu_batch_018c2gpu_matmul_16_k0EPKfS1_Pf -> [c2gpu_batch_0, c2gpu_matmul_16_k0]
+    (length-prefixed identifiers); a name that is not mangled is itself."""
+    if not mangled.startswith("_Z"):
+        return [mangled]
+    nested = mangled.startswith("_ZN")
+    parts, rest = [], mangled[3 if nested else 2:]
+    while (n := re.match(r"\d+", rest)) is not None:
+        k = int(n.group(0))
+        parts.append(rest[n.end():n.end() + k])
+        rest = rest[n.end() + k:]
+        if not nested:
+            break
+    return parts or [mangled]
 
 
 def _demangle(name: str) -> str:
-    """_Z20c2gpu_matmul_16_k0PKfS0_Pf -> c2gpu_matmul_16_k0 (the length-prefixed identifier)."""
-    m = re.match(r"_Z(\d+)", name)
-    if m:
-        n = int(m.group(1))
-        return name[m.end():m.end() + n]
-    return name
+    return scoped_name(name)[-1]
 
 
 def compile_cuda(path: str, defines=(), include_dirs=(), arch: str = ARCH, timeout: float = 300.0,

@@ -78,7 +78,8 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
         if missing:   # an undeclared type name is a syntax error for the parser
             raise C2GPUError(f"{e.message} ({headers} could not be found: a name used here may be declared there)", e.loc) from None
         raise
-    program = manager.run(lower_program(ast, path, options, original_source=source))
+    from .perf.registers import run_with_one_nvcc_call
+    program = run_with_one_nvcc_call(manager, lower_program(ast, path, options, original_source=source))
     from .options import planned_kernels, unmatched_block_keys
     for message in unmatched_block_keys(manager.options.get("block"), planned_kernels(program, manager)):
         warn(C2GPUError(f"{path}: {message}"))

@@ -361,10 +361,13 @@ def tiles_for_kernel(nest: Nest, kernel, opts: dict, budget: int | None = None) 
 
 def candidate_budgets(gpu) -> list[tuple[int, str]]:
     """Per-block budgets worth trying on `gpu`: the shared memory that still lets 1, 2, 4 or 8 blocks share an
-    SM (less the per-block reservation), capped by the opt-in per-block maximum; each with why."""
+    SM (less the per-block reservation), each with why.  Capped by the static per-block limit
+    (shared_mem_per_block, 48 KiB): the emitted kernels declare their tiles as `__shared__` arrays, and a kernel
+    with more static shared memory does not compile (ptxas: "uses too much shared data"); the opt-in maximum
+    needs dynamic shared memory and cudaFuncSetAttribute, which code generation does not emit."""
     out: list[tuple[int, str]] = []
     for blocks in (1, 2, 4, 8):
-        b = min(gpu.shared_mem_per_block_optin, gpu.shared_mem_per_sm // blocks - gpu.reserved_shared_mem_per_block)
+        b = min(gpu.shared_mem_per_block, gpu.shared_mem_per_sm // blocks - gpu.reserved_shared_mem_per_block)
         b -= b % 128
         if b > 0 and all(b != x for x, _ in out):
             out.append((b, f"{blocks} block{'s' if blocks > 1 else ''} per SM"))

@@ -7,6 +7,12 @@ nvcc supports when it dropped the GPU's own, e.g. Fermi or Kepler), and the
 text) in memory and on disk (``$C2GPU_CACHE_DIR`` or ``$XDG_CACHE_HOME/c2gpu``,
 default ``~/.cache/c2gpu``), so a kernel is compiled once.
 
+One nvcc call for a whole file (`run_with_one_nvcc_call`): an nvcc call costs some 0.35 s of CPU whatever
+its size (the host preprocessor and cicc read 1.3 MB of CUDA headers), so compiling a file's 4 kernels one
+call each cost more than the whole analysis.  The pipeline runs once with the misses collected (answered by
+the estimate), they are compiled in one translation unit (each kernel text in a namespace of its own, as
+texts of different candidates share kernel names), and the pipeline runs again with every count cached.
+
 Estimate (no nvcc): Belady's MIN (Alg. 6.4) over the three-address code of the
 kernel body gives the register pressure of the values (max_live) and the
 spills with k = the GPU's registers-per-thread limit; ptxas also keeps
@@ -77,44 +83,144 @@ def arch_for(gpu: GPU) -> str | None:
     return f"sm_{max(lower) if lower else min(archs)}"
 
 
-def ptxas_registers(kernel_text: str, kernel_name: str, arch: str) -> tuple[int, int, int] | None:
-    """(registers, spill store bytes, spill load bytes) of one kernel, or None when it did not compile."""
-    key = (arch, kernel_text)
-    if key in _memory_cache:
-        return _memory_cache[key]
-    digest = hashlib.sha256(f"{arch}\0{kernel_name}\0{kernel_text}".encode()).hexdigest()
+# (arch, kernel name, kernel text) of the misses while a batch is collected (run_with_one_nvcc_call), else None
+_collecting: dict[tuple[str, str, str], None] | None = None
+
+
+def _cache_file(arch: str, kernel_name: str, kernel_text: str) -> Path | None:
     from ..cache import cache_dir
     cdir = cache_dir()
-    cfile = cdir / "ptxas" / f"{digest}.json" if cdir is not None else None
+    digest = hashlib.sha256(f"{arch}\0{kernel_name}\0{kernel_text}".encode()).hexdigest()
+    return cdir / "ptxas" / f"{digest}.json" if cdir is not None else None
+
+
+def _cached(arch: str, kernel_name: str, kernel_text: str) -> tuple[bool, tuple[int, int, int] | None]:
+    """(found, value) from the memory cache, else the disk cache."""
+    key = (arch, kernel_text)
+    if key in _memory_cache:
+        return True, _memory_cache[key]
+    cfile = _cache_file(arch, kernel_name, kernel_text)
     if cfile is not None and cfile.is_file():
         try:
             data = json.loads(cfile.read_text())
-            val = None if data is None else tuple(data)
-            _memory_cache[key] = val
-            return val
         except (OSError, ValueError):
-            pass
+            return False, None
+        _memory_cache[key] = None if data is None else tuple(data)
+        return True, _memory_cache[key]
+    return False, None
+
+
+def _remember(arch: str, kernel_name: str, kernel_text: str, val: tuple[int, int, int] | None) -> None:
+    _memory_cache[(arch, kernel_text)] = val
+    cfile = _cache_file(arch, kernel_name, kernel_text)
+    if cfile is None:
+        return
+    try:
+        cfile.parent.mkdir(parents=True, exist_ok=True)
+        tmpf = cfile.with_suffix(f".{os.getpid()}.tmp")
+        tmpf.write_text(json.dumps(val))
+        tmpf.replace(cfile)
+    except OSError:
+        pass
+
+
+def _counts(k) -> tuple[int, int, int]:
+    return k.registers, k.spill_stores, k.spill_loads
+
+
+def ptxas_registers(kernel_text: str, kernel_name: str, arch: str) -> tuple[int, int, int] | None:
+    """(registers, spill store bytes, spill load bytes) of one kernel, or None when it did not compile (or, while
+    a batch is collected, is not cached yet)."""
+    found, val = _cached(arch, kernel_name, kernel_text)
+    if found:
+        return val
+    if _collecting is not None:
+        _collecting[(arch, kernel_name, kernel_text)] = None
+        return None
     from ..nvcc import compile_cuda
     with tempfile.TemporaryDirectory(prefix="c2gpu_regs_") as tmp:
         src = Path(tmp) / "kernel.cu"
         src.write_text(PRELUDE + kernel_text, encoding="utf-8")
         res = compile_cuda(str(src), arch=arch, timeout=120.0, extra=("-cubin",))
+    if res is None:
+        return None
     val = None
-    if res is not None and res.ok:
+    if res.ok:
         for k in res.kernels:
             if k.name == kernel_name or len(res.kernels) == 1:
-                val = (k.registers, k.spill_stores, k.spill_loads)
+                val = _counts(k)
                 break
-    _memory_cache[key] = val
-    if cfile is not None and res is not None:
-        try:
-            cfile.parent.mkdir(parents=True, exist_ok=True)
-            tmpf = cfile.with_suffix(f".{os.getpid()}.tmp")
-            tmpf.write_text(json.dumps(val))
-            tmpf.replace(cfile)
-        except OSError:
-            pass
+    _remember(arch, kernel_name, kernel_text, val)
     return val
+
+
+_BATCH = re.compile(r"c2gpu_batch_(\d+)")
+
+
+def compile_batch(requests) -> int:
+    """Compile the (arch, kernel name, kernel text) requests in one nvcc call per architecture and cache their
+    counts; returns how many were cached.  ptxas compiles each entry on its own, so when it refuses one (too
+    much shared memory for one candidate) the others' counts stand and the refused one gets None, as it does
+    compiled alone.  A front-end error caches nothing: each kernel is then compiled alone when it is asked for."""
+    from ..nvcc import compile_cuda, scoped_name
+    done = 0
+    by_arch: dict[str, list[tuple[str, str]]] = {}
+    for arch, name, text in requests:
+        by_arch.setdefault(arch, []).append((name, text))
+    for arch, items in by_arch.items():
+        unit = PRELUDE + "".join(f"namespace c2gpu_batch_{i} {{\n{text}\n}}\n" for i, (_, text) in enumerate(items))
+        with tempfile.TemporaryDirectory(prefix="c2gpu_regs_") as tmp:
+            src = Path(tmp) / "kernels.cu"
+            src.write_text(unit, encoding="utf-8")
+            res = compile_cuda(str(src), arch=arch, timeout=120.0 + 10.0 * len(items), extra=("-cubin",))
+        if res is None or not (res.ok or _only_entry_errors(res)):
+            continue
+        found: dict[int, tuple[int, int, int] | None] = {}
+        for k in res.kernels:
+            scope = scoped_name(k.mangled)
+            m = _BATCH.fullmatch(scope[0]) if len(scope) == 2 else None
+            if m is None or int(m.group(1)) >= len(items) or k.name != items[int(m.group(1))][0]:
+                continue
+            if k.error:
+                found[int(m.group(1))] = None
+            elif k.reported:
+                found[int(m.group(1))] = _counts(k)
+        for i, (name, text) in enumerate(items):
+            if i in found:
+                _remember(arch, name, text, found[i])
+                done += 1
+    return done
+
+
+def _only_entry_errors(res) -> bool:
+    """Whether every error nvcc printed is ptxas refusing an entry (so the other entries compiled as they
+    would alone), not an error of the front end."""
+    return all("ptxas error" in line and "Entry function" in line
+               for line in res.stderr.splitlines() if "error" in line.lower() and "warning" not in line.lower())
+
+
+def run_with_one_nvcc_call(manager, program, rounds: int = 2):
+    """`manager.run(program)` with ptxas's counts of the kernels it compiles taken from one nvcc call (see the
+    module doc): when a run asked for counts that were not cached, they are compiled together and the pipeline
+    runs again, from a clean state.  The counts can change a decision (a structure, a tile budget) and so the
+    kernels the next run compiles: it collects again, up to `rounds` batches; the last run compiles what is
+    still missing one kernel at a time."""
+    global _collecting
+    if _collecting is not None:                  # already inside a collecting run
+        return manager.run(program)
+    for _ in range(rounds):
+        _collecting = {}
+        try:
+            result = manager.run(program)
+            misses = list(_collecting)
+        finally:
+            _collecting = None
+        if not misses:
+            return result
+        with manager.phase("registers (nvcc, one call)"):
+            compile_batch(misses)
+        manager.clear()
+    return manager.run(program)
 
 
 def estimate_registers(tac: TAC, pointer_params: int, scalar_params: int, mapped_dims: int,
