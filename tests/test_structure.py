@@ -207,3 +207,28 @@ def test_a_block_key_that_names_no_kernel_is_said(tmp_path):
         assert out.returncode == 0, out.stderr
         assert "--block k9=...: no kernel of this file is named 'k9'" in out.stderr, (cmd, out.stderr)
         assert "'k0'" not in out.stderr          # k0 names each nest's first kernel
+
+
+UNMAPPED_DIM = """
+#define N 1000
+float a[N], s;
+int main(void) {
+  for (int i = 0; i < N; i++)
+    a[i] = a[i] + 1.0f;
+  s = 0;
+  for (int i = 0; i < N; i++)
+    s += a[i];
+  return (int)s;
+}
+"""
+
+
+@requires_tool("cc")
+def test_a_block_dimension_no_loop_is_mapped_to_runs_each_iteration_once(tmp_path):
+    """`--block 32x8` on 1-D nests: the 8 threads of a column used to run the same read-modify-write (a[i] came
+    out 8.0, not 1.0) and add their element to the sum 8 times; only the first thread of the dimension is active."""
+    (tmp_path / "u.c").write_text(UNMAPPED_DIM)
+    out = c2("verify", "u.c", "--block", "32x8", cwd=tmp_path)
+    assert out.returncode == 0 and "PASS: 2 nests checked" in out.stdout, out.stdout + out.stderr
+    out = c2("emit", "u.c", "--block", "32x8x2", cwd=tmp_path)
+    assert "if (!(i < 1000 && threadIdx.y == 0 && threadIdx.z == 0))" in out.stdout, out.stdout

@@ -669,6 +669,10 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         guards.append(f"{m.var} < {m.trip.to_c()}")
     if kernel.serial:
         guards = ["blockIdx.x == 0", "threadIdx.x == 0"]      # launched as one block of one thread
+    # a block dimension no loop is mapped to (`--block 32x8` for a 1-D nest): its threads would all run the
+    # same iterations again, so only its first thread is active
+    mapped_dims = {m.dim for m in kernel.loops} | ({"x"} if kernel.serial else set())
+    guards += [f"threadIdx.{d} == 0" for k, d in enumerate("xyz") if d not in mapped_dims and block[k] > 1]
     for m in kernel.loops:
         lp = by_id[m.lid]
         if m.origin is not None:
