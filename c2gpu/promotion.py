@@ -25,6 +25,8 @@ at least one iteration (`runs`), so a loop with zero trips stores nothing.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import re
 from dataclasses import dataclass, field, replace
 
@@ -138,21 +140,32 @@ def access_nodes(stmt: Statement, a: Access) -> list[c_ast.ArrayRef]:
 
     By node, not by position alone: a nest rewritten by isl's scheduler repeats a statement, with its
     positions, in several places (c2gpu/schedule.py)."""
-    out, stack = [], [stmt.ast]
+    if stmt.ast is None:
+        return []
+    return list(_access_index(stmt.ast).get((a.loc.line, a.loc.col, a.array), ()))
+
+
+@lru_cache(maxsize=4096)
+def _access_index(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.ArrayRef]]:
+    """(line, column, array) -> the outermost ArrayRef nodes of `tree` there (A[i][j] is two nested ArrayRefs
+    at one position: the outer one is the access).  One walk per tree, whatever the number of accesses: a
+    statement of 5,000 terms has 5,000 accesses (syntax-tree nodes hash by identity, and the cache keeps the
+    tree alive so its identity is not reused)."""
+    index: dict[tuple[int, int, str], list[c_ast.ArrayRef]] = {}
+    stack: list[tuple[c_ast.Node, frozenset]] = [(tree, frozenset())]
     while stack:
-        n = stack.pop()
-        if n is None:
-            continue
-        if isinstance(n, c_ast.ArrayRef) and n.coord is not None and (n.coord.line, n.coord.column) == \
-                (a.loc.line, a.loc.col):
+        n, inside = stack.pop()
+        if isinstance(n, c_ast.ArrayRef) and n.coord is not None:
             base = n
             while isinstance(base, c_ast.ArrayRef):
                 base = base.name
-            if isinstance(base, c_ast.ID) and base.name == a.array:
-                out.append(n)
-                continue
-        stack.extend(c for _, c in n.children())
-    return out
+            if isinstance(base, c_ast.ID):
+                key = (n.coord.line, n.coord.column, base.name)
+                if key not in inside:
+                    index.setdefault(key, []).append(n)
+                    inside = inside | {key}
+        stack.extend((c, inside) for _, c in n.children())
+    return index
 
 
 def certain_write(stmt: Statement, a: Access) -> bool:
