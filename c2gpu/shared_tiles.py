@@ -335,6 +335,30 @@ def plan_shared_memory(nest: Nest, mapping, opts: dict, budget: int | None = Non
     return plan
 
 
+_OPPORTUNITIES: dict[tuple, tuple] = {}   # (id(nest), kernel, tile, sizes) -> (nest, opportunities)
+
+
+def _opportunities(nest: Nest, kernel, tile: int, env: dict) -> list[SharedOpportunity]:
+    """Analyzer(...).opportunities(), once per (nest object, kernel with its block, tile, sizes): the block search
+    replans a kernel's tiles on every shape it tries, once per shared-memory budget the performance pass
+    compares, and only the knapsack's choice depends on the budget.  The entry holds the nest (so that its id
+    is not reused); the kernel's view is part of the nest key (Kernel leaves it out of its hash)."""
+    view = kernel.view or nest
+    try:
+        key = (id(nest), id(view), kernel, tile, tuple(sorted(env.items())))
+        hash(key)
+    except TypeError:
+        return Analyzer(nest, kernel, tile, env).opportunities()
+    hit = _OPPORTUNITIES.get(key)
+    if hit is not None and hit[0] is nest and hit[1] is view:
+        return list(hit[2])
+    opps = Analyzer(nest, kernel, tile, env).opportunities()
+    if len(_OPPORTUNITIES) > 4096:
+        _OPPORTUNITIES.clear()
+    _OPPORTUNITIES[key] = (nest, view, tuple(opps))
+    return opps
+
+
 def tiles_for_kernel(nest: Nest, kernel, opts: dict, budget: int | None = None) -> KernelSharedPlan | None:
     """The tiles of one kernel on its block shape (tiles are sized by the block), None when there is nothing
     to stage."""
@@ -342,7 +366,7 @@ def tiles_for_kernel(nest: Nest, kernel, opts: dict, budget: int | None = None) 
         return None                     # one thread: nothing to share
     tile = int(opts.get("shared_tile") or DEFAULT_TILE)
     budget = int(budget or opts.get("shared_budget") or DEFAULT_BUDGET)
-    opps = Analyzer(nest, kernel, tile, nest.param_env(opts.get("params"))).opportunities()
+    opps = _opportunities(nest, kernel, tile, nest.param_env(opts.get("params")))
     if not opps:
         return None
     # code generation stages tiles along one in-thread loop per kernel: keep the loop whose tiles save most

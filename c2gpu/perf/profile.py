@@ -411,6 +411,12 @@ class KernelAnalysis:
     # ------------------------------------------------------------------ geometry
     def geometry(self, block: tuple[int, int, int]) -> Geometry:
         block = tuple(block) + (1,) * (3 - len(block))
+        key = ("geometry", block)      # asked for by every analysis of a block (memory, occupancy, profile, ...)
+        if key not in self._block_cache:
+            self._block_cache[key] = self._geometry(block)
+        return self._block_cache[key]
+
+    def _geometry(self, block: tuple[int, int, int]) -> Geometry:
         extents = [1, 1, 1]
         env = dict(self.env)
         for h in self.host_path:     # a host loop variable the bounds use: its middle iteration
