@@ -534,9 +534,13 @@ class KernelAnalysis:
         search (seed 004, 5.2.1) evaluates the same shapes again for the plain kernel and for each
         shared-memory budget the performance pass compares, each with an analysis of its own: they share
         these results through _SECTOR_CACHE (keyed like _RANGE_CACHE, by the nest's identity)."""
+        mine = ("sectors", tuple(block))
+        if mine in self._block_cache:
+            return self._block_cache[mine]
         key = self._sector_key(block)
         hit = _SECTOR_CACHE.get(key) if key is not None else None
         if hit is not None and hit[0] is self.nest:
+            self._block_cache[mine] = hit[1]
             return hit[1]
         _geo, env0, valid0 = self._samples(block)
         ws = self.gpu.warp_size
@@ -596,11 +600,17 @@ class KernelAnalysis:
             live = min(items[0][0].shape[2], REUSE_DISTANCE)
             groups[group] = (nb,) + _window_distinct(items, nb, live)
         out = (warp_frac, lane_util, raw, tuple(flags), groups, requested)
+        self._block_cache[mine] = out
         if key is not None:
             if len(_SECTOR_CACHE) > 4096:
                 _SECTOR_CACHE.clear()
             _SECTOR_CACHE[key] = (self.nest, out)
         return out
+
+    def warp_fractions(self, block) -> dict[int, float]:
+        """Statement id -> share of the warps on `block` with a lane in its domain that have one where its guards
+        hold (requests and instructions come from those warps)."""
+        return self._sector_stats(block)[0]
 
     def _sector_key(self, block):
         """What _sector_stats reads besides the nest: the kernel without its block (loops, body, sizes),
@@ -621,7 +631,6 @@ class KernelAnalysis:
             return self._block_cache[key]
         warp_frac, lane_util, raw, flags, groups, requested = self._sector_stats(block)
         raw, flags = dict(raw), list(flags)
-        self._warp_frac = warp_frac
         geo = self.geometry(block)
         ws = self.gpu.warp_size
         costs: list[AccessCost] = []
@@ -930,6 +939,7 @@ class KernelAnalysis:
         if key in self._block_cache:
             return self._block_cache[key]
         mem = self.memory(block)
+        warp_frac = self.warp_fractions(block)
         costs = {c.key: c for c in mem.accesses}
         infos_by_stmt: dict[int, list[AccessInfo]] = {}
         hoisted: dict[int, list[AccessInfo]] = {}       # loop lid -> its registers' loads and stores
@@ -947,7 +957,7 @@ class KernelAnalysis:
             for ai in hoisted.get(lid, []):
                 if ai.access.kind != kind:
                     continue
-                c, f = costs[ai.key], self._warp_frac.get(ai.stmt.sid, 1.0)
+                c, f = costs[ai.key], warp_frac.get(ai.stmt.sid, 1.0)
                 if kind == "read":
                     out.append(GlobalMem(ai.key, c.transactions, f, bytes=ai.access.elem_size))
                 else:
@@ -957,7 +967,7 @@ class KernelAnalysis:
 
         def stmt_nodes(s: Statement) -> list[TraceNode]:
             nodes: list[TraceNode] = []
-            f = self._warp_frac.get(s.sid, 1.0)
+            f = warp_frac.get(s.sid, 1.0)
             if f <= 0:
                 return []
             comp: dict[str, float] = {}
@@ -1090,14 +1100,15 @@ class KernelAnalysis:
     def instructions(self, block) -> InstructionCounts:
         tr = self.trace(block)
         inst, g, s = counts_from_trace(tr)
+        warp_frac = self.warp_fractions(block)
         ir: dict[str, float] = {}
         for st in self.statements:
-            f = self._warp_frac.get(st.sid, 1.0)
+            f = warp_frac.get(st.sid, 1.0)
             for cls, n in st.ops:
                 ir[cls] = ir.get(cls, 0.0) + n * self.executions[st.sid].executions * f
         addr = 0.0
         for ai in self.access_infos:
-            f = self._warp_frac.get(ai.stmt.sid, 1.0)
+            f = warp_frac.get(ai.stmt.sid, 1.0)
             addr += sum(self._addr_ops(ai).values()) * self._executions(ai) * f
         overhead = sum(2.0 * self.loop_iterations(lp) for lp in self.inner_loops)
         prologue = 2.0 * len(self.kernel.loops) + sum(1 for m in self.kernel.loops if m.origin is not None)
@@ -1227,9 +1238,10 @@ class KernelAnalysis:
         machine = replace(self.effective_machine_base, dram_latency_cycles=max(1.0, lat))
         f32, f64 = self.flops
         divergent = 0.0
+        warp_frac = self.warp_fractions(block)
         for s in self.statements:
             if s.guards:
-                f_w = self._warp_frac.get(s.sid, 1.0)
+                f_w = warp_frac.get(s.sid, 1.0)
                 f_t = self._thread_frac(s)
                 divergent += max(0.0, f_w - f_t) * sum(n for _c, n in s.ops) * self.executions[s.sid].executions
         prof = KernelProfile.from_trace(
