@@ -124,6 +124,8 @@ L2_REUSE_SHARE = 0.5      # share of the L2 that keeps data for reuse across blo
 _RANGE_CACHE: dict = {}    # (nest id, sizes, host values, accesses) -> (nest, (lo, hi) | None)
 _FLAT_CACHE: dict = {}     # (nest id, access id, sizes) -> (nest, access, flat index | None)
 _SECTOR_CACHE: dict = {}   # (nest id, kernel without block, host loops, sizes, block, GPU geometry) -> (nest, stats)
+_FACTS: dict = {}          # (nest id, GPU id, kernel without its block, host loops, registers?, sizes)
+#                            -> (nest, GPU, {fact name: value})
 _RESULTS: dict = {}        # (nest id, GPU id, kernel, host loops, registers?, sizes, tiles, register count)
 #                            -> (nest, GPU, {(what, block): result})
 
@@ -223,6 +225,24 @@ class Intensity:
 
 # --------------------------------------------------------------------------- the analysis
 
+class kernel_fact:
+    """A cached property of a KernelAnalysis that depends neither on the block shape nor on the tiles nor on
+    the register count: kept in the analysis's `_facts`, which every analysis of the same kernel shares (the
+    block search builds one analysis per shape it tries and per shared-memory budget, and each asked isl
+    again for the footprints)."""
+
+    def __init__(self, fn):
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        facts = obj._facts
+        if self.name not in facts:
+            facts[self.name] = self.fn(obj)
+        return facts[self.name]
+
+
 class KernelAnalysis:
     def __init__(self, nest: Nest, kernel, gpu: GPU, env: dict[str, int] | None = None, *,
                  host_lids: tuple[int, ...] = (), code=None, shared=None, registers: str = "auto",
@@ -242,6 +262,24 @@ class KernelAnalysis:
         self.promote = promote         # array elements in registers (promotion.py), as code generation emits them
         self.machine = machine_params(gpu)
         self._block_cache: dict = {}
+
+    @cached_property
+    def _facts(self) -> dict:
+        """Name -> value of every kernel_fact, shared by the analyses of the same nest (object), GPU (object),
+        kernel (its block aside), host loops, registers? and sizes."""
+        try:
+            key = (id(self.nest), id(self.gpu), replace(self.kernel, block=(0, 0, 0)), self.host_lids, self.promote,
+                   tuple(sorted(self.env.items())))
+            hash(key)
+        except TypeError:
+            return {}
+        hit = _FACTS.get(key)
+        if hit is not None and hit[0] is self.nest and hit[1] is self.gpu:
+            return hit[2]
+        if len(_FACTS) > 1024:
+            _FACTS.clear()
+        _FACTS[key] = (self.nest, self.gpu, {})
+        return _FACTS[key][2]
 
     @cached_property
     def _results(self) -> dict:
@@ -302,11 +340,11 @@ class KernelAnalysis:
                             "with the given sizes")
         return float(v)
 
-    @cached_property
+    @kernel_fact
     def launches(self) -> float:
         return self._count(self.host_path) if self.host_path else 1.0
 
-    @cached_property
+    @kernel_fact
     def threads(self) -> float:
         """Useful threads per launch: iterations of the mapped loops."""
         return self._count(self.host_path + self.mapped_path) / self.launches
@@ -316,7 +354,7 @@ class KernelAnalysis:
             return 0.0
         return self._count(self.host_path + self.mapped_path + loops) / self.launches / self.threads
 
-    @cached_property
+    @kernel_fact
     def executions(self) -> dict[int, StatementInfo]:
         out = {}
         for s in self.statements:
@@ -341,13 +379,13 @@ class KernelAnalysis:
         out.discard(self.body.lid)
         return out
 
-    @cached_property
+    @kernel_fact
     def promotions(self) -> tuple[Promotion, ...]:
         """Array elements the kernel keeps in registers across an in-thread loop (promotion.py: the same
         decision code generation prints)."""
         return promotions(self.nest, self.kernel) if self.promote else ()
 
-    @cached_property
+    @kernel_fact
     def access_infos(self) -> list[AccessInfo]:
         out, seen = [], {}
         promoted = promoted_accesses(self.promotions)
@@ -384,7 +422,7 @@ class KernelAnalysis:
         """Executions per thread of an access: its statement's, or its own for a register's load and store."""
         return ai.per_thread if ai.per_thread is not None else self.executions[ai.stmt.sid].executions
 
-    @cached_property
+    @kernel_fact
     def per_thread_arrays(self) -> set[str]:
         """Arrays declared inside the nest (a private array per iteration, hence per thread)."""
         end = self.nest.end_loc.line if self.nest.end_loc is not None else None
@@ -811,7 +849,7 @@ class KernelAnalysis:
         per_wave = geo.blocks / waves if waves > 0 else geo.blocks
         return float(min(group, max(1, math.ceil(group * stride / per_wave))))
 
-    @cached_property
+    @kernel_fact
     def footprints(self) -> dict[str, dict]:
         """Per array, bytes touched per launch: from the exact index ranges (isl) with the parameters
         bound and host loop variables at their middle iteration; `*_lb` is a true lower bound
@@ -846,7 +884,7 @@ class KernelAnalysis:
             out[name] = rec
         return out
 
-    @cached_property
+    @kernel_fact
     def host_working_set(self) -> float:
         """Bytes the statements of the outermost host loop touch in one of its iterations (0 without a
         host loop): the data a time loop's kernels keep reusing from launch to launch.  A share
@@ -1141,7 +1179,7 @@ class KernelAnalysis:
                                  sum(a.count for a in g), sum(a.count for a in s))
 
     # ------------------------------------------------------------------ ILP, intensity, registers
-    @cached_property
+    @kernel_fact
     def hot_region(self) -> tuple[list, str]:
         """Statement ASTs of the innermost in-thread loop body (the hot path) or of the straight-line
         kernel body, and a description."""
@@ -1153,18 +1191,18 @@ class KernelAnalysis:
             return [s.ast for s in stmts], f"body of loop '{lp.origin.var if lp.origin else lp.var}' (line {lp.loc.line})"
         return [s.ast for s in self.statements], "straight-line kernel body"
 
-    @cached_property
+    @kernel_fact
     def tac(self) -> TAC:
         asts, _ = self.hot_region
         return three_address(asts, {lp.var for lp in self.nest.loops()} |
                              {lp.origin.var for lp in self.nest.loops() if lp.origin is not None})
 
-    @cached_property
+    @kernel_fact
     def ilp(self) -> float:
         """Eq. 6.1: instructions / longest path of the hot region's data-flow graph (1 when empty)."""
         return max(1.0, self.tac.ilp()) if self.tac.instrs else 1.0
 
-    @cached_property
+    @kernel_fact
     def mlp(self) -> float:
         return memory_parallelism(self.tac)
 
