@@ -103,7 +103,7 @@ from ..symbolic import Poly
 from .dfg import TAC, memory_parallelism, three_address
 from .machine import machine_params
 from .registers import Registers, arch_for, estimate_registers, ptxas_registers
-from .sampling import distinct_per_row, origin_values, poly_np, sample_blocks, sym_np, warp_lanes
+from .sampling import distinct_in_rows, origin_values, poly_np, sample_blocks, sym_np, warp_lanes
 
 # IR op class -> (machine class, instructions per op)
 OP_CLASSES: dict[str, tuple[str, float]] = {
@@ -607,25 +607,30 @@ class KernelAnalysis:
             return hit[1]
         _geo, env0, valid0 = self._samples(block)
         ws = self.gpu.warp_size
-        per_stmt = {}
+        # a statement's sampled lanes depend only on its loops and guards (_domain_env): statements that share
+        # both (matmul's C[i][j] read and write, a stencil's statements) share the lanes and their counts
+        envs, per_stmt, warp_frac, lane_util = {}, {}, {}, {}
         for s in self.statements:
-            per_stmt[s.sid] = self._domain_env(s, env0, valid0, WINDOW)
-        # warp activity per statement: requests come from warps with an active lane
-        warp_frac, lane_util = {}, {}
-        for s in self.statements:
-            env, dom, act = per_stmt[s.sid]
-            dom_any = dom.any(axis=-1)
-            act_any = act.any(axis=-1)
-            warp_frac[s.sid] = float(act_any.sum() / dom_any.sum()) if dom_any.sum() else 0.0
-            lane_util[s.sid] = float(act.sum() / (act_any.sum() * ws)) if act_any.sum() else 1.0
+            where = (s.loop_ids, s.guards)
+            if where not in envs:
+                env, dom, act = self._domain_env(s, env0, valid0, WINDOW)
+                # warp activity: requests come from warps with an active lane
+                dom_any = dom.any(axis=-1)
+                act_any = act.any(axis=-1)
+                envs[where] = (env, act, act_any.sum(),
+                               float(act_any.sum() / dom_any.sum()) if dom_any.sum() else 0.0,
+                               float(act.sum() / (act_any.sum() * ws)) if act_any.sum() else 1.0)
+            per_stmt[s.sid] = where
+            warp_frac[s.sid], lane_util[s.sid] = envs[where][3:]
         sector_sets: dict[tuple[str, Optional[int]], list] = {}
         requested: dict[tuple[str, Optional[int]], float] = {}
         flags = []
         sec_b, line_b = self.gpu.sector_bytes, self.gpu.cache_line_bytes
         raw = {}
+        counted = {}      # (statement's loops and guards, flat index, element size) -> (sectors, n_sec, n_line)
         for ai in self.access_infos:
             s = ai.stmt
-            env, dom, act = per_stmt[s.sid]
+            env, act, cnt = envs[per_stmt[s.sid]][:3]
             req = self._executions(ai) * warp_frac[s.sid]
             es = ai.access.elem_size
             if ai.flat is None:
@@ -633,29 +638,33 @@ class KernelAnalysis:
                              "per warp request assumed (seed 004, 6.1)")
                 raw[ai.key] = (req, float(UNKNOWN_TRANSACTIONS), float(UNKNOWN_TRANSACTIONS), True)
                 continue
-            try:
-                idx = poly_np(ai.flat, env)
-            except KeyError:
+            same = (per_stmt[s.sid], ai.flat, es)
+            if same not in counted:
+                try:
+                    idx = poly_np(ai.flat, env)
+                except KeyError:
+                    counted[same] = None
+                else:
+                    addr = np.broadcast_to(np.asarray(idx, dtype=np.int64) * es, act.shape)
+                    sectors = addr // sec_b
+                    if line_b % sec_b == 0:
+                        # a line is a run of whole sectors: sort the sectors once, lines come out sorted too
+                        n_sec, n_line = distinct_in_rows(sectors, act, line_b // sec_b)
+                    else:
+                        n_sec, n_line = distinct_in_rows(sectors, act), distinct_in_rows(addr // line_b, act)
+                    counted[same] = (sectors, n_sec, n_line)
+            if counted[same] is None:
                 flags.append(f"{ai.access.text} (line {ai.access.loc.line}): index not evaluable, 32 transactions assumed")
                 raw[ai.key] = (req, float(UNKNOWN_TRANSACTIONS), float(UNKNOWN_TRANSACTIONS), True)
                 continue
-            addr = np.broadcast_to(np.asarray(idx, dtype=np.int64) * es, act.shape)
-            sectors = addr // sec_b
-            nreq = act.any(axis=-1)
-            if line_b % sec_b == 0:
-                # a line is a run of whole sectors: sort the sectors once, lines come out sorted too
-                n_sec, n_line = distinct_per_row(sectors, act, line_b // sec_b)
-            else:
-                n_sec = distinct_per_row(sectors, act)
-                n_line = distinct_per_row(addr // line_b, act)
-            cnt = nreq.sum()
-            avg_sec = float(n_sec.sum() / cnt) if cnt else 0.0
-            avg_line = float(n_line.sum() / cnt) if cnt else 0.0
+            sectors, n_sec, n_line = counted[same]
+            avg_sec = float(n_sec / cnt) if cnt else 0.0
+            avg_line = float(n_line / cnt) if cnt else 0.0
             raw[ai.key] = (req, avg_sec, avg_line, False)
             if ai.access.kind == "read" and ai.hoisted is None:   # (a register's load: once, no reuse window)
                 group = (ai.access.array, ai.window_lid)
                 sector_sets.setdefault(group, []).append((sectors, act, ai))
-                requested[group] = requested.get(group, 0.0) + float(n_sec.sum())
+                requested[group] = requested.get(group, 0.0) + float(n_sec)
         # L1: block-level union of sectors per group, with and without the temporal window
         groups = {}
         for group, items in sector_sets.items():
@@ -1325,7 +1334,8 @@ def _window_distinct(items, nb: int, live: int) -> tuple[int, int, int]:
     and as distinct (iteration, sector) pairs.  All three come from one sort of the keys
     sector * 64 + iteration (the window has at most 64 iterations): sorted keys are sorted by sector,
     then iteration, so a sector starts a run of equal `key >> 6`, and that run's first entry has its
-    smallest iteration (the sector is touched within the first `live` iterations iff that one is)."""
+    smallest iteration (the sector is touched within the first `live` iterations iff that one is).
+    Inactive entries are the smallest int64 and never start a run (see sampling.distinct_in_rows)."""
     big = np.iinfo(np.int64).min
     keys, acts = [], []
     for sct, act, _ai in items:
@@ -1335,16 +1345,14 @@ def _window_distinct(items, nb: int, live: int) -> tuple[int, int, int]:
     k = np.concatenate(keys, axis=1) if len(keys) > 1 else keys[0]
     a = np.concatenate(acts, axis=1) if len(acts) > 1 else acts[0]
     s = np.sort(np.where(a, k, big), axis=1)
-    real = s != big
-    new_key = np.ones(s.shape, dtype=bool)
-    new_key[:, 1:] = s[:, 1:] != s[:, :-1]
+    first = s[:, 0] != big                       # a row's first entry starts a run when it is active
+    first_live = int(np.count_nonzero(first & ((s[:, 0] & 63) < live)))
+    first = int(np.count_nonzero(first))
     sec = s >> 6
-    new_sec = np.ones(s.shape, dtype=bool)
-    new_sec[:, 1:] = sec[:, 1:] != sec[:, :-1]
-    new_sec &= real
-    u_one = int(np.count_nonzero(new_key & real))
-    u_win = int(np.count_nonzero(new_sec))
-    u_live = int(np.count_nonzero(new_sec & ((s & 63) < live)))
+    new_sec = sec[:, 1:] != sec[:, :-1]
+    u_one = first + int(np.count_nonzero(s[:, 1:] != s[:, :-1]))
+    u_win = first + int(np.count_nonzero(new_sec))
+    u_live = first_live + int(np.count_nonzero(new_sec & ((s[:, 1:] & 63) < live)))
     return u_win, u_live, u_one
 
 

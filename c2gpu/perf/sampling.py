@@ -92,21 +92,19 @@ def origin_values(loops: list[Loop], env: dict) -> dict:
     return out
 
 
-def distinct_per_row(values: Arr, active: Arr, coarse: int = 0):
-    """Number of distinct values along the last axis among active entries (0 where none is active).
-    With `coarse` > 0, also the number of distinct values // coarse, from the same sort (floor division
-    keeps the sorted order), as a pair."""
+def distinct_in_rows(values: Arr, active: Arr, coarse: int = 0):
+    """The number of distinct values along the last axis among active entries, summed over the rows (a row
+    without an active entry counts 0).  With `coarse` > 0, also the sum of the numbers of distinct
+    values // coarse, from the same sort (floor division keeps the sorted order), as a pair.
+
+    Inactive entries become the smallest int64, so they sort first in their row: after the sort, a value
+    starts a run where it differs from its left neighbour, and an inactive entry never does (its neighbour
+    is inactive too); only the first entry of a row has no neighbour, and counts when it is active."""
     big = np.iinfo(np.int64).min
-    v = np.where(active, values, big)
-    s = np.sort(v, axis=-1)
-    real = s != big
-    new = np.ones(s.shape, dtype=bool)
-    new[..., 1:] = s[..., 1:] != s[..., :-1]
-    new &= real
+    s = np.sort(np.where(active, values, big), axis=-1)
+    first = int(np.count_nonzero(s[..., 0] != big))
+    n = first + int(np.count_nonzero(s[..., 1:] != s[..., :-1]))
     if not coarse:
-        return new.sum(axis=-1)
+        return n
     c = s // coarse
-    new_c = np.ones(c.shape, dtype=bool)
-    new_c[..., 1:] = c[..., 1:] != c[..., :-1]
-    new_c &= real
-    return new.sum(axis=-1), new_c.sum(axis=-1)
+    return n, first + int(np.count_nonzero(c[..., 1:] != c[..., :-1]))
