@@ -40,8 +40,23 @@ def _rename(p: Poly, names: dict[str, str]) -> Poly:
     return p.substitute({v: Poly.var(names[v]) for v in p.variables if v in names})
 
 
+_ISL_TERMS: dict = {}     # (Poly, its variables' isl names) -> isl term
+
+
 def poly_to_isl(p: Poly, names: dict[str, str]) -> str:
-    """An affine Poly as an isl term, scaled to integers: returns 'num' or '(num)/den' wrapped in floor."""
+    """An affine Poly as an isl term, scaled to integers: returns 'num' or '(num)/den' wrapped in floor.
+    Kept per (Poly, names of its variables): the analyses print the same bounds and subscripts again for every
+    domain and relation they build, and the renaming (Poly arithmetic) costs more than isl's parse."""
+    key = (p, tuple(sorted((v, names[v]) for v in p.variables if v in names)))
+    text = _ISL_TERMS.get(key)
+    if text is None:
+        if len(_ISL_TERMS) > 65536:
+            _ISL_TERMS.clear()
+        text = _ISL_TERMS[key] = _poly_to_isl(p, names)
+    return text
+
+
+def _poly_to_isl(p: Poly, names: dict[str, str]) -> str:
     p = _rename(p, names)
     den = lcm(*[c.denominator for _, c in p.terms]) if p.terms else 1
     q = p.scale(Fraction(den))
