@@ -103,7 +103,8 @@ from ..symbolic import Poly
 from .dfg import TAC, memory_parallelism, three_address
 from .machine import machine_params
 from .registers import Registers, arch_for, estimate_registers, ptxas_registers
-from .sampling import distinct_in_rows, origin_values, poly_np, sample_blocks, sym_np, warp_lanes
+from .sampling import (distinct_in_rows, origin_values, poly_np, run_starts, sample_blocks, sorted_rows, sym_np,
+                       warp_lanes)
 
 # IR op class -> (machine class, instructions per op)
 OP_CLASSES: dict[str, tuple[str, float]] = {
@@ -646,12 +647,12 @@ class KernelAnalysis:
                     counted[same] = None
                 else:
                     addr = np.broadcast_to(np.asarray(idx, dtype=np.int64) * es, act.shape)
-                    sectors = addr // sec_b
-                    if line_b % sec_b == 0:
-                        # a line is a run of whole sectors: sort the sectors once, lines come out sorted too
-                        n_sec, n_line = distinct_in_rows(sectors, act, line_b // sec_b)
+                    sectors = sorted_rows(addr // sec_b, act)      # each warp request's sectors, sorted
+                    n_sec = distinct_in_rows(sectors)
+                    if line_b % sec_b == 0:    # a line is a run of whole sectors: lines come out sorted too
+                        n_line = distinct_in_rows(sectors, line_b // sec_b)
                     else:
-                        n_sec, n_line = distinct_in_rows(sectors, act), distinct_in_rows(addr // line_b, act)
+                        n_line = distinct_in_rows(sorted_rows(addr // line_b, act))
                     counted[same] = (sectors, n_sec, n_line)
             if counted[same] is None:
                 flags.append(f"{ai.access.text} (line {ai.access.loc.line}): index not evaluable, 32 transactions assumed")
@@ -1346,30 +1347,32 @@ def _extremes(domain: str, index: str | None) -> tuple[int, int] | tuple[()] | N
 
 
 def _window_distinct(items, nb: int, live: int) -> tuple[int, int, int]:
-    """Distinct sectors a group of accesses touches, summed over the sampled blocks (one row per block:
-    all its warps, all the group's accesses): over the whole window, over its first `live` iterations,
-    and as distinct (iteration, sector) pairs.  All three come from one sort of the keys
-    sector * 64 + iteration (the window has at most 64 iterations): sorted keys are sorted by sector,
-    then iteration, so a sector starts a run of equal `key >> 6`, and that run's first entry has its
-    smallest iteration (the sector is touched within the first `live` iterations iff that one is).
-    Inactive entries are the smallest int64 and never start a run (see sampling.distinct_in_rows)."""
-    big = np.iinfo(np.int64).min
-    keys, acts = [], []
-    for sct, act, _ai in items:
-        it = np.arange(act.shape[2], dtype=np.int64).reshape(1, 1, -1, 1)
-        keys.append((np.broadcast_to(sct, act.shape) * 64 + it).reshape(nb, -1))
-        acts.append(act.reshape(nb, -1))
-    k = np.concatenate(keys, axis=1) if len(keys) > 1 else keys[0]
-    a = np.concatenate(acts, axis=1) if len(acts) > 1 else acts[0]
-    s = np.sort(np.where(a, k, big), axis=1)
-    first = s[:, 0] != big                       # a row's first entry starts a run when it is active
-    first_live = int(np.count_nonzero(first & ((s[:, 0] & 63) < live)))
-    first = int(np.count_nonzero(first))
-    sec = s >> 6
-    new_sec = sec[:, 1:] != sec[:, :-1]
-    u_one = first + int(np.count_nonzero(s[:, 1:] != s[:, :-1]))
-    u_win = first + int(np.count_nonzero(new_sec))
-    u_live = first_live + int(np.count_nonzero(new_sec & ((s[:, 1:] & 63) < live)))
+    """Distinct sectors a group of accesses touches, summed over the sampled blocks (all of a block's warps, all
+    the group's accesses): over the whole window, over its first `live` iterations, and as distinct (iteration,
+    sector) pairs.  `items`: (sorted_rows of each warp request's sectors, ...) of shape (blocks, warps, window,
+    lanes).  Only a request's distinct sectors matter (run_starts: a coalesced request's 32 lanes are 4
+    sectors), as keys sector * 64 + iteration (the window has at most 64 iterations), one sorted vector per
+    block: sorted keys are sorted by sector, then iteration, so a sector starts a run of equal `key >> 6`, and
+    that run's first entry has its smallest iteration (the sector is touched within the first `live`
+    iterations iff that one is)."""
+    per_block: list[list] = [[] for _ in range(nb)]
+    for s, _act, _ai in items:
+        starts = run_starts(s)
+        it = np.broadcast_to(np.arange(s.shape[2], dtype=np.int64).reshape(1, 1, -1, 1), s.shape)
+        for b in range(nb):
+            per_block[b].append(s[b][starts[b]] * 64 + it[b][starts[b]])
+    u_win = u_live = u_one = 0
+    for parts in per_block:
+        k = np.sort(np.concatenate(parts), kind="stable")
+        if not k.size:
+            continue
+        sec = k >> 6
+        new_sec = np.empty(k.size, dtype=bool)
+        new_sec[0] = True
+        np.not_equal(sec[1:], sec[:-1], out=new_sec[1:])
+        u_one += 1 + int(np.count_nonzero(k[1:] != k[:-1]))
+        u_win += int(np.count_nonzero(new_sec))
+        u_live += int(np.count_nonzero(new_sec & ((k & 63) < live)))
     return u_win, u_live, u_one
 
 

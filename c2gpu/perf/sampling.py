@@ -92,19 +92,25 @@ def origin_values(loops: list[Loop], env: dict) -> dict:
     return out
 
 
-def distinct_in_rows(values: Arr, active: Arr, coarse: int = 0):
-    """The number of distinct values along the last axis among active entries, summed over the rows (a row
-    without an active entry counts 0).  With `coarse` > 0, also the sum of the numbers of distinct
-    values // coarse, from the same sort (floor division keeps the sorted order), as a pair.
+INACTIVE = np.iinfo(np.int64).min      # an inactive lane's value in sorted rows: the smallest int64 sorts first
 
-    Inactive entries become the smallest int64, so they sort first in their row: after the sort, a value
-    starts a run where it differs from its left neighbour, and an inactive entry never does (its neighbour
-    is inactive too); only the first entry of a row has no neighbour, and counts when it is active."""
-    big = np.iinfo(np.int64).min
-    s = np.sort(np.where(active, values, big), axis=-1)
-    first = int(np.count_nonzero(s[..., 0] != big))
-    n = first + int(np.count_nonzero(s[..., 1:] != s[..., :-1]))
-    if not coarse:
-        return n
-    c = s // coarse
-    return n, first + int(np.count_nonzero(c[..., 1:] != c[..., :-1]))
+
+def sorted_rows(values: Arr, active: Arr) -> Arr:
+    """`values` sorted along the last axis, inactive entries replaced by INACTIVE (so they come first)."""
+    return np.sort(np.where(active, values, INACTIVE), axis=-1, kind="stable")
+
+
+def run_starts(s: Arr) -> Arr:
+    """Mask of the entries of sorted rows `s` (sorted_rows) that start a run of equal active values.  An
+    inactive entry never does: its left neighbour is inactive too, or it is the first of its row."""
+    out = np.empty(s.shape, dtype=bool)
+    out[..., 0] = s[..., 0] != INACTIVE
+    np.not_equal(s[..., 1:], s[..., :-1], out=out[..., 1:])
+    return out
+
+
+def distinct_in_rows(s: Arr, coarse: int = 1) -> int:
+    """The number of distinct active values // coarse in each of the sorted rows `s` (sorted_rows), summed
+    over the rows (floor division keeps the order, so runs of equal quotients are still runs)."""
+    c = s if coarse == 1 else s // coarse
+    return int(np.count_nonzero(s[..., 0] != INACTIVE)) + int(np.count_nonzero(c[..., 1:] != c[..., :-1]))
