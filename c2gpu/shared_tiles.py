@@ -317,8 +317,19 @@ def tile_region(nest: Nest, array: str, ndims: int):
     """The exact range of each of `array`'s `ndims` subscripts over every access of the nest (isl), where a tile
     of it may load; None when isl cannot bound it, and then the array gets no tile (codegen clamps the tile's
     cooperative loads to this region, so a tile without one cannot be emitted)."""
+    key = (id(nest), array, ndims)        # (asked for once per candidate tile of every block shape searched)
+    hit = _REGIONS.get(key)
+    if hit is not None and hit[0] is nest:
+        return None if hit[1] is None else list(hit[1])
     accs = [a for s in nest.statements() for a in s.accesses if a.array == array]
-    return ph.subscript_ranges(nest, accs, ndims)
+    region = ph.subscript_ranges(nest, accs, ndims)
+    if len(_REGIONS) > 4096:
+        _REGIONS.clear()
+    _REGIONS[key] = (nest, None if region is None else tuple(region))
+    return region
+
+
+_REGIONS: dict[tuple, tuple] = {}    # (id(nest), array, ndims) -> (nest, tile_region)
 
 
 def plan_shared_memory(nest: Nest, mapping, opts: dict, budget: int | None = None) -> SharedMemoryPlan:
