@@ -125,9 +125,9 @@ L2_REUSE_SHARE = 0.5      # share of the L2 that keeps data for reuse across blo
 _RANGE_CACHE: dict = {}    # (nest id, sizes, host values, accesses) -> (nest, (lo, hi) | None)
 _FLAT_CACHE: dict = {}     # (nest id, access id, sizes) -> (nest, access, flat index | None)
 _SECTOR_CACHE: dict = {}   # (nest id, kernel without block, host loops, sizes, block, GPU geometry) -> (nest, stats)
-_FACTS: dict = {}          # (nest id, GPU id, kernel without its block, host loops, registers?, sizes)
+_FACTS: dict = {}          # (nest id, GPU id, host loops, registers?, sizes, kernel without its block)
 #                            -> (nest, GPU, {fact name: value})
-_RESULTS: dict = {}        # (nest id, GPU id, kernel, host loops, registers?, sizes, tiles, register count)
+_RESULTS: dict = {}        # (nest id, GPU id, host loops, registers?, sizes, kernel, tiles, register count)
 #                            -> (nest, GPU, {(what, block): result})
 
 
@@ -268,19 +268,7 @@ class KernelAnalysis:
     def _facts(self) -> dict:
         """Name -> value of every kernel_fact, shared by the analyses of the same nest (object), GPU (object),
         kernel (its block aside), host loops, registers? and sizes."""
-        try:
-            key = (id(self.nest), id(self.gpu), replace(self.kernel, block=(0, 0, 0)), self.host_lids, self.promote,
-                   tuple(sorted(self.env.items())))
-            hash(key)
-        except TypeError:
-            return {}
-        hit = _FACTS.get(key)
-        if hit is not None and hit[0] is self.nest and hit[1] is self.gpu:
-            return hit[2]
-        if len(_FACTS) > 1024:
-            _FACTS.clear()
-        _FACTS[key] = (self.nest, self.gpu, {})
-        return _FACTS[key][2]
+        return self._shared_dict(_FACTS, (replace(self.kernel, block=(0, 0, 0)),))
 
     @cached_property
     def _results(self) -> dict:
@@ -290,20 +278,24 @@ class KernelAnalysis:
         inputs shares one dict.  The block search builds an analysis per shape it tries, once per shared-memory
         budget the performance pass compares, and the budgets often give a shape the same tiles (PolyBench:
         3,875 memory analyses, 1,571 distinct).  The entry holds the nest and the GPU so that their ids are
-        not reused."""
+        not reused.  (The register count must be final before the first of them is asked for.)"""
+        return self._shared_dict(_RESULTS, (self.kernel, self.shared, self.registers.count))
+
+    def _shared_dict(self, cache: dict, inputs: tuple) -> dict:
+        """The dict `cache` keeps for this analysis's nest and GPU (objects), host loops, registers?, sizes and
+        `inputs` (a new one the first time); the entry holds the nest and the GPU, so that their ids are not
+        reused while it lives.  Inputs that do not hash: a dict of this analysis's own."""
         try:
-            key = (id(self.nest), id(self.gpu), self.kernel, self.host_lids, self.promote,
-                   tuple(sorted(self.env.items())), self.shared, self.registers.count)
-            hash(key)
+            key = (id(self.nest), id(self.gpu), self.host_lids, self.promote, tuple(sorted(self.env.items()))) + inputs
+            hit = cache.get(key)
         except TypeError:
             return {}
-        hit = _RESULTS.get(key)
         if hit is not None and hit[0] is self.nest and hit[1] is self.gpu:
             return hit[2]
-        if len(_RESULTS) > 4096:
-            _RESULTS.clear()
-        _RESULTS[key] = (self.nest, self.gpu, {})
-        return _RESULTS[key][2]
+        if len(cache) > 4096:
+            cache.clear()
+        cache[key] = (self.nest, self.gpu, {})
+        return cache[key][2]
 
     # ------------------------------------------------------------------ structure
     @cached_property
@@ -699,9 +691,9 @@ class KernelAnalysis:
         return k
 
     def memory(self, block: tuple[int, int, int]) -> MemoryAnalysis:
-        key = ("memory", tuple(block))
-        if key in self._results:
-            return self._results[key]
+        done = ("memory", tuple(block))    # (not `key`: the loops below use that name for the accesses)
+        if done in self._results:
+            return self._results[done]
         warp_frac, lane_util, raw, flags, groups, requested = self._sector_stats(block)
         raw, flags = dict(raw), list(flags)
         geo = self.geometry(block)
@@ -832,7 +824,7 @@ class KernelAnalysis:
                                     max(c, 1e-6), cyc, where))
         res = MemoryAnalysis(costs, lower, max(estimate, lower), l2_total, WINDOW if window_fits else 1, ws_bytes,
                              per_array, flags)
-        self._results[key] = res
+        self._results[done] = res
         return res
 
     def _waves(self, geo: Geometry, resident: int) -> float:
