@@ -40,8 +40,23 @@ def _rename(p: Poly, names: dict[str, str]) -> Poly:
     return p.substitute({v: Poly.var(names[v]) for v in p.variables if v in names})
 
 
+_ISL_TERMS: dict = {}     # (Poly, its variables' isl names) -> isl term
+
+
 def poly_to_isl(p: Poly, names: dict[str, str]) -> str:
-    """An affine Poly as an isl term, scaled to integers: returns 'num' or '(num)/den' wrapped in floor."""
+    """An affine Poly as an isl term, scaled to integers: returns 'num' or '(num)/den' wrapped in floor.
+    Kept per (Poly, names of its variables): the analyses print the same bounds and subscripts again for every
+    domain and relation they build, and the renaming (Poly arithmetic) costs more than isl's parse."""
+    key = (p, tuple(sorted((v, names[v]) for v in p.variables if v in names)))
+    text = _ISL_TERMS.get(key)
+    if text is None:
+        if len(_ISL_TERMS) > 65536:
+            _ISL_TERMS.clear()
+        text = _ISL_TERMS[key] = _poly_to_isl(p, names)
+    return text
+
+
+def _poly_to_isl(p: Poly, names: dict[str, str]) -> str:
     p = _rename(p, names)
     den = lcm(*[c.denominator for _, c in p.terms]) if p.terms else 1
     q = p.scale(Fraction(den))
@@ -149,11 +164,34 @@ def access_shape(nest: Nest, access) -> tuple[tuple[Poly | None, ...], tuple[Pol
     return subs, tuple(inner)
 
 
+_RANGES: dict[tuple, tuple] = {}    # (id(nest), accesses, ndims, flat) -> (nest, ranges)
+
+
 def subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool = False) -> list[tuple[isl.PwAff, isl.PwAff]] | None:
     """Exact (min, max) of each subscript over the iteration domains of the given accesses.
 
     flat: use the subscripts as written (1-D) even where a 2-D form was recovered.
+    Kept per (nest object, accesses): the shared-memory analysis asks for the same array's region once per
+    block shape the search tries, and code generation once per candidate plan it prints (PolyBench: 1,832
+    calls, 208 distinct); like statement_domain, the entry holds the nest so that its id is not reused.
+    islpy's operations never change their arguments, so the cached PwAffs can be shared.
     """
+    try:
+        key = (id(nest), tuple(accesses), ndims, flat)
+        hash(key)
+    except TypeError:
+        return _subscript_ranges(nest, accesses, ndims, flat)
+    hit = _RANGES.get(key)
+    if hit is not None and hit[0] is nest:
+        return None if hit[1] is None else list(hit[1])
+    ranges = _subscript_ranges(nest, accesses, ndims, flat)
+    if len(_RANGES) > 4096:
+        _RANGES.clear()
+    _RANGES[key] = (nest, None if ranges is None else tuple(ranges))
+    return ranges
+
+
+def _subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool) -> list[tuple[isl.PwAff, isl.PwAff]] | None:
     out: list[list] = [[None, None] for _ in range(ndims)]
     params = ", ".join(nest.params)
     wanted = _lookup(accesses)

@@ -317,8 +317,19 @@ def tile_region(nest: Nest, array: str, ndims: int):
     """The exact range of each of `array`'s `ndims` subscripts over every access of the nest (isl), where a tile
     of it may load; None when isl cannot bound it, and then the array gets no tile (codegen clamps the tile's
     cooperative loads to this region, so a tile without one cannot be emitted)."""
+    key = (id(nest), array, ndims)        # (asked for once per candidate tile of every block shape searched)
+    hit = _REGIONS.get(key)
+    if hit is not None and hit[0] is nest:
+        return None if hit[1] is None else list(hit[1])
     accs = [a for s in nest.statements() for a in s.accesses if a.array == array]
-    return ph.subscript_ranges(nest, accs, ndims)
+    region = ph.subscript_ranges(nest, accs, ndims)
+    if len(_REGIONS) > 4096:
+        _REGIONS.clear()
+    _REGIONS[key] = (nest, None if region is None else tuple(region))
+    return region
+
+
+_REGIONS: dict[tuple, tuple] = {}    # (id(nest), array, ndims) -> (nest, tile_region)
 
 
 def plan_shared_memory(nest: Nest, mapping, opts: dict, budget: int | None = None) -> SharedMemoryPlan:
@@ -335,6 +346,30 @@ def plan_shared_memory(nest: Nest, mapping, opts: dict, budget: int | None = Non
     return plan
 
 
+_OPPORTUNITIES: dict[tuple, tuple] = {}   # (id(nest), kernel, tile, sizes) -> (nest, opportunities)
+
+
+def _opportunities(nest: Nest, kernel, tile: int, env: dict) -> list[SharedOpportunity]:
+    """Analyzer(...).opportunities(), once per (nest object, kernel with its block, tile, sizes): the block search
+    replans a kernel's tiles on every shape it tries, once per shared-memory budget the performance pass
+    compares, and only the knapsack's choice depends on the budget.  The entry holds the nest (so that its id
+    is not reused); the kernel's view is part of the nest key (Kernel leaves it out of its hash)."""
+    view = kernel.view or nest
+    try:
+        key = (id(nest), id(view), kernel, tile, tuple(sorted(env.items())))
+        hash(key)
+    except TypeError:
+        return Analyzer(nest, kernel, tile, env).opportunities()
+    hit = _OPPORTUNITIES.get(key)
+    if hit is not None and hit[0] is nest and hit[1] is view:
+        return list(hit[2])
+    opps = Analyzer(nest, kernel, tile, env).opportunities()
+    if len(_OPPORTUNITIES) > 4096:
+        _OPPORTUNITIES.clear()
+    _OPPORTUNITIES[key] = (nest, view, tuple(opps))
+    return opps
+
+
 def tiles_for_kernel(nest: Nest, kernel, opts: dict, budget: int | None = None) -> KernelSharedPlan | None:
     """The tiles of one kernel on its block shape (tiles are sized by the block), None when there is nothing
     to stage."""
@@ -342,7 +377,7 @@ def tiles_for_kernel(nest: Nest, kernel, opts: dict, budget: int | None = None) 
         return None                     # one thread: nothing to share
     tile = int(opts.get("shared_tile") or DEFAULT_TILE)
     budget = int(budget or opts.get("shared_budget") or DEFAULT_BUDGET)
-    opps = Analyzer(nest, kernel, tile, nest.param_env(opts.get("params"))).opportunities()
+    opps = _opportunities(nest, kernel, tile, nest.param_env(opts.get("params")))
     if not opps:
         return None
     # code generation stages tiles along one in-thread loop per kernel: keep the loop whose tiles save most

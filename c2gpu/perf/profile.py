@@ -86,7 +86,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Optional
 
 import numpy as np
@@ -103,7 +103,8 @@ from ..symbolic import Poly
 from .dfg import TAC, memory_parallelism, three_address
 from .machine import machine_params
 from .registers import Registers, arch_for, estimate_registers, ptxas_registers
-from .sampling import distinct_per_row, origin_values, poly_np, sample_blocks, sym_np, warp_lanes
+from .sampling import (distinct_in_rows, origin_values, poly_np, run_starts, sample_blocks, sorted_rows, sym_np,
+                       warp_lanes)
 
 # IR op class -> (machine class, instructions per op)
 OP_CLASSES: dict[str, tuple[str, float]] = {
@@ -124,6 +125,10 @@ L2_REUSE_SHARE = 0.5      # share of the L2 that keeps data for reuse across blo
 _RANGE_CACHE: dict = {}    # (nest id, sizes, host values, accesses) -> (nest, (lo, hi) | None)
 _FLAT_CACHE: dict = {}     # (nest id, access id, sizes) -> (nest, access, flat index | None)
 _SECTOR_CACHE: dict = {}   # (nest id, kernel without block, host loops, sizes, block, GPU geometry) -> (nest, stats)
+_FACTS: dict = {}          # (nest id, GPU id, host loops, registers?, sizes, kernel without its block)
+#                            -> (nest, GPU, {fact name: value})
+_RESULTS: dict = {}        # (nest id, GPU id, host loops, registers?, sizes, kernel, tiles, register count)
+#                            -> (nest, GPU, {(what, block): result})
 
 
 class PerfError(Exception):
@@ -221,6 +226,24 @@ class Intensity:
 
 # --------------------------------------------------------------------------- the analysis
 
+class kernel_fact:
+    """A cached property of a KernelAnalysis that depends neither on the block shape nor on the tiles nor on
+    the register count: kept in the analysis's `_facts`, which every analysis of the same kernel shares (the
+    block search builds one analysis per shape it tries and per shared-memory budget, and each asked isl
+    again for the footprints)."""
+
+    def __init__(self, fn):
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        facts = obj._facts
+        if self.name not in facts:
+            facts[self.name] = self.fn(obj)
+        return facts[self.name]
+
+
 class KernelAnalysis:
     def __init__(self, nest: Nest, kernel, gpu: GPU, env: dict[str, int] | None = None, *,
                  host_lids: tuple[int, ...] = (), code=None, shared=None, registers: str = "auto",
@@ -240,6 +263,39 @@ class KernelAnalysis:
         self.promote = promote         # array elements in registers (promotion.py), as code generation emits them
         self.machine = machine_params(gpu)
         self._block_cache: dict = {}
+
+    @cached_property
+    def _facts(self) -> dict:
+        """Name -> value of every kernel_fact, shared by the analyses of the same nest (object), GPU (object),
+        kernel (its block aside), host loops, registers? and sizes."""
+        return self._shared_dict(_FACTS, (replace(self.kernel, block=(0, 0, 0)),))
+
+    @cached_property
+    def _results(self) -> dict:
+        """(what, block) -> memory, trace, occupancy or profile on that block.  These depend on the kernel (its
+        block included: tile loads are per thread of it), the host loops, the sizes, the GPU, whether elements
+        live in registers, the tiles and the register count, and on nothing else: every analysis with the same
+        inputs shares one dict.  The block search builds an analysis per shape it tries, once per shared-memory
+        budget the performance pass compares, and the budgets often give a shape the same tiles (PolyBench:
+        3,875 memory analyses, 1,571 distinct).  The entry holds the nest and the GPU so that their ids are
+        not reused.  (The register count must be final before the first of them is asked for.)"""
+        return self._shared_dict(_RESULTS, (self.kernel, self.shared, self.registers.count))
+
+    def _shared_dict(self, cache: dict, inputs: tuple) -> dict:
+        """The dict `cache` keeps for this analysis's nest and GPU (objects), host loops, registers?, sizes and
+        `inputs` (a new one the first time); the entry holds the nest and the GPU, so that their ids are not
+        reused while it lives.  Inputs that do not hash: a dict of this analysis's own."""
+        try:
+            key = (id(self.nest), id(self.gpu), self.host_lids, self.promote, tuple(sorted(self.env.items()))) + inputs
+            hit = cache.get(key)
+        except TypeError:
+            return {}
+        if hit is not None and hit[0] is self.nest and hit[1] is self.gpu:
+            return hit[2]
+        if len(cache) > 4096:
+            cache.clear()
+        cache[key] = (self.nest, self.gpu, {})
+        return cache[key][2]
 
     # ------------------------------------------------------------------ structure
     @cached_property
@@ -277,11 +333,11 @@ class KernelAnalysis:
                             "with the given sizes")
         return float(v)
 
-    @cached_property
+    @kernel_fact
     def launches(self) -> float:
         return self._count(self.host_path) if self.host_path else 1.0
 
-    @cached_property
+    @kernel_fact
     def threads(self) -> float:
         """Useful threads per launch: iterations of the mapped loops."""
         return self._count(self.host_path + self.mapped_path) / self.launches
@@ -291,7 +347,7 @@ class KernelAnalysis:
             return 0.0
         return self._count(self.host_path + self.mapped_path + loops) / self.launches / self.threads
 
-    @cached_property
+    @kernel_fact
     def executions(self) -> dict[int, StatementInfo]:
         out = {}
         for s in self.statements:
@@ -316,13 +372,13 @@ class KernelAnalysis:
         out.discard(self.body.lid)
         return out
 
-    @cached_property
+    @kernel_fact
     def promotions(self) -> tuple[Promotion, ...]:
         """Array elements the kernel keeps in registers across an in-thread loop (promotion.py: the same
         decision code generation prints)."""
         return promotions(self.nest, self.kernel) if self.promote else ()
 
-    @cached_property
+    @kernel_fact
     def access_infos(self) -> list[AccessInfo]:
         out, seen = [], {}
         promoted = promoted_accesses(self.promotions)
@@ -359,7 +415,7 @@ class KernelAnalysis:
         """Executions per thread of an access: its statement's, or its own for a register's load and store."""
         return ai.per_thread if ai.per_thread is not None else self.executions[ai.stmt.sid].executions
 
-    @cached_property
+    @kernel_fact
     def per_thread_arrays(self) -> set[str]:
         """Arrays declared inside the nest (a private array per iteration, hence per thread)."""
         end = self.nest.end_loc.line if self.nest.end_loc is not None else None
@@ -411,6 +467,12 @@ class KernelAnalysis:
     # ------------------------------------------------------------------ geometry
     def geometry(self, block: tuple[int, int, int]) -> Geometry:
         block = tuple(block) + (1,) * (3 - len(block))
+        key = ("geometry", block)      # asked for by every analysis of a block (memory, occupancy, profile, ...)
+        if key not in self._block_cache:
+            self._block_cache[key] = self._geometry(block)
+        return self._block_cache[key]
+
+    def _geometry(self, block: tuple[int, int, int]) -> Geometry:
         extents = [1, 1, 1]
         env = dict(self.env)
         for h in self.host_path:     # a host loop variable the bounds use: its middle iteration
@@ -528,31 +590,40 @@ class KernelAnalysis:
         search (seed 004, 5.2.1) evaluates the same shapes again for the plain kernel and for each
         shared-memory budget the performance pass compares, each with an analysis of its own: they share
         these results through _SECTOR_CACHE (keyed like _RANGE_CACHE, by the nest's identity)."""
+        mine = ("sectors", tuple(block))
+        if mine in self._block_cache:
+            return self._block_cache[mine]
         key = self._sector_key(block)
         hit = _SECTOR_CACHE.get(key) if key is not None else None
         if hit is not None and hit[0] is self.nest:
+            self._block_cache[mine] = hit[1]
             return hit[1]
         _geo, env0, valid0 = self._samples(block)
         ws = self.gpu.warp_size
-        per_stmt = {}
+        # a statement's sampled lanes depend only on its loops and guards (_domain_env): statements that share
+        # both (matmul's C[i][j] read and write, a stencil's statements) share the lanes and their counts
+        envs, per_stmt, warp_frac, lane_util = {}, {}, {}, {}
         for s in self.statements:
-            per_stmt[s.sid] = self._domain_env(s, env0, valid0, WINDOW)
-        # warp activity per statement: requests come from warps with an active lane
-        warp_frac, lane_util = {}, {}
-        for s in self.statements:
-            env, dom, act = per_stmt[s.sid]
-            dom_any = dom.any(axis=-1)
-            act_any = act.any(axis=-1)
-            warp_frac[s.sid] = float(act_any.sum() / dom_any.sum()) if dom_any.sum() else 0.0
-            lane_util[s.sid] = float(act.sum() / (act_any.sum() * ws)) if act_any.sum() else 1.0
+            where = (s.loop_ids, s.guards)
+            if where not in envs:
+                env, dom, act = self._domain_env(s, env0, valid0, WINDOW)
+                # warp activity: requests come from warps with an active lane
+                dom_any = dom.any(axis=-1)
+                act_any = act.any(axis=-1)
+                envs[where] = (env, act, act_any.sum(),
+                               float(act_any.sum() / dom_any.sum()) if dom_any.sum() else 0.0,
+                               float(act.sum() / (act_any.sum() * ws)) if act_any.sum() else 1.0)
+            per_stmt[s.sid] = where
+            warp_frac[s.sid], lane_util[s.sid] = envs[where][3:]
         sector_sets: dict[tuple[str, Optional[int]], list] = {}
         requested: dict[tuple[str, Optional[int]], float] = {}
         flags = []
         sec_b, line_b = self.gpu.sector_bytes, self.gpu.cache_line_bytes
         raw = {}
+        counted = {}      # (statement's loops and guards, flat index, element size) -> (sectors, n_sec, n_line)
         for ai in self.access_infos:
             s = ai.stmt
-            env, dom, act = per_stmt[s.sid]
+            env, act, cnt = envs[per_stmt[s.sid]][:3]
             req = self._executions(ai) * warp_frac[s.sid]
             es = ai.access.elem_size
             if ai.flat is None:
@@ -560,29 +631,33 @@ class KernelAnalysis:
                              "per warp request assumed (seed 004, 6.1)")
                 raw[ai.key] = (req, float(UNKNOWN_TRANSACTIONS), float(UNKNOWN_TRANSACTIONS), True)
                 continue
-            try:
-                idx = poly_np(ai.flat, env)
-            except KeyError:
+            same = (per_stmt[s.sid], ai.flat, es)
+            if same not in counted:
+                try:
+                    idx = poly_np(ai.flat, env)
+                except KeyError:
+                    counted[same] = None
+                else:
+                    addr = np.broadcast_to(np.asarray(idx, dtype=np.int64) * es, act.shape)
+                    sectors = sorted_rows(addr // sec_b, act)      # each warp request's sectors, sorted
+                    n_sec = distinct_in_rows(sectors)
+                    if line_b % sec_b == 0:    # a line is a run of whole sectors: lines come out sorted too
+                        n_line = distinct_in_rows(sectors, line_b // sec_b)
+                    else:
+                        n_line = distinct_in_rows(sorted_rows(addr // line_b, act))
+                    counted[same] = (sectors, n_sec, n_line)
+            if counted[same] is None:
                 flags.append(f"{ai.access.text} (line {ai.access.loc.line}): index not evaluable, 32 transactions assumed")
                 raw[ai.key] = (req, float(UNKNOWN_TRANSACTIONS), float(UNKNOWN_TRANSACTIONS), True)
                 continue
-            addr = np.broadcast_to(np.asarray(idx, dtype=np.int64) * es, act.shape)
-            sectors = addr // sec_b
-            nreq = act.any(axis=-1)
-            if line_b % sec_b == 0:
-                # a line is a run of whole sectors: sort the sectors once, lines come out sorted too
-                n_sec, n_line = distinct_per_row(sectors, act, line_b // sec_b)
-            else:
-                n_sec = distinct_per_row(sectors, act)
-                n_line = distinct_per_row(addr // line_b, act)
-            cnt = nreq.sum()
-            avg_sec = float(n_sec.sum() / cnt) if cnt else 0.0
-            avg_line = float(n_line.sum() / cnt) if cnt else 0.0
+            sectors, n_sec, n_line = counted[same]
+            avg_sec = float(n_sec / cnt) if cnt else 0.0
+            avg_line = float(n_line / cnt) if cnt else 0.0
             raw[ai.key] = (req, avg_sec, avg_line, False)
             if ai.access.kind == "read" and ai.hoisted is None:   # (a register's load: once, no reuse window)
                 group = (ai.access.array, ai.window_lid)
                 sector_sets.setdefault(group, []).append((sectors, act, ai))
-                requested[group] = requested.get(group, 0.0) + float(n_sec.sum())
+                requested[group] = requested.get(group, 0.0) + float(n_sec)
         # L1: block-level union of sectors per group, with and without the temporal window
         groups = {}
         for group, items in sector_sets.items():
@@ -590,11 +665,17 @@ class KernelAnalysis:
             live = min(items[0][0].shape[2], REUSE_DISTANCE)
             groups[group] = (nb,) + _window_distinct(items, nb, live)
         out = (warp_frac, lane_util, raw, tuple(flags), groups, requested)
+        self._block_cache[mine] = out
         if key is not None:
             if len(_SECTOR_CACHE) > 4096:
                 _SECTOR_CACHE.clear()
             _SECTOR_CACHE[key] = (self.nest, out)
         return out
+
+    def warp_fractions(self, block) -> dict[int, float]:
+        """Statement id -> share of the warps on `block` with a lane in its domain that have one where its guards
+        hold (requests and instructions come from those warps)."""
+        return self._sector_stats(block)[0]
 
     def _sector_key(self, block):
         """What _sector_stats reads besides the nest: the kernel without its block (loops, body, sizes),
@@ -610,12 +691,11 @@ class KernelAnalysis:
         return k
 
     def memory(self, block: tuple[int, int, int]) -> MemoryAnalysis:
-        key = ("memory", tuple(block))
-        if key in self._block_cache:
-            return self._block_cache[key]
+        done = ("memory", tuple(block))    # (not `key`: the loops below use that name for the accesses)
+        if done in self._results:
+            return self._results[done]
         warp_frac, lane_util, raw, flags, groups, requested = self._sector_stats(block)
         raw, flags = dict(raw), list(flags)
-        self._warp_frac = warp_frac
         geo = self.geometry(block)
         ws = self.gpu.warp_size
         costs: list[AccessCost] = []
@@ -744,7 +824,7 @@ class KernelAnalysis:
                                     max(c, 1e-6), cyc, where))
         res = MemoryAnalysis(costs, lower, max(estimate, lower), l2_total, WINDOW if window_fits else 1, ws_bytes,
                              per_array, flags)
-        self._block_cache[key] = res
+        self._results[done] = res
         return res
 
     def _waves(self, geo: Geometry, resident: int) -> float:
@@ -771,7 +851,7 @@ class KernelAnalysis:
         per_wave = geo.blocks / waves if waves > 0 else geo.blocks
         return float(min(group, max(1, math.ceil(group * stride / per_wave))))
 
-    @cached_property
+    @kernel_fact
     def footprints(self) -> dict[str, dict]:
         """Per array, bytes touched per launch: from the exact index ranges (isl) with the parameters
         bound and host loop variables at their middle iteration; `*_lb` is a true lower bound
@@ -806,7 +886,7 @@ class KernelAnalysis:
             out[name] = rec
         return out
 
-    @cached_property
+    @kernel_fact
     def host_working_set(self) -> float:
         """Bytes the statements of the outermost host loop touch in one of its iterations (0 without a
         host loop): the data a time loop's kernels keep reusing from launch to launch.  A share
@@ -845,7 +925,6 @@ class KernelAnalysis:
         return val
 
     def _range_uncached(self, infos: list[AccessInfo], host_fix: dict) -> tuple[int, int] | None:
-        import islpy as isl
         lo = hi = None
         for ai in infos:
             if ai.flat is None:
@@ -867,15 +946,15 @@ class KernelAnalysis:
             params = ", ".join(self.nest.params)
             dims = ", ".join(names[lp.var] for lp in loops)
             try:
-                dom = isl.Set(f"[{params}] -> {{ [{dims}] : {' and '.join(cons) or 'true'} }}")
-                if dom.is_empty():
-                    continue
-                mp = isl.Map(f"[{params}] -> {{ [{dims}] -> [e] : e = {ph.poly_to_isl(ai.flat, names)} }}")
-                vals = dom.apply(mp)
-                mn, mx = vals.dim_min_val(0), vals.dim_max_val(0)
-                a, b = int(mn.to_python()), int(mx.to_python())
+                index = f"[{params}] -> {{ [{dims}] -> [e] : e = {ph.poly_to_isl(ai.flat, names)} }}"
             except Exception:
+                index = None         # (no range, unless the domain is empty)
+            extremes = _extremes(f"[{params}] -> {{ [{dims}] : {' and '.join(cons) or 'true'} }}", index)
+            if extremes is None:
                 return None
+            if not extremes:
+                continue
+            a, b = extremes
             lo = a if lo is None else min(lo, a)
             hi = b if hi is None else max(hi, b)
         return None if lo is None else (lo, hi)
@@ -921,9 +1000,10 @@ class KernelAnalysis:
         counts, guarded statements as Branch nodes (weighted by the share of warps taking them), each
         statement as its loads, its compute and its stores (module doc)."""
         key = ("trace", tuple(block))
-        if key in self._block_cache:
-            return self._block_cache[key]
+        if key in self._results:
+            return self._results[key]
         mem = self.memory(block)
+        warp_frac = self.warp_fractions(block)
         costs = {c.key: c for c in mem.accesses}
         infos_by_stmt: dict[int, list[AccessInfo]] = {}
         hoisted: dict[int, list[AccessInfo]] = {}       # loop lid -> its registers' loads and stores
@@ -941,7 +1021,7 @@ class KernelAnalysis:
             for ai in hoisted.get(lid, []):
                 if ai.access.kind != kind:
                     continue
-                c, f = costs[ai.key], self._warp_frac.get(ai.stmt.sid, 1.0)
+                c, f = costs[ai.key], warp_frac.get(ai.stmt.sid, 1.0)
                 if kind == "read":
                     out.append(GlobalMem(ai.key, c.transactions, f, bytes=ai.access.elem_size))
                 else:
@@ -951,7 +1031,7 @@ class KernelAnalysis:
 
         def stmt_nodes(s: Statement) -> list[TraceNode]:
             nodes: list[TraceNode] = []
-            f = self._warp_frac.get(s.sid, 1.0)
+            f = warp_frac.get(s.sid, 1.0)
             if f <= 0:
                 return []
             comp: dict[str, float] = {}
@@ -1009,7 +1089,7 @@ class KernelAnalysis:
         nodes = prologue + self._tile_nodes(None, costs) + loop_nodes(self.kernel.nodes(self.by_id), 1.0)
         nodes += self._reduction_nodes(block)
         tr = coarsen(tuple(nodes))
-        self._block_cache[key] = tr
+        self._results[key] = tr
         return tr
 
     def _staged_keys(self) -> dict[str, object]:
@@ -1084,14 +1164,15 @@ class KernelAnalysis:
     def instructions(self, block) -> InstructionCounts:
         tr = self.trace(block)
         inst, g, s = counts_from_trace(tr)
+        warp_frac = self.warp_fractions(block)
         ir: dict[str, float] = {}
         for st in self.statements:
-            f = self._warp_frac.get(st.sid, 1.0)
+            f = warp_frac.get(st.sid, 1.0)
             for cls, n in st.ops:
                 ir[cls] = ir.get(cls, 0.0) + n * self.executions[st.sid].executions * f
         addr = 0.0
         for ai in self.access_infos:
-            f = self._warp_frac.get(ai.stmt.sid, 1.0)
+            f = warp_frac.get(ai.stmt.sid, 1.0)
             addr += sum(self._addr_ops(ai).values()) * self._executions(ai) * f
         overhead = sum(2.0 * self.loop_iterations(lp) for lp in self.inner_loops)
         prologue = 2.0 * len(self.kernel.loops) + sum(1 for m in self.kernel.loops if m.origin is not None)
@@ -1099,7 +1180,7 @@ class KernelAnalysis:
                                  sum(a.count for a in g), sum(a.count for a in s))
 
     # ------------------------------------------------------------------ ILP, intensity, registers
-    @cached_property
+    @kernel_fact
     def hot_region(self) -> tuple[list, str]:
         """Statement ASTs of the innermost in-thread loop body (the hot path) or of the straight-line
         kernel body, and a description."""
@@ -1111,18 +1192,18 @@ class KernelAnalysis:
             return [s.ast for s in stmts], f"body of loop '{lp.origin.var if lp.origin else lp.var}' (line {lp.loc.line})"
         return [s.ast for s in self.statements], "straight-line kernel body"
 
-    @cached_property
+    @kernel_fact
     def tac(self) -> TAC:
         asts, _ = self.hot_region
         return three_address(asts, {lp.var for lp in self.nest.loops()} |
                              {lp.origin.var for lp in self.nest.loops() if lp.origin is not None})
 
-    @cached_property
+    @kernel_fact
     def ilp(self) -> float:
         """Eq. 6.1: instructions / longest path of the hot region's data-flow graph (1 when empty)."""
         return max(1.0, self.tac.ilp()) if self.tac.instrs else 1.0
 
-    @cached_property
+    @kernel_fact
     def mlp(self) -> float:
         return memory_parallelism(self.tac)
 
@@ -1184,14 +1265,14 @@ class KernelAnalysis:
 
     def occupancy(self, block) -> Optional[Occupancy]:
         key = ("occ", tuple(block))
-        if key in self._block_cache:
-            return self._block_cache[key]
+        if key in self._results:
+            return self._results[key]
         threads = block[0] * block[1] * block[2]
         try:
             occ = occupancy_of(self.gpu, threads, self.registers.count, self.shared_bytes(block))
         except InvalidLaunchError:
             occ = None
-        self._block_cache[key] = occ
+        self._results[key] = occ
         return occ
 
     # ------------------------------------------------------------------ profile
@@ -1204,8 +1285,8 @@ class KernelAnalysis:
         the catalog's, with the sustained DRAM bandwidth and this kernel's average memory latency
         (module doc).  Raises PerfError when the block cannot launch."""
         key = ("profile", tuple(block))
-        if key in self._block_cache:
-            return self._block_cache[key]
+        if key in self._results:
+            return self._results[key]
         block = tuple(block)
         occ = self.occupancy(block)
         threads = block[0] * block[1] * block[2]
@@ -1224,9 +1305,10 @@ class KernelAnalysis:
         # with an active lane (f_w), those issued only because the warp diverged (f_w - f_t): its compute as the
         # trace counts it (its operations and address arithmetic) and its memory instructions
         divergent = 0.0
+        warp_frac = self.warp_fractions(block)
         for s in self.statements:
             if s.guards:
-                f_w = self._warp_frac.get(s.sid, 1.0)
+                f_w = warp_frac.get(s.sid, 1.0)
                 f_t = self._thread_frac(s)
                 own = [ai for ai in self.access_infos if ai.stmt.sid == s.sid and ai.hoisted is None]
                 insts = sum(self._ops(s).values()) + sum(sum(self._addr_ops(ai).values()) + 1 for ai in own)
@@ -1239,36 +1321,55 @@ class KernelAnalysis:
             miss_ratio=1.0, dram_bytes=mem.dram_lower_bound, flops=f32, flops_fp64=f64,
             name=self.kernel.name)
         out = (prof, machine)
-        self._block_cache[key] = out
+        self._results[key] = out
         return out
 
 
+@lru_cache(maxsize=4096)
+def _extremes(domain: str, index: str | None) -> tuple[int, int] | tuple[()] | None:
+    """(min, max) of the isl map `index` over the isl set `domain` (texts); () when the domain is empty, None
+    when isl cannot say (or there is no index).  Once per text: the kernels of a nest and the structures compared ask for the same
+    ranges (PolyBench: 652 asked, 178 distinct)."""
+    import islpy as isl
+    try:
+        dom = isl.Set(domain)
+        if dom.is_empty():
+            return ()
+        if index is None:
+            return None
+        vals = dom.apply(isl.Map(index))
+        return int(vals.dim_min_val(0).to_python()), int(vals.dim_max_val(0).to_python())
+    except Exception:
+        return None
+
+
 def _window_distinct(items, nb: int, live: int) -> tuple[int, int, int]:
-    """Distinct sectors a group of accesses touches, summed over the sampled blocks (one row per block:
-    all its warps, all the group's accesses): over the whole window, over its first `live` iterations,
-    and as distinct (iteration, sector) pairs.  All three come from one sort of the keys
-    sector * 64 + iteration (the window has at most 64 iterations): sorted keys are sorted by sector,
-    then iteration, so a sector starts a run of equal `key >> 6`, and that run's first entry has its
-    smallest iteration (the sector is touched within the first `live` iterations iff that one is)."""
-    big = np.iinfo(np.int64).min
-    keys, acts = [], []
-    for sct, act, _ai in items:
-        it = np.arange(act.shape[2], dtype=np.int64).reshape(1, 1, -1, 1)
-        keys.append((np.broadcast_to(sct, act.shape) * 64 + it).reshape(nb, -1))
-        acts.append(act.reshape(nb, -1))
-    k = np.concatenate(keys, axis=1) if len(keys) > 1 else keys[0]
-    a = np.concatenate(acts, axis=1) if len(acts) > 1 else acts[0]
-    s = np.sort(np.where(a, k, big), axis=1)
-    real = s != big
-    new_key = np.ones(s.shape, dtype=bool)
-    new_key[:, 1:] = s[:, 1:] != s[:, :-1]
-    sec = s >> 6
-    new_sec = np.ones(s.shape, dtype=bool)
-    new_sec[:, 1:] = sec[:, 1:] != sec[:, :-1]
-    new_sec &= real
-    u_one = int(np.count_nonzero(new_key & real))
-    u_win = int(np.count_nonzero(new_sec))
-    u_live = int(np.count_nonzero(new_sec & ((s & 63) < live)))
+    """Distinct sectors a group of accesses touches, summed over the sampled blocks (all of a block's warps, all
+    the group's accesses): over the whole window, over its first `live` iterations, and as distinct (iteration,
+    sector) pairs.  `items`: (sorted_rows of each warp request's sectors, ...) of shape (blocks, warps, window,
+    lanes).  Only a request's distinct sectors matter (run_starts: a coalesced request's 32 lanes are 4
+    sectors), as keys sector * 64 + iteration (the window has at most 64 iterations), one sorted vector per
+    block: sorted keys are sorted by sector, then iteration, so a sector starts a run of equal `key >> 6`, and
+    that run's first entry has its smallest iteration (the sector is touched within the first `live`
+    iterations iff that one is)."""
+    per_block: list[list] = [[] for _ in range(nb)]
+    for s, _act, _ai in items:
+        starts = run_starts(s)
+        it = np.broadcast_to(np.arange(s.shape[2], dtype=np.int64).reshape(1, 1, -1, 1), s.shape)
+        for b in range(nb):
+            per_block[b].append(s[b][starts[b]] * 64 + it[b][starts[b]])
+    u_win = u_live = u_one = 0
+    for parts in per_block:
+        k = np.sort(np.concatenate(parts), kind="stable")
+        if not k.size:
+            continue
+        sec = k >> 6
+        new_sec = np.empty(k.size, dtype=bool)
+        new_sec[0] = True
+        np.not_equal(sec[1:], sec[:-1], out=new_sec[1:])
+        u_one += 1 + int(np.count_nonzero(k[1:] != k[:-1]))
+        u_win += int(np.count_nonzero(new_sec))
+        u_live += int(np.count_nonzero(new_sec & ((k & 63) < live)))
     return u_win, u_live, u_one
 
 

@@ -92,21 +92,25 @@ def origin_values(loops: list[Loop], env: dict) -> dict:
     return out
 
 
-def distinct_per_row(values: Arr, active: Arr, coarse: int = 0):
-    """Number of distinct values along the last axis among active entries (0 where none is active).
-    With `coarse` > 0, also the number of distinct values // coarse, from the same sort (floor division
-    keeps the sorted order), as a pair."""
-    big = np.iinfo(np.int64).min
-    v = np.where(active, values, big)
-    s = np.sort(v, axis=-1)
-    real = s != big
-    new = np.ones(s.shape, dtype=bool)
-    new[..., 1:] = s[..., 1:] != s[..., :-1]
-    new &= real
-    if not coarse:
-        return new.sum(axis=-1)
-    c = s // coarse
-    new_c = np.ones(c.shape, dtype=bool)
-    new_c[..., 1:] = c[..., 1:] != c[..., :-1]
-    new_c &= real
-    return new.sum(axis=-1), new_c.sum(axis=-1)
+INACTIVE = np.iinfo(np.int64).min      # an inactive lane's value in sorted rows: the smallest int64 sorts first
+
+
+def sorted_rows(values: Arr, active: Arr) -> Arr:
+    """`values` sorted along the last axis, inactive entries replaced by INACTIVE (so they come first)."""
+    return np.sort(np.where(active, values, INACTIVE), axis=-1, kind="stable")
+
+
+def run_starts(s: Arr) -> Arr:
+    """Mask of the entries of sorted rows `s` (sorted_rows) that start a run of equal active values.  An
+    inactive entry never does: its left neighbour is inactive too, or it is the first of its row."""
+    out = np.empty(s.shape, dtype=bool)
+    out[..., 0] = s[..., 0] != INACTIVE
+    np.not_equal(s[..., 1:], s[..., :-1], out=out[..., 1:])
+    return out
+
+
+def distinct_in_rows(s: Arr, coarse: int = 1) -> int:
+    """The number of distinct active values // coarse in each of the sorted rows `s` (sorted_rows), summed
+    over the rows (floor division keeps the order, so runs of equal quotients are still runs)."""
+    c = s if coarse == 1 else s // coarse
+    return int(np.count_nonzero(s[..., 0] != INACTIVE)) + int(np.count_nonzero(c[..., 1:] != c[..., :-1]))
