@@ -66,6 +66,8 @@ CODES: dict[str, Diagnostic] = {
     "block-not-power-of-two": Diagnostic("refusal", "a block whose thread count the reduction tree cannot use"),
     "needs-gpu": Diagnostic("refusal", "performance analyses need a GPU (--gpu)"),
     "not-predicted": Diagnostic("refusal", "the performance models could not evaluate the kernels"),
+    "registers-pending": Diagnostic("refusal", "ptxas's register counts are compiled first (the first of two runs; "
+                                               "never in a report)"),
     "not-generated": Diagnostic("refusal", "code generation cannot emit the nest (a gather, an array it cannot bound, ...)"),
     "empty-nest": Diagnostic("refusal", "the nest never executes a statement"),
     "pass-failed": Diagnostic("refusal", "a pass refused the nest (the message says why)"),

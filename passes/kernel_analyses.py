@@ -60,6 +60,45 @@ def _launches_at_least(nest, mapping, env: dict) -> float:
     return total
 
 
+def _requested_registers(nest, mapping, gpu, shared, opts) -> bool:
+    """In the collecting run of c2gpu.perf.registers.run_with_one_nvcc_call: ask for ptxas's counts of every
+    kernel the pass may predict (each structure, plain and with the tiles of each shared-memory budget) and
+    say whether one was missing.  Then nothing is predicted: the run is redone once they are compiled, so
+    predicting with estimates here would be thrown away."""
+    from c2gpu.perf.profile import kernel_source
+    from c2gpu.perf.registers import arch_for, collecting, request
+    if not collecting() or opts.get("registers", "auto") == "estimate":
+        return False
+    arch = arch_for(gpu)
+    if arch is None:
+        return False
+    budgets = [(int(opts["shared_budget"]), "")] if opts.get("shared_budget") else candidate_budgets(gpu)
+    missing = False
+    for cand in (mapping,) + mapping.alternatives:
+        plans = [SharedMemoryPlan()]
+        if shared is not None:
+            plans.append(shared if cand is mapping else plan_shared_memory(nest, cand, opts))
+            plans += [plan_shared_memory(nest, cand, opts, b) for b, _ in budgets]
+        seen = set()
+        for splan in plans:
+            key = _tiles_key(splan)
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                kernels = build_nest_code(nest, NestPlan(nest.name, cand, splan), kernels_only=True)
+            except Exception:      # no code for this candidate: nothing to compile (as _nest_code)
+                continue
+            for k in kernels:
+                missing |= request(arch, k.name, kernel_source(k))
+    return missing
+
+
+def _tiles_key(splan: SharedMemoryPlan) -> tuple:
+    """What tells two shared-memory plans apart: the tiles each kernel stages."""
+    return tuple(sorted((k, tuple(o.tile_name for o in p.chosen)) for k, p in splan.kernels.items()))
+
+
 class KernelAnalyses(Pass):
     name = "kernel-analysis"
     description = "build the static analyses of every mapped kernel for the GPU (--gpu) and sizes (--param)"
@@ -168,6 +207,8 @@ class Performance(Pass):
         gpu = _gpu(ctx)
         opts = ctx.options
         shared = _shared_plan(nest, ctx)
+        if _requested_registers(nest, mapping, gpu, shared, opts):
+            raise PassFailed("ptxas's register counts are compiled first", code="registers-pending")
         rules = mapping
         mapping, plain, structures = self.structure(nest, mapping, gpu, opts)
         if mapping is not rules and shared is not None:
@@ -189,7 +230,7 @@ class Performance(Pass):
         seen = {}
         for budget, why in budgets:
             plan = plan_shared_memory(nest, mapping, opts, budget)
-            key = tuple(sorted((k, tuple(o.tile_name for o in p.chosen)) for k, p in plan.kernels.items()))
+            key = _tiles_key(plan)
             if key in seen:
                 trials.append((budget, why, seen[key]))
                 continue

@@ -85,8 +85,8 @@ def _json(argv) -> str:
 def test_a_file_s_kernels_are_counted_in_one_nvcc_call(fresh_cache):
     argv = ["analyze", str(TESTDATA / "matmul.c"), "--gpu", "h100-sxm", "--no-run", "--format", "json"]
     cold = _json(argv)
-    assert len(fresh_cache) == 1              # 3 nests, 4 kernel texts (matmul's with and without tiles)
-    assert len(list((registers._cache_file("sm_90", "x", "y").parent).iterdir())) == 4
-    assert '"source": "ptxas (sm_90)"' in cold
+    assert len(fresh_cache) == 1       # 3 nests, every candidate kernel (each structure, with and without tiles)
+    assert len(list((registers._cache_file("sm_90", "x", "y").parent).iterdir())) >= 4
+    assert '"source": "ptxas (sm_90)"' in cold and '"source": "estimate' not in cold
     registers._memory_cache.clear()
     assert _json(argv) == cold and len(fresh_cache) == 1       # from the disk cache: the same report

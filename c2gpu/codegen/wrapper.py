@@ -166,8 +166,9 @@ def _arrays_of(nest: Nest) -> list:
     return list(arrays)
 
 
-def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
-    """The kernels, the host wrapper and the call that replaces the nest, as `plan` decided them."""
+def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> NestCode | list[KernelCode]:
+    """The kernels, the host wrapper and the call that replaces the nest, as `plan` decided them; with
+    `kernels_only`, the kernels alone (their text as ptxas compiles it), without the checks of the wrapper."""
     plan = require_plan(plan, "code generation")
     mapping, shared = plan.mapping, plan.tiles
     by_id = {lp.lid: lp for lp in nest.loops()}
@@ -222,6 +223,10 @@ def build_nest_code(nest: Nest, plan: NestPlan) -> NestCode:
         return result
 
     launch_items = build(mapping.items, [])
+    if kernels_only:
+        for k in kernels:
+            k.text = rename_cxx_keywords(k.text)
+        return kernels
     reductions = []          # the scalars that live on the device during the nest, copied in and out
     for k in kernels:
         for target, ctype in [(r["target"], r["type"]) for r in k.reductions if not r["element"]] + k.device_writes:

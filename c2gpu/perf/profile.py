@@ -1250,8 +1250,7 @@ class KernelAnalysis:
         if mode in ("auto", "ptxas") and self.code is not None:
             arch = arch_for(self.gpu)
             if arch is not None:
-                text = getattr(self.code, "prelude", "") + (getattr(self.code, "text", None) or _render_kernel(self.code))
-                r = ptxas_registers(text, self.code.name, arch)
+                r = ptxas_registers(kernel_source(self.code), self.code.name, arch)
                 if r is not None:
                     note = "" if arch == f"sm_{self.gpu.cc[0]}{self.gpu.cc[1]}" else \
                         f", nearest architecture this nvcc supports to cc {self.gpu.compute_capability}"
@@ -1371,6 +1370,11 @@ def _window_distinct(items, nb: int, live: int) -> tuple[int, int, int]:
         u_win += int(np.count_nonzero(new_sec))
         u_live += int(np.count_nonzero(new_sec & ((k & 63) < live)))
     return u_win, u_live, u_one
+
+
+def kernel_source(code) -> str:
+    """The text ptxas compiles for a kernel's registers: its prelude and its CUDA."""
+    return getattr(code, "prelude", "") + (getattr(code, "text", None) or _render_kernel(code))
 
 
 def _render_kernel(code) -> str:

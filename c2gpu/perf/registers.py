@@ -128,6 +128,20 @@ def _counts(k) -> tuple[int, int, int]:
     return k.registers, k.spill_stores, k.spill_loads
 
 
+def collecting() -> bool:
+    """Whether this run only collects the kernels to compile (run_with_one_nvcc_call's first run)."""
+    return _collecting is not None
+
+
+def request(arch: str, kernel_name: str, kernel_text: str) -> bool:
+    """Ask for a kernel's counts ahead of the analysis that reads them; True when it was not cached and is now
+    collected for the batch."""
+    if _collecting is None or _cached(arch, kernel_name, kernel_text)[0]:
+        return False
+    _collecting[(arch, kernel_name, kernel_text)] = None
+    return True
+
+
 def ptxas_registers(kernel_text: str, kernel_name: str, arch: str) -> tuple[int, int, int] | None:
     """(registers, spill store bytes, spill load bytes) of one kernel, or None when it did not compile (or, while
     a batch is collected, is not cached yet)."""
@@ -202,7 +216,9 @@ def _only_entry_errors(res) -> bool:
 def run_with_one_nvcc_call(manager, program, rounds: int = 2):
     """`manager.run(program)` with ptxas's counts of the kernels it compiles taken from one nvcc call (see the
     module doc): when a run asked for counts that were not cached, they are compiled together and the pipeline
-    runs again, from a clean state.  The counts can change a decision (a structure, a tile budget) and so the
+    runs again, from a clean state.  The performance pass asks for every candidate kernel first (`request`)
+    and stops the nest there when one was missing, so a collecting run costs little more than building the
+    candidates' code.  The counts can change a decision (a structure, a tile budget) and so the
     kernels the next run compiles: it collects again, up to `rounds` batches; the last run compiles what is
     still missing one kernel at a time."""
     global _collecting
