@@ -21,7 +21,10 @@ like any other (tests/test_schedule.py, the PolyBench corpus).
 from __future__ import annotations
 
 import copy
+import os
 import re
+import select
+import time
 from dataclasses import replace
 
 import islpy as isl
@@ -35,6 +38,7 @@ from .symbolic import Poly
 from .wavefront import _replace, _with_coord
 
 MAX_STATEMENTS = 12
+SCHEDULE_SECONDS = 10.0    # isl finds lu's order in milliseconds; past this, the order as written is kept
 KNOWN = ("flow", "anti", "output", "reduction")       # reasons a loop is sequential that the scheduler sees
 ITERATOR = "c2gpu_c"
 
@@ -122,17 +126,56 @@ def _isl_schedule(nest: Nest) -> tuple[isl.Schedule, dict[int, Statement]] | Non
         ctx.set_schedule_algorithm(0)          # ISL_SCHEDULE_ALGORITHM_ISL
         sc = (isl.ScheduleConstraints.on_domain(domain).set_validity(validity).set_proximity(validity)
               .set_coincidence(validity))
-        schedule = sc.compute_schedule()
+        schedule = _bounded_schedule(sc)
     finally:
         ctx.set_schedule_outer_coincidence(saved[0])
         ctx.set_schedule_maximize_coincidence(saved[1])
         ctx.set_schedule_whole_component(saved[2])
         ctx.set_schedule_algorithm(saved[3])
+    if schedule is None:
+        return None
     # the new order must keep every dependence: isl guarantees it; checking costs little and guards the rewrite
     new = schedule.get_map().intersect_domain(domain)
     if not validity.is_subset(new.lex_lt_union_map(new)):
         return None
     return schedule, stmts
+
+
+def _bounded_schedule(sc: isl.ScheduleConstraints) -> isl.Schedule | None:
+    """isl's schedule for `sc`, or None when isl does not find one within SCHEDULE_SECONDS.  Its scheduler
+    solves integer programs whose size grows with the parametric offsets: a two-statement nest of
+    tests/random_nests.py ran for over 30 minutes, and isl's max_operations does not bound that search.  So
+    the search runs in a forked child, killed at the limit, and the schedule comes back as isl's text; where
+    the platform has no fork, in this process, unbounded."""
+    if not hasattr(os, "fork"):
+        return sc.compute_schedule()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                   # the child: compute, write, leave without cleanup
+        try:
+            os.close(read_end)
+            data = sc.compute_schedule().to_str().encode()
+            while data:
+                data = data[os.write(write_end, data):]
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    chunks, deadline = [], time.monotonic() + SCHEDULE_SECONDS
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_end], [], [], left)[0]:
+                os.kill(pid, 9)                    # over the limit: the order as written stays
+                return None
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        os.waitpid(pid, 0)
+    text = b"".join(chunks).decode()
+    return isl.Schedule.read_from_str(sc.get_ctx(), text) if text else None
 
 
 # --------------------------------------------------------------------------- isl's AST as C

@@ -99,3 +99,50 @@ def test_a_statement_reading_a_finished_loops_variable_keeps_the_original_order(
     src = LU.replace("A[i][j] /= A[j][j];", "A[i][j] /= A[j][j] + k;")
     plan, errors, notes = plan_of(tmp_path, src)
     assert not any(n.startswith("rescheduled") for n in notes), notes
+
+
+# isl's scheduler ran for over 30 minutes on this nest of tests/random_nests.py (seed 22, nest 27): the
+# search is bounded (c2gpu.schedule.SCHEDULE_SECONDS), and then the nest keeps the order as written
+STUCK = """
+#define N 13
+#define OFF (2 * N + 4)
+#define M (4 * N + 10)
+static float A[M][M], B[M][M], C[M][M];
+void nest27(void)
+{
+    int i, j, k;
+    for (i = 0; i < N - 2; i++)
+        for (j = 1; j < N - i; j++)
+            for (k = 2; k < N; k += 2) {
+                B[OFF + j][OFF + i + 1] += C[OFF + k][OFF + j - 2] + 0.5f * (float)i;
+                A[OFF + i + k][OFF + 2*k + 2] = B[OFF + k][OFF + j + 2] + B[OFF + 2*k][OFF + j] + 0.25f;
+            }
+}
+"""
+
+
+def test_a_schedule_isl_does_not_find_in_time_keeps_the_order_as_written(tmp_path, monkeypatch):
+    import c2gpu.schedule as schedule
+    monkeypatch.setattr(schedule, "SCHEDULE_SECONDS", 1.0)
+    plan, errors, notes = plan_of(tmp_path, STUCK)
+    assert not any(n.startswith("rescheduled") for n in notes), notes
+    assert plan is not None or errors        # the nest was still planned (as written) or refused with a reason
+
+
+def test_the_schedule_comes_back_from_the_bounded_search_unchanged(tmp_path, monkeypatch):
+    """lu's schedule read back from the child's text is the one isl computes in this process."""
+    import islpy as isl
+    import c2gpu.schedule as schedule
+    computed = []
+    real = schedule._bounded_schedule
+
+    def both(sc):
+        got = real(sc)
+        computed.append((got, sc.compute_schedule()))
+        return got
+    monkeypatch.setattr(schedule, "_bounded_schedule", both)
+    plan, errors, notes = plan_of(tmp_path, LU)
+    assert notes[0].startswith("rescheduled with isl's scheduler")
+    (got, direct), = computed
+    assert got.get_map().is_equal(direct.get_map())
+    assert isinstance(got, isl.Schedule)
