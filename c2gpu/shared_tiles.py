@@ -26,6 +26,7 @@ from .algorithms.banks import bank_conflict_degree
 from .algorithms.knapsack import Opportunity as KnapsackItem, greedy_select, exact_select
 from .ir import Access, Loop, Nest
 from . import isl_sets as ph
+from .promotion import promoted_accesses, promotions
 from .plan import KernelSharedPlan, SharedDecision, SharedMemoryPlan, SharedOpportunity, TileDim
 from .symbolic import Poly
 
@@ -65,12 +66,15 @@ class Analyzer:
 
     def opportunities(self) -> list[SharedOpportunity]:
         written = self.written_arrays()
+        # an access a register replaces (promotion.py) reads global memory once before its loop, not in it: a
+        # tile would serve nothing there (and was loaded, synchronized and counted for nothing)
+        in_registers = promoted_accesses(promotions(self.nest, self.kernel))
         groups: dict[tuple[str, int | None, tuple[int, ...]], list[tuple[Access, list[Loop]]]] = {}
         top = self.top_level_loops()
         for s in self.statements():
             inner = [self.by_id[l] for l in s.loop_ids[s.loop_ids.index(self.kernel.body_lid) + 1:]]
             for a in s.accesses:
-                if a.kind != "read" or a.array in written or not a.affine:
+                if a.kind != "read" or a.array in written or not a.affine or id(a) in in_registers:
                     continue
                 split = self._split(inner, top)
                 if split is None:

@@ -276,3 +276,27 @@ def test_statements_repeated_by_the_scheduler_print_their_own_register(tmp_path)
     for p in proms:
         # each register is loaded in its own branch, just before the loop it lives across
         assert re.search(rf"{p.register} = V\[[^\]]*\];\n\s*for \(", k.text)
+
+
+POLYBENCH = TESTDATA.parent.parent / "shared" / "corpora" / "polybench-c-4.2.1"
+
+
+@pytest.mark.parametrize("kernel", ["linear-algebra/blas/symm/symm.c", "datamining/correlation/correlation.c"])
+def test_every_shared_tile_is_read_by_the_kernel(tmp_path, kernel):
+    """A tile staged for accesses that registers replace serves nothing: it was loaded, synchronized and
+    credited with the loads it "saved" (symm's B[i][j], correlation's mean[j]).  Each tile the emitted kernels
+    declare is read outside the loop that fills it."""
+    path, defines = POLYBENCH / kernel, [("MINI_DATASET", "1")]
+    m = make_manager(PIPELINE, {})
+    prog = m.run(load_program(str(path), PreprocessOptions(
+        defines=tuple(defines), include_dirs=(str(POLYBENCH / "utilities"), str(path.parent)))))
+    from c2gpu.codegen import build_nest_code
+    texts = [k.text for n in prog.nests if m.result("plan", n) is not None
+             for k in build_nest_code(n, m.result("plan", n)).kernels]
+    assert texts
+    for text in texts:
+        for tile in re.findall(r"__shared__ \w+ (c2gpu_sh_\w+)\[", text):
+            reads = [ln for ln in text.splitlines()
+                     if tile + "[" in ln and "__shared__" not in ln
+                     and not re.match(rf"\s*{tile}\[[^=]*\]\s*=[^=]", ln)]
+            assert reads, f"{tile} is filled and never read:\n{text}"
