@@ -64,7 +64,9 @@ def _requested_registers(nest, mapping, gpu, shared, opts) -> bool:
     """In the collecting run of c2gpu.perf.registers.run_with_one_nvcc_call: ask for ptxas's counts of every
     kernel the pass may predict (each structure, plain and with the tiles of each shared-memory budget) and
     say whether one was missing.  Then nothing is predicted: the run is redone once they are compiled, so
-    predicting with estimates here would be thrown away."""
+    predicting with estimates here would be thrown away.  When the first candidate's kernels are cached the
+    file was analysed before: the others are not built here (a kernel still missing is collected where the
+    prediction asks for it, and compiled in the next round)."""
     from c2gpu.perf.profile import kernel_source
     from c2gpu.perf.registers import arch_for, collecting, request
     if not collecting() or opts.get("registers", "auto") == "estimate":
@@ -72,26 +74,34 @@ def _requested_registers(nest, mapping, gpu, shared, opts) -> bool:
     arch = arch_for(gpu)
     if arch is None:
         return False
-    budgets = [(int(opts["shared_budget"]), "")] if opts.get("shared_budget") else candidate_budgets(gpu)
     missing = False
-    for cand in (mapping,) + mapping.alternatives:
-        plans = [SharedMemoryPlan()]
-        if shared is not None:
-            plans.append(shared if cand is mapping else plan_shared_memory(nest, cand, opts))
-            plans += [plan_shared_memory(nest, cand, opts, b) for b, _ in budgets]
-        seen = set()
-        for splan in plans:
-            key = _tiles_key(splan)
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                kernels = build_nest_code(nest, NestPlan(nest.name, cand, splan), kernels_only=True)
-            except Exception:      # no code for this candidate: nothing to compile (as _nest_code)
-                continue
-            for k in kernels:
-                missing |= request(arch, k.name, kernel_source(k))
+    for n, (cand, splan) in enumerate(_candidate_plans(nest, mapping, gpu, shared, opts)):
+        try:
+            kernels = build_nest_code(nest, NestPlan(nest.name, cand, splan), kernels_only=True)
+        except Exception:      # no code for this candidate: nothing to compile (as _nest_code)
+            continue
+        for k in kernels:
+            missing |= request(arch, k.name, kernel_source(k))
+        if n == 0 and not missing:
+            return False
     return missing
+
+
+def _candidate_plans(nest, mapping, gpu, shared, opts):
+    """(structure, shared-memory plan) of every kernel set the performance pass may predict, the rules'
+    structure without tiles first."""
+    budgets = [int(opts["shared_budget"])] if opts.get("shared_budget") else [b for b, _ in candidate_budgets(gpu)]
+    for cand in (mapping,) + mapping.alternatives:
+        yield cand, SharedMemoryPlan()
+        if shared is None:
+            continue
+        seen = {()}
+        for splan in [shared if cand is mapping else plan_shared_memory(nest, cand, opts)] + \
+                [plan_shared_memory(nest, cand, opts, b) for b in budgets]:
+            key = _tiles_key(splan)
+            if key not in seen:
+                seen.add(key)
+                yield cand, splan
 
 
 def _tiles_key(splan: SharedMemoryPlan) -> tuple:
