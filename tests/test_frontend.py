@@ -1,13 +1,15 @@
 """Preprocessing, parsing and source mapping."""
 import subprocess
+from pathlib import Path
 
 import pytest
+from pycparser import c_ast
 
 from c2gpu.diagnostics import C2GPUError
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.frontend.preprocess import parse_define
 
-from conftest import write_c
+from conftest import TESTDATA, write_c
 
 ALL_HEADERS = """
 #include <stdio.h>
@@ -120,3 +122,49 @@ def test_scop_regions(testdata):
     assert [n.function for n in prog.nests] == ["kernel_gemm"]
     assert prog.nests[0].region == "scop"
     assert all(f.code == "skipped" and "outside '#pragma scop'" in f.message for f in prog.diagnostics)
+
+
+# --------------------------------------------------------------------------- c2gpu's headers parsed once
+POLYBENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "polybench-c-4.2.1"
+
+
+def _shown(ast) -> str:
+    import io
+    buf = io.StringIO()
+    ast.show(buf=buf, showcoord=True, attrnames=True, nodenames=True)
+    return buf.getvalue()
+
+
+def _polybench(*names):
+    return [(POLYBENCH / n, (str(POLYBENCH / "utilities"),)) for n in names]
+
+
+@pytest.mark.parametrize("path,includes", [(p, ()) for p in sorted(TESTDATA.glob("*.c"))] + _polybench(
+    "linear-algebra/blas/gemm/gemm.c", "stencils/seidel-2d/seidel-2d.c", "medley/nussinov/nussinov.c"),
+    ids=lambda v: getattr(v, "name", None) or "")
+def test_the_shared_header_prefix_gives_the_ast_a_whole_parse_gives(path, includes):
+    """The declarations c2gpu's headers put before a file's own lines are parsed once per process and shared
+    (c2gpu.frontend.parse.header_prefix): the AST, coordinates included, is the one parsing the whole text
+    gives."""
+    from c2gpu.frontend.parse import _Parser, _parse, header_prefix
+    from c2gpu.frontend.preprocess import preprocess
+    text = preprocess(str(path), PreprocessOptions(include_dirs=includes))
+    assert _shown(_parse(_Parser(), text, str(path))) == _shown(_Parser().parse(text, str(path)))
+    if "#include <stdio.h>" in path.read_text().split("\n#define", 1)[0]:
+        assert header_prefix(text)[1] > 0                 # split where the file's own declarations begin
+
+
+def test_files_share_one_header_prefix_and_analysis_leaves_it_as_parsed(tmp_path, capsys):
+    """gemm and atax include the same headers first: one prefix, whose nodes every analysis of either file
+    then shares, so nothing may change them."""
+    from c2gpu.cli import main
+    from c2gpu.frontend import parse
+    parse._PREFIXES.clear()
+    files = [str(p) for p, _ in _polybench("linear-algebra/blas/gemm/gemm.c", "linear-algebra/kernels/atax/atax.c")]
+    assert main(["analyze", files[0], "-I", str(POLYBENCH / "utilities"), "--gpu", "none"]) == 0
+    (before,) = [(_shown(c_ast.FileAST(list(e))), dict(n)) for e, n in parse._PREFIXES.values()]
+    for argv in (["analyze", *files, "--gpu", "a100", "--no-run"], ["port", files[1], "-o", str(tmp_path / "atax.cu")]):
+        main([*argv, "-I", str(POLYBENCH / "utilities")])
+    assert len(parse._PREFIXES) == 1
+    (after,) = [(_shown(c_ast.FileAST(list(e))), dict(n)) for e, n in parse._PREFIXES.values()]
+    assert after == before

@@ -33,6 +33,18 @@ class _Parser(c_parser.CParser):
                 pass
         super()._parse_error(msg, coord)
 
+    def parse_after(self, text: str, filename: str, names: dict[str, bool]) -> c_ast.FileAST:
+        """parse(text) as the continuation of declarations that left `names` in the file scope (pycparser's
+        parse, with its first scope given)."""
+        self._scope_stack = [dict(names)]
+        self.clex.input(text, filename)
+        self._tokens = c_parser._TokenStream(self.clex)
+        ast = self._parse_translation_unit_or_empty()
+        tok = self._peek()
+        if tok is not None:
+            self._parse_error(f"before: {tok.value}", self._tok_coord(tok))
+        return ast
+
     def _lex_on_rbrace_func(self):
         # pycparser asserts (AssertionError, a crash) on a '}' that closes nothing: make it a syntax error
         if len(getattr(self, "_scope_stack", [None, None])) <= 1:
@@ -113,11 +125,56 @@ def ansi_parameters(ast: c_ast.FileAST) -> c_ast.FileAST:
     return ast
 
 
+# The text c2gpu's own headers (c2gpu/include, declarations only) put before a file's first line of its own is
+# the same for most files: parsed once per process, it is shared by their ASTs.  (prefix text -> (its external
+# declarations, the parser's names after them: which are types))
+_PREFIXES: dict[str, tuple[tuple[c_ast.Node, ...], dict[str, bool]]] = {}
+_LINE_MARKER = re.compile(r'^# (\d+) "((?:[^"\\\n]|\\.)*)"([ 0-9]*)$', re.M)
+
+
+def header_prefix(text: str) -> tuple[str, int]:
+    """(the declarations c2gpu's headers put first, where the rest starts): the text up to the first line
+    marker of a file with a line of its own, when c2gpu's headers gave lines before it and the other files
+    (the one being read, between its includes) only markers and blank lines.  The declarations are the
+    headers' parts with their own markers, without the blank parts of the other files, so that they are the
+    same text for every file that includes the same headers first.  ("", 0) when there is no such prefix."""
+    from .preprocess import INCLUDE_DIR
+    ours = str(INCLUDE_DIR) + "/"
+    markers = list(_LINE_MARKER.finditer(text))
+    parts = []
+    for i, m in enumerate(markers):
+        end = markers[i + 1].start() if i + 1 < len(markers) else len(text)
+        if m.group(2).startswith(ours):
+            parts.append(text[m.start():end])
+        elif text[m.end():end].strip():
+            return ("".join(parts), m.start()) if any(p[p.index("\n") + 1:].strip() for p in parts) else ("", 0)
+    return "", 0
+
+
+def _parse(parser: "_Parser", text: str, path: str) -> c_ast.FileAST:
+    """parser.parse(text), with the header prefix (header_prefix) parsed once per process (_PREFIXES).  A
+    prefix that does not parse on its own (an include in the middle of a declaration) is not split off."""
+    prefix, cut = header_prefix(text)
+    if not cut:
+        return parser.parse(text, filename=path)
+    if prefix not in _PREFIXES:
+        try:
+            exts = tuple(parser.parse(prefix, filename=path).ext)
+        except (c_parser.ParseError, RecursionError, AssertionError):
+            return parser.parse(text, filename=path)
+        if len(_PREFIXES) > 16:
+            _PREFIXES.clear()
+        _PREFIXES[prefix] = (exts, dict(parser._scope_stack[0]))
+    exts, names = _PREFIXES[prefix]
+    rest = parser.parse_after(text[cut:], path, names)
+    return c_ast.FileAST(list(exts) + rest.ext)
+
+
 def parse_c(text: str, path: str) -> c_ast.FileAST:
     _raise_limit()
     parser = _Parser()
     try:
-        return ansi_parameters(parser.parse(text, filename=path))
+        return ansi_parameters(_parse(parser, text, path))
     except (c_parser.ParseError, RecursionError, AssertionError) as e:
         raise to_error(e, text, path) from None
 
@@ -132,7 +189,7 @@ def parse_c_recovering(text: str, path: str) -> tuple[c_ast.FileAST, list[C2GPUE
     _raise_limit()
     parser = _Parser()
     try:
-        return ansi_parameters(parser.parse(text, filename=path)), []
+        return ansi_parameters(_parse(parser, text, path)), []
     except (c_parser.ParseError, RecursionError, AssertionError) as e:
         first = to_error(e, text, path)
     ast, errors = parse_recovering(text, path, lambda t: parser.parse(t, filename=path),
