@@ -4,6 +4,7 @@ When nvcc is not on PATH, `compile_cuda` returns None and callers say so and fal
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -96,7 +97,9 @@ def _demangle(name: str) -> str:
 
 
 def compile_cuda(path: str, defines=(), include_dirs=(), arch: str = ARCH, timeout: float = 300.0,
-                 extra=()) -> NvccResult | None:
+                 extra=(), runtime_header: str | None = None) -> NvccResult | None:
+    """nvcc `path` for `arch` with ptxas's report.  runtime_header: the text of a cuda_runtime.h to use
+    instead of CUDA's own (c2gpu.perf.registers counts registers with a slim one)."""
     exe = nvcc_path()
     if exe is None:
         return None
@@ -104,15 +107,20 @@ def compile_cuda(path: str, defines=(), include_dirs=(), arch: str = ARCH, timeo
         # nvcc hands file names to its host compiler through a shell: a name with spaces, quotes or `$`
         # breaks there.  Compile a copy under a plain name, with the original directory (and any such
         # include directory) reached through plain-named links.
-        source, dirs = str(path), list(include_dirs)
+        source, dirs = os.path.abspath(path), [os.path.abspath(d) for d in include_dirs]
         if not _SAFE_NAME.fullmatch(source):
             source = str(Path(tmp) / "input.cu")
             shutil.copyfile(path, source)
             dirs.insert(0, str(Path(path).resolve().parent))
         dirs = [_plain_dir(d, tmp, k) for k, d in enumerate(dirs)]
+        # nvcc makes the host preprocessor `-include "cuda_runtime.h"`, which looks in the working directory
+        # first: run in the temporary one, so that a cuda_runtime.h in the user's never shadows CUDA's, and
+        # a runtime_header is found there
+        if runtime_header is not None:
+            (Path(tmp) / "cuda_runtime.h").write_text(runtime_header, encoding="utf-8")
         cmd = [exe, f"-arch={arch}", "-c", source, "-o", str(Path(tmp) / "out.o"), "-Xptxas", "-v",
                *[f"-D{n}={v}" for n, v in defines], *[f"-I{d}" for d in dirs], *extra]
-        r = process.run(cmd, timeout=timeout)
+        r = process.run(cmd, timeout=timeout, cwd=tmp)
         if r.timed_out:
             return NvccResult(False, cmd, f"nvcc did not finish within {timeout:g} s")
     stderr = r.stderr_text.replace(source, str(path)) if source != str(path) else r.stderr_text

@@ -90,3 +90,42 @@ def test_a_file_s_kernels_are_counted_in_one_nvcc_call(fresh_cache):
     assert '"source": "ptxas (sm_90)"' in cold and '"source": "estimate' not in cold
     registers._memory_cache.clear()
     assert _json(argv) == cold and len(fresh_cache) == 1       # from the disk cache: the same report
+
+
+def _entries(res):
+    return sorted((k.mangled, k.registers, k.spill_stores, k.spill_loads, k.shared_bytes, k.error) for k in res.kernels)
+
+
+@requires_tool("nvcc")
+def test_the_slim_runtime_header_gives_the_counts_of_cuda_s_own(fresh_cache, monkeypatch):
+    # every candidate kernel of matmul.c: plain, register-promoted, shared-memory tiles with barriers, a double
+    # atomicAdd (the reduction nest), a host loop's index as a parameter
+    units = []
+    compile_kernels = registers._compile_kernels
+    monkeypatch.setattr(registers, "_compile_kernels", lambda kernels, arch, timeout: units.append((kernels, arch)))
+    _json(["analyze", str(TESTDATA / "matmul.c"), "--gpu", "a100", "--no-run", "--format", "json"])
+    unit, arch = units[0]                   # the first batch (nothing compiled, the next runs ask again)
+    assert "atomicAdd" in unit and "__syncthreads" in unit and arch == "sm_80"
+    slim = compile_kernels(unit, arch, timeout=300)
+    assert len(fresh_cache) == 1                                    # it compiled with the slim header
+    own = compile_kernels(unit, arch, timeout=300, slim=False)
+    assert slim.ok and own.ok and len(slim.kernels) == 10 and _entries(slim) == _entries(own)
+
+
+@requires_tool("nvcc")
+def test_kernels_the_slim_header_cannot_compile_are_counted_with_cuda_s_own(fresh_cache):
+    texts = [KERNEL.format(body="if (i < n) b[i] = sqrtf(a[i]) + INFINITY;"),
+             KERNEL.format(body="if (i < n) b[i] = a[i] * 2.0f;")]
+    assert registers.compile_batch([("sm_80", "k0", t) for t in texts]) == 2
+    assert len(fresh_cache) == 2                                    # the slim header, then CUDA's own
+    counts = [registers.ptxas_registers(t, "k0", "sm_80") for t in texts]
+    assert all(c is not None and c[0] > 0 for c in counts)
+
+
+@requires_tool("nvcc")
+def test_a_cuda_runtime_h_in_the_working_directory_does_not_shadow_cuda_s(tmp_path, monkeypatch):
+    (tmp_path / "cuda_runtime.h").write_text('#error "not CUDA\'s header"\n')
+    (tmp_path / "k.cu").write_text(KERNEL.format(body="if (i < n) b[i] = a[i];"))
+    monkeypatch.chdir(tmp_path)
+    res = nvcc.compile_cuda("k.cu", extra=("-cubin",))
+    assert res.ok and [k.name for k in res.kernels] == ["k0"], res.stderr

@@ -7,9 +7,9 @@ nvcc supports when it dropped the GPU's own, e.g. Fermi or Kepler), and the
 text) in memory and on disk (``$C2GPU_CACHE_DIR`` or ``$XDG_CACHE_HOME/c2gpu``,
 default ``~/.cache/c2gpu``), so a kernel is compiled once.
 
-One nvcc call for a whole file (`run_with_one_nvcc_call`): an nvcc call costs some 0.35 s of CPU whatever
-its size (the host preprocessor and cicc read 1.3 MB of CUDA headers), so compiling a file's 4 kernels one
-call each cost more than the whole analysis.  The pipeline runs once with the misses collected (answered by
+One nvcc call for a whole file (`run_with_one_nvcc_call`): an nvcc call costs some 0.1 s of CPU whatever its
+size (0.4 s when the host preprocessor and cicc read CUDA's 1.3 MB runtime header: see SLIM_RUNTIME_HEADER),
+so compiling a file's kernels one call each cost more than the whole analysis.  The pipeline runs once with the misses collected (answered by
 the estimate), they are compiled in one translation unit (each kernel text in a namespace of its own, as
 texts of different candidates share kernel names), and the pipeline runs again with every count cached.
 
@@ -38,6 +38,25 @@ from ..gpu import GPU
 from .dfg import TAC
 
 PRELUDE = "#include <math.h>\n#include <limits.h>\n#include <float.h>\n"
+# Most kernels need only the built-in variables, __syncthreads and the atomics of CUDA's runtime header: with
+# this slim cuda_runtime.h (CUDA's own headers for those, nothing else) and no <math.h>, nvcc reads some 20 kB
+# of headers instead of 1.3 MB, and the call costs about half (0.3 s against 0.6 s of CPU for matmul.c's 10
+# candidate kernels) for the same machine code (tests/test_registers.py compares the counts).  A kernel that
+# uses anything else (a math function, INFINITY) does not compile against it: the unit is then compiled with
+# CUDA's own header and PRELUDE, as the emitted .cu file is.
+SLIM_PRELUDE = "#include <limits.h>\n#include <float.h>\n"
+SLIM_RUNTIME_HEADER = """\
+#pragma once
+#define __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
+#include "crt/host_defines.h"
+#include "vector_types.h"
+#include "device_launch_parameters.h"
+extern "C" __device__ __cudart_builtin__ __device_builtin__ void __syncthreads(void);
+#include "device_atomic_functions.h"
+#include "sm_20_atomic_functions.h"
+#include "sm_60_atomic_functions.h"
+#undef __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
+"""
 
 
 @dataclass(frozen=True)
@@ -151,11 +170,7 @@ def ptxas_registers(kernel_text: str, kernel_name: str, arch: str) -> tuple[int,
     if _collecting is not None:
         _collecting[(arch, kernel_name, kernel_text)] = None
         return None
-    from ..nvcc import compile_cuda
-    with tempfile.TemporaryDirectory(prefix="c2gpu_regs_") as tmp:
-        src = Path(tmp) / "kernel.cu"
-        src.write_text(PRELUDE + kernel_text, encoding="utf-8")
-        res = compile_cuda(str(src), arch=arch, timeout=120.0, extra=("-cubin",))
+    res = _compile_kernels(kernel_text, arch, timeout=120.0)
     if res is None:
         return None
     val = None
@@ -176,17 +191,14 @@ def compile_batch(requests) -> int:
     counts; returns how many were cached.  ptxas compiles each entry on its own, so when it refuses one (too
     much shared memory for one candidate) the others' counts stand and the refused one gets None, as it does
     compiled alone.  A front-end error caches nothing: each kernel is then compiled alone when it is asked for."""
-    from ..nvcc import compile_cuda, scoped_name
+    from ..nvcc import scoped_name
     done = 0
     by_arch: dict[str, list[tuple[str, str]]] = {}
     for arch, name, text in requests:
         by_arch.setdefault(arch, []).append((name, text))
     for arch, items in by_arch.items():
-        unit = PRELUDE + "".join(f"namespace c2gpu_batch_{i} {{\n{text}\n}}\n" for i, (_, text) in enumerate(items))
-        with tempfile.TemporaryDirectory(prefix="c2gpu_regs_") as tmp:
-            src = Path(tmp) / "kernels.cu"
-            src.write_text(unit, encoding="utf-8")
-            res = compile_cuda(str(src), arch=arch, timeout=120.0 + 10.0 * len(items), extra=("-cubin",))
+        unit = "".join(f"namespace c2gpu_batch_{i} {{\n{text}\n}}\n" for i, (_, text) in enumerate(items))
+        res = _compile_kernels(unit, arch, timeout=120.0 + 10.0 * len(items))
         if res is None or not (res.ok or _only_entry_errors(res)):
             continue
         found: dict[int, tuple[int, int, int] | None] = {}
@@ -204,6 +216,22 @@ def compile_batch(requests) -> int:
                 _remember(arch, name, text, found[i])
                 done += 1
     return done
+
+
+def _compile_kernels(kernels: str, arch: str, timeout: float, slim: bool = True):
+    """nvcc's result for the kernel text `kernels` (a cubin, ptxas verbose), against the slim runtime header
+    when they compile with it, else against CUDA's own; None without nvcc."""
+    from ..nvcc import compile_cuda
+    with tempfile.TemporaryDirectory(prefix="c2gpu_regs_") as tmp:
+        src = Path(tmp) / "kernels.cu"
+        if slim:
+            src.write_text(SLIM_PRELUDE + kernels, encoding="utf-8")
+            res = compile_cuda(str(src), arch=arch, timeout=timeout, extra=("-cubin",),
+                               runtime_header=SLIM_RUNTIME_HEADER)
+            if res is None or res.ok or _only_entry_errors(res):
+                return res
+        src.write_text(PRELUDE + kernels, encoding="utf-8")
+        return compile_cuda(str(src), arch=arch, timeout=timeout, extra=("-cubin",))
 
 
 def _only_entry_errors(res) -> bool:
