@@ -241,14 +241,14 @@ def _only_entry_errors(res) -> bool:
                for line in res.stderr.splitlines() if "error" in line.lower() and "warning" not in line.lower())
 
 
-def run_with_one_nvcc_call(manager, program, rounds: int = 2):
+def run_with_one_nvcc_call(manager, program, rounds: int = 3):
     """`manager.run(program)` with ptxas's counts of the kernels it compiles taken from one nvcc call (see the
     module doc): when a run asked for counts that were not cached, they are compiled together and the pipeline
-    runs again, from a clean state.  The performance pass asks for every candidate kernel first (`request`)
-    and stops the nest there when one was missing, so a collecting run costs little more than building the
-    candidates' code.  The counts can change a decision (a structure, a tile budget) and so the
-    kernels the next run compiles: it collects again, up to `rounds` batches; the last run compiles what is
-    still missing one kernel at a time."""
+    runs again, from a clean state.  The performance pass asks for the kernels of the rules' structure first
+    (`request`) and stops the nest there when one was missing, so a collecting run costs little more than
+    building them.  Another structure's kernels, when the counts show that it may be faster, and the kernels
+    of a decision the counts change (a structure, a tile budget) are collected by the next run: up to `rounds`
+    batches; the last run compiles what is still missing one kernel at a time."""
     global _collecting
     if _collecting is not None:                  # already inside a collecting run
         return manager.run(program)
