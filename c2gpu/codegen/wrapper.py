@@ -6,6 +6,7 @@ codegen.tiled) and the wrapper around them, and returns the call that replaces t
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -26,7 +27,6 @@ NARROW_INTS = {"int", "signed int", "unsigned int", "unsigned", "signed", "short
 class NestCode:
     """A nest's CUDA: its kernels and the host wrapper (static, for a whole-file port) that launches them."""
     nest: Nest
-    wrapper: str                    # the kernels, then the wrapper function
     kernels: list[KernelCode]
     arrays: list[ArrayPlan]
     call: str                       # the statement that replaces the nest
@@ -36,6 +36,12 @@ class NestCode:
     reductions: list[dict]
     shared_decisions: list = field(default_factory=list)   # every shared-memory opportunity and its decision
     render: Callable[[str], str] | None = field(default=None, repr=False)   # linkage -> kernels and wrapper
+
+    @functools.cached_property
+    def wrapper(self) -> str:
+        """The kernels, then the wrapper function (static, for a whole-file port).  Rendered when first read:
+        the performance pass builds the code of every candidate it predicts, and reads only its kernels."""
+        return self.render("static")
 
     def prototype(self, linkage: str = "static") -> str:
         """`static void c2gpu_f_12(float *a, int n)`; linkage "" for a plain declaration, 'extern "C"' for C."""
@@ -309,7 +315,7 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
 
     call = f"{wname}({', '.join(args)});"
     decisions = [d for k in (shared.kernels.values() if shared is not None else ()) for d in k.decisions]
-    return NestCode(nest, render("static"), kernels, arrays, call, wname, param_list, list(mapping.notes),
+    return NestCode(nest, kernels, arrays, call, wname, param_list, list(mapping.notes),
                     reductions, decisions, render)
 
 
