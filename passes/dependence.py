@@ -269,9 +269,19 @@ class _Ctx:
         self.conflated: dict[str, str] = {}         # names standing for several variables -> why
         self.scattered: dict[int, dict[str, DepReason]] = {lid: {} for lid in self.loops}   # lid -> scatter
         #                                             target -> why: atomic updates in any order (Statement.scatter)
+        self._domains: dict[tuple[int, str], tuple[_Site, Domain]] = {}   # (id(site), prefix) -> (site, its domain)
 
     def name(self, lp: Loop) -> str:
         return lp.origin.var if lp.origin is not None else lp.var
+
+    def domain(self, site: "_Site", prefix: str):
+        """The iteration domain of `site` with dimensions named `prefix`0, 1, ...: built once per site and
+        prefix, as every pair of references of the nest reads two (PolyBench: 3,522 built for 1,761 pairs)."""
+        key = (id(site), prefix)
+        hit = self._domains.get(key)
+        if hit is None:
+            hit = self._domains[key] = (site, self.enc.domain(site.chain, site.guards, prefix, self.name))
+        return hit[1]
 
     def ancestors(self, lid: int) -> list[int]:
         out = [lid]
@@ -351,8 +361,7 @@ def _kind(src: _Ref, snk: _Ref) -> str:
 def check_pair(src: _Ref, snk: _Ref, ctx: _Ctx) -> list[Dependence]:
     """Dependences from `src` to `snk`: one per carrying level (and one loop-independent), each proven non-empty."""
     common = _common(src.site, snk.site)
-    sd = ctx.enc.domain(src.site.chain, src.site.guards, "s", ctx.name)
-    td = ctx.enc.domain(snk.site.chain, snk.site.guards, "t", ctx.name)
+    sd, td = ctx.domain(src.site, "s"), ctx.domain(snk.site, "t")
     s_cell, t_cell = access_map(src, sd, ctx), access_map(snk, td, ctx)
     if len(s_cell) != len(t_cell):
         raise _Unanalysable(f"{src.text} and {snk.text} use different numbers of subscripts")
