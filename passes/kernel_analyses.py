@@ -46,6 +46,23 @@ def _nest_code(nest, plan: NestPlan):
         return None, str(e)
 
 
+_PLAIN_CODES: dict = {}    # (id(nest), id(mapping)) -> (nest, mapping, _nest_code's answer)
+
+
+def _plain_code(nest, mapping):
+    """_nest_code of a structure without shared memory, once per nest and structure: the check of the registers
+    cache and the structure's prediction both need it (PolyBench, warm: a tenth of the run built it twice)."""
+    key = (id(nest), id(mapping))
+    hit = _PLAIN_CODES.get(key)
+    if hit is not None and hit[0] is nest and hit[1] is mapping:
+        return hit[2]
+    out = _nest_code(nest, NestPlan(nest.name, mapping, SharedMemoryPlan()))
+    if len(_PLAIN_CODES) > 256:
+        _PLAIN_CODES.clear()
+    _PLAIN_CODES[key] = (nest, mapping, out)
+    return out
+
+
 def _launches_at_least(nest, mapping, env: dict) -> float:
     """A lower bound on the launches of a mapping: each kernel once per iteration of the host loops around it
     whose trip count the sizes fix (0 for one that depends on an outer loop: no bound from it)."""
@@ -86,10 +103,16 @@ def _requested_registers(nest, mapping, gpu, shared, opts) -> bool:
         if key in seen:
             continue
         seen.add(key)
-        try:
-            kernels = build_nest_code(nest, NestPlan(nest.name, mapping, splan), kernels_only=True)
-        except Exception:      # no code for this candidate: nothing to compile (as _nest_code)
-            continue
+        if n == 0:             # without tiles: the code the prediction reads, built once
+            code = _plain_code(nest, mapping)[0]
+            if code is None:   # no code: the prediction estimates the registers
+                continue
+            kernels = code.kernels
+        else:
+            try:
+                kernels = build_nest_code(nest, NestPlan(nest.name, mapping, splan), kernels_only=True)
+            except Exception:  # no code for this candidate: nothing to compile (as _nest_code)
+                continue
         for k in kernels:
             missing |= request(arch, k.name, kernel_source(k))
         if n == 0 and not missing:
@@ -283,7 +306,7 @@ class Performance(Pass):
         from c2gpu.perf.predict import predict_nest
         from c2gpu.perf.profile import PerfError
         plan = NestPlan(nest.name, mapping, shared or SharedMemoryPlan())   # a candidate the pass compares
-        code, err = _nest_code(nest, plan)
+        code, err = _nest_code(nest, plan) if shared is not None else _plain_code(nest, mapping)
         try:
             perf = predict_nest(nest, plan, gpu, nest.param_env(opts.get("params")), code=code,
                                 options=opts, models=opts.get("models"), search=opts.get("block_search", True),
