@@ -155,21 +155,35 @@ def _kernels_with_hosts(items, host_vars):
             yield from _kernels_with_hosts(it.body, host_vars + [it])
 
 
-_ARRAYS_CACHE: dict = {}    # id(nest) -> (nest, ArrayPlans)
+_PER_NEST: dict = {}    # (function, id(nest)) -> (nest, its result or the CodegenError it raised)
+
+
+def _once_per_nest(fn, nest: Nest):
+    """fn(nest), computed once per nest: the performance pass builds the code of every candidate plan (plain
+    kernels, each shared-memory budget, each structure) of the same nest, and plan_arrays (isl ranges of every
+    array) and loop_finals (isl maxima) depend on the nest alone.  Keyed by identity: passes return a new Nest
+    rather than changing one; the results are not modified after they are made."""
+    key = (fn, id(nest))
+    hit = _PER_NEST.get(key)
+    if hit is None or hit[0] is not nest:
+        try:
+            value = fn(nest)
+        except CodegenError as e:
+            value = e
+        if len(_PER_NEST) > 512:
+            _PER_NEST.clear()
+        hit = _PER_NEST[key] = (nest, value)
+    if isinstance(hit[1], CodegenError):
+        raise hit[1]
+    return list(hit[1])
 
 
 def _arrays_of(nest: Nest) -> list:
-    """plan_arrays of the nest (isl ranges of every array), once per nest: the performance pass builds the code
-    of every candidate plan (plain kernels, each shared-memory budget) of the same nest.  Keyed by identity:
-    passes return a new Nest rather than changing one; ArrayPlans are not modified after planning."""
-    hit = _ARRAYS_CACHE.get(id(nest))
-    if hit is not None and hit[0] is nest:
-        return list(hit[1])
-    arrays = plan_arrays(nest, set())
-    if len(_ARRAYS_CACHE) > 256:
-        _ARRAYS_CACHE.clear()
-    _ARRAYS_CACHE[id(nest)] = (nest, arrays)
-    return list(arrays)
+    return _once_per_nest(_planned_arrays, nest)
+
+
+def _planned_arrays(nest: Nest) -> list:
+    return plan_arrays(nest, set())
 
 
 def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> NestCode | list[KernelCode]:
@@ -294,7 +308,7 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
                 lasts.append({"name": v, "type": t})
                 params.append(f"{t} *c2gpu_out_{v}")
                 args.append(f"&{v}")
-    finals = loop_finals(nest)
+    finals = _once_per_nest(loop_finals, nest)
     for f in finals:
         params.append(f"{f.ctype} *c2gpu_final_{f.name}")
         args.append(f"&{f.name}")
