@@ -32,6 +32,18 @@ def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
 class Poly:
     terms: tuple[tuple[Monomial, Fraction], ...] = ()
 
+    def __hash__(self) -> int:
+        # kept after the first call: the analyses key their caches on the IR's bounds and subscripts, and a
+        # Fraction's hash is computed anew on every call (PolyBench: 180,000 Fraction hashes)
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(self.terms)
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __reduce__(self):
+        return Poly, (self.terms,)      # without the kept hash: another process hashes strings differently
+
     # -- construction -----------------------------------------------------
     @staticmethod
     def _make(d: Mapping[Monomial, Fraction]) -> "Poly":

@@ -89,3 +89,13 @@ def test_port_is_byte_identical_across_hash_seeds(tmp_path):
     problems = [f"{name}: differs: " + _differ(a[name], b.get(name, b"")) for name in sorted(set(a) | set(b))
                 if a.get(name) != b.get(name)]
     assert not problems, "\n".join(problems)
+
+
+def test_a_poly_s_kept_hash_does_not_travel_to_another_process():
+    # string hashes differ between processes: a pickled Poly (--jobs workers, caches) must hash anew there
+    import pickle
+    from c2gpu.symbolic import Poly
+    p = Poly.var("n") * Poly.var("m") + Poly.const(3)
+    assert hash(p) == hash(Poly.var("n") * Poly.var("m") + Poly.const(3))
+    q = pickle.loads(pickle.dumps(p))
+    assert q == p and "_hash" not in vars(q)

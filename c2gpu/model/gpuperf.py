@@ -63,7 +63,7 @@ Interpretation choices:
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Dict
 
 from .inputs import KernelProfile, MachineParams, geometry
@@ -232,7 +232,7 @@ class GPUPerfModel:
     def predict(self, p: KernelProfile, m: MachineParams) -> Prediction:
         t = terms(p, m)
         clk = m.clock_hz
-        d = asdict(t)
+        d = {f.name: getattr(t, f.name) for f in fields(t)}     # (numbers and a string: asdict's deep copy is not needed)
         extras: Dict[str, object] = {k: (v / clk if k in _TIMES else v) for k, v in d.items()}
         extras["AMAT_cycles"] = extras.pop("AMAT")
         extras["avg_DRAM_lat_cycles"] = extras.pop("avg_DRAM_lat")
