@@ -224,7 +224,7 @@ def _predict(name: str, prof, machine) -> Prediction:
     field and round-trips floats, so equal reprs mean equal inputs (the identity check guards against a
     model re-registered under the same name)."""
     model = MODELS[name]
-    key = (name, repr(prof), repr(machine))
+    key = (name, repr(prof), _repr_of_machine(machine))
     hit = _PREDICTIONS.get(key)
     if hit is not None and hit[0] is model:
         return hit[1]
@@ -233,6 +233,19 @@ def _predict(name: str, prof, machine) -> Prediction:
         _PREDICTIONS.clear()
     _PREDICTIONS[key] = (model, pred)
     return pred
+
+
+_MACHINE_REPRS: dict = {}  # id(machine) -> (machine, repr(machine))
+
+
+def _repr_of_machine(machine) -> str:
+    """repr(machine), once per MachineParams object (frozen): every prediction of a run reads one or two."""
+    hit = _MACHINE_REPRS.get(id(machine))
+    if hit is None or hit[0] is not machine:
+        if len(_MACHINE_REPRS) > 64:
+            _MACHINE_REPRS.clear()
+        hit = _MACHINE_REPRS[id(machine)] = (machine, repr(machine))
+    return hit[1]
 
 
 def model_predictions(prof, machine, phys_machine, models) -> tuple[dict[str, ModelResult], Roofline]:
