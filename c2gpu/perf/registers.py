@@ -41,13 +41,16 @@ PRELUDE = "#include <math.h>\n#include <limits.h>\n#include <float.h>\n"
 # Most kernels need only the built-in variables, __syncthreads and the atomics of CUDA's runtime header: with
 # this slim cuda_runtime.h (CUDA's own headers for those, nothing else) and no <math.h>, nvcc reads some 20 kB
 # of headers instead of 1.3 MB, and the call costs about half (0.3 s against 0.6 s of CPU for matmul.c's 10
-# candidate kernels) for the same machine code (tests/test_registers.py compares the counts).  A kernel that
-# uses anything else (a math function, INFINITY) does not compile against it: the unit is then compiled with
-# CUDA's own header and PRELUDE, as the emitted .cu file is.
+# candidate kernels) for the same machine code (tests/test_registers.py compares the counts).  The atomics'
+# headers include the host API's cuda_runtime_api.h (with <stdlib.h>: 200 kB more for cicc to read, 0.05 s)
+# and use nothing of it: its include guard is set around them.  A kernel that uses anything else (a math
+# function, INFINITY) does not compile against it: the unit is then compiled with CUDA's own header and
+# PRELUDE, as the emitted .cu file is.
 SLIM_PRELUDE = "#include <limits.h>\n#include <float.h>\n"
 SLIM_RUNTIME_HEADER = """\
 #pragma once
 #define __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
+#define __CUDA_RUNTIME_API_H__
 #include "crt/host_defines.h"
 #include "vector_types.h"
 #include "device_launch_parameters.h"
@@ -55,6 +58,7 @@ extern "C" __device__ __cudart_builtin__ __device_builtin__ void __syncthreads(v
 #include "device_atomic_functions.h"
 #include "sm_20_atomic_functions.h"
 #include "sm_60_atomic_functions.h"
+#undef __CUDA_RUNTIME_API_H__
 #undef __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
 """
 
@@ -104,6 +108,14 @@ def arch_for(gpu: GPU) -> str | None:
 
 # (arch, kernel name, kernel text) of the misses while a batch is collected (run_with_one_nvcc_call), else None
 _collecting: dict[tuple[str, str, str], None] | None = None
+# the manager of the collecting run, and the analyses that read a count it missed (as its `running` names them)
+_manager = None
+_stale: list = []
+
+
+def _missed(key: tuple[str, str, str]) -> None:
+    _collecting[key] = None
+    _stale.append(_manager.running() if _manager is not None else None)
 
 
 def _cache_file(arch: str, kernel_name: str, kernel_text: str) -> Path | None:
@@ -157,7 +169,7 @@ def request(arch: str, kernel_name: str, kernel_text: str) -> bool:
     collected for the batch."""
     if _collecting is None or _cached(arch, kernel_name, kernel_text)[0]:
         return False
-    _collecting[(arch, kernel_name, kernel_text)] = None
+    _missed((arch, kernel_name, kernel_text))
     return True
 
 
@@ -168,7 +180,7 @@ def ptxas_registers(kernel_text: str, kernel_name: str, arch: str) -> tuple[int,
     if found:
         return val
     if _collecting is not None:
-        _collecting[(arch, kernel_name, kernel_text)] = None
+        _missed((arch, kernel_name, kernel_text))
         return None
     res = _compile_kernels(kernel_text, arch, timeout=120.0)
     if res is None:
@@ -244,26 +256,28 @@ def _only_entry_errors(res) -> bool:
 def run_with_one_nvcc_call(manager, program, rounds: int = 3):
     """`manager.run(program)` with ptxas's counts of the kernels it compiles taken from one nvcc call (see the
     module doc): when a run asked for counts that were not cached, they are compiled together and the pipeline
-    runs again, from a clean state.  The performance pass asks for the kernels of the rules' structure first
-    (`request`) and stops the nest there when one was missing, so a collecting run costs little more than
-    building them.  Another structure's kernels, when the counts show that it may be faster, and the kernels
+    runs again: the analyses that read a missing count, and what was computed from them, are computed again
+    (PassManager.recompute); the rest of the first run stands (normalized nests, dependences, mappings, the
+    rules' kernels: computed twice, they were 0.04 s of matmul.c's 1 s).  The performance pass asks for the
+    kernels of the rules' structure first (`request`) and stops the nest there when one was missing, so a
+    collecting run costs little more than building them.  Another structure's kernels, when the counts show that it may be faster, and the kernels
     of a decision the counts change (a structure, a tile budget) are collected by the next run: up to `rounds`
     batches; the last run compiles what is still missing one kernel at a time."""
-    global _collecting
+    global _collecting, _manager, _stale
     if _collecting is not None:                  # already inside a collecting run
         return manager.run(program)
     for _ in range(rounds):
-        _collecting = {}
+        _collecting, _manager, _stale = {}, manager, []
         try:
             result = manager.run(program)
-            misses = list(_collecting)
+            misses, stale = list(_collecting), _stale
         finally:
-            _collecting = None
+            _collecting, _manager, _stale = None, None, []
         if not misses:
             return result
         with manager.phase("registers (nvcc, one call)"):
             compile_batch(misses)
-        manager.clear()
+        manager.recompute(stale)
     return manager.run(program)
 
 
