@@ -119,7 +119,7 @@ class _NestRecord:
     results: dict[str, Any] = field(default_factory=dict)
     refusals: dict[str, PassFailed] = field(default_factory=dict)
     inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)   # analysis -> what its pass declared
-    errors: list[Flag] = field(default_factory=list)
+    errors: list[tuple[str, Flag]] = field(default_factory=list)       # (the analysis or transform, its error)
 
 
 class PassManager:
@@ -138,8 +138,12 @@ class PassManager:
         self.steps = self.build(list(pipeline))
         self.scheduled: frozenset[str] = frozenset(a for n in self.order() for a in self.available[n].provides)
         self._records: dict[int, _NestRecord] = {}
+        # (transform, id of its input) -> (input, output; None when it refused): a later run of the same
+        # program (recompute) finds the nests, and what is known of them, that this one made
+        self._transformed: dict[tuple[str, int], tuple[Nest, Nest | None]] = {}
         self.timings: dict[str, PassTiming] = {}
         self._nested: list[float] = []      # time of the passes a running pass asked for, innermost last
+        self._running: list[tuple[Pass, Nest]] = []     # the passes running, innermost last
         self.print_after: set[str] = set()
         self.dump: Callable[[str, Nest], None] | None = None
 
@@ -189,21 +193,28 @@ class PassManager:
         for p in self.steps:
             try:
                 if p.transforms:
-                    new = self._timed(p, nest, ctx)
-                    self._carry_over(nest, new, p)
-                    nest = new
+                    done = self._transformed.get((p.name, id(nest)))
+                    if done is not None and done[0] is nest:
+                        nest = done[1] or nest      # run before (recompute): its nest, or its refusal, stands
+                    else:
+                        self._transformed[(p.name, id(nest))] = (nest, None)
+                        new = self._timed(p, nest, ctx)
+                        self._transformed[(p.name, id(nest))] = (nest, new)
+                        self._carry_over(nest, new, p)
+                        nest = new
                 else:
                     for a in p.provides:
                         self.analysis(a, nest, ctx, provider=p)
             except _Repeated:
                 pass                    # already recorded when the analysis first failed
             except PassFailed as e:
-                self._record(nest).errors.append(e.flag(nest))
+                self._record(nest).errors.append((p.name, e.flag(nest)))
             except PipelineError:
                 raise                   # a pass reading what it did not declare: wrong for every nest
             except Exception as e:  # a bug in one pass must not stop other nests
-                self._record(nest).errors.append(Flag(
-                    "internal-error", f"internal error in pass '{p.name}': {type(e).__name__}: {e}", nest.loc))
+                source = p.name if p.transforms else p.provides[0]
+                self._record(nest).errors.append((source, Flag(
+                    "internal-error", f"internal error in pass '{p.name}': {type(e).__name__}: {e}", nest.loc)))
             if p.name in self.print_after and self.dump:
                 self.dump(p.name, nest)
         return nest
@@ -225,7 +236,7 @@ class PassManager:
         except PassFailed as e:
             record.refusals[name] = _Repeated(e.message, code=e.code, loc=e.loc)
             record.inputs[name] = p.requires + p.uses
-            record.errors.append(e.flag(nest))
+            record.errors.append((name, e.flag(nest)))
             raise record.refusals[name] from None
         record.results[name], record.inputs[name] = result, p.requires + p.uses
         return result
@@ -233,9 +244,11 @@ class PassManager:
     def _timed(self, p: Pass, nest: Nest, ctx: PassContext) -> Any:
         t0 = time.perf_counter()
         self._nested.append(0.0)
+        self._running.append((p, nest))
         try:
             return p.run(nest, replace(ctx, running=p))
         finally:
+            self._running.pop()
             elapsed = time.perf_counter() - t0
             inner = self._nested.pop()
             if self._nested:
@@ -292,7 +305,7 @@ class PassManager:
     def errors_of(self, nest: Nest) -> list[Flag]:
         """Why passes refused `nest` (the nest the run returned), in the order the refusals happened."""
         record = self._records.get(id(nest))
-        return [] if record is None else list(record.errors)
+        return [] if record is None else [flag for _, flag in record.errors]
 
     @property
     def errors(self) -> dict[str, list[Flag]]:
@@ -301,7 +314,7 @@ class PassManager:
         out: dict[str, list[Flag]] = {}
         for record in self._records.values():
             if record.errors:
-                out.setdefault(record.nest.name, []).extend(record.errors)
+                out.setdefault(record.nest.name, []).extend(flag for _, flag in record.errors)
         return out
 
     def forget(self, nest: Nest) -> None:
@@ -311,3 +324,38 @@ class PassManager:
     def clear(self) -> None:
         """Forget every nest (results, refusals, errors); timings stay."""
         self._records.clear()
+        self._transformed.clear()
+
+    def running(self) -> tuple[Pass, Nest] | None:
+        """The innermost pass running now and the nest it runs on; None between passes."""
+        return self._running[-1] if self._running else None
+
+    def recompute(self, stale: Iterable[tuple[Pass, Nest] | None]) -> None:
+        """Prepare the next `run` of the same program to compute again what the analyses in `stale` (as
+        `running` named them while they ran) computed from an input that has changed since (ptxas's register
+        counts, compiled in between: c2gpu.perf.registers.run_with_one_nvcc_call), with every analysis
+        computed from them, their errors included; an analysis that failed without an answer (an internal
+        error) runs again too.  Everything else stays: the next run finds the same nests (transforms are
+        remembered) and what is known of them, as a run from scratch would compute it.  A transform among
+        `stale` changes nests, and a read outside any pass (None) cannot be traced: then everything is
+        forgotten (clear)."""
+        drop: dict[int, set[str]] = {}
+        for who in stale:
+            if who is None or who[0].transforms:
+                self.clear()
+                return
+            drop.setdefault(id(who[1]), set()).update(who[0].provides)
+        for record in self._records.values():
+            gone = set(drop.get(id(record.nest), ()))
+            gone |= {source for source, _ in record.errors if source in self.providers
+                     and source not in record.results and source not in record.refusals}
+            changed = True
+            while changed:                 # and whatever was computed from them
+                more = {a for a, used in record.inputs.items() if a not in gone and gone.intersection(used)}
+                gone |= more
+                changed = bool(more)
+            for a in gone:
+                record.results.pop(a, None)
+                record.refusals.pop(a, None)
+                record.inputs.pop(a, None)
+            record.errors = [(source, flag) for source, flag in record.errors if source not in gone]

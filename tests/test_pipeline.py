@@ -225,6 +225,102 @@ def test_invalidation_is_transitive(program, transform, recomputed):
     assert pm.result("uses", out.nests[0]) == 10
 
 
+# --------------------------------------------------------------------------- computing again what read a changed input
+
+EXTERNAL = {"value": None}       # an input outside the nests (ptxas's register counts, for the performance pass)
+
+
+class CountingCopy(Copy):
+    name = "counting-copy"
+    calls = 0
+
+    def run(self, nest, ctx):
+        CountingCopy.calls += 1
+        return super().run(nest, ctx)
+
+
+class ReadsExternal(Pass):
+    """Reads EXTERNAL for the first nest only; refuses the nest while it is missing."""
+    name, requires, provides = "external", ("count",), ("external",)
+    stale: list = []
+
+    def run(self, nest, ctx):
+        if nest.loc.line != 3:
+            return "not read"
+        if EXTERNAL["value"] is None:
+            ReadsExternal.stale.append(ctx.manager.running())
+            raise PassFailed("the input is not there yet", code="pending")
+        return EXTERNAL["value"]
+
+
+class UsesExternal(Pass):
+    name, uses, provides = "uses-external", ("external",), ("uses-external",)
+
+    def run(self, nest, ctx):
+        return f"from {ctx.get_optional('external', nest)}"
+
+
+class CrashesOnce(Pass):
+    name, provides = "crashes", ("crashes",)
+    calls = 0
+
+    def run(self, nest, ctx):
+        CrashesOnce.calls += 1
+        if CrashesOnce.calls <= 2:
+            raise ZeroDivisionError("boom")
+        return "ok"
+
+
+def test_recompute_keeps_what_did_not_read_the_changed_input(program):
+    """What read a missing input (and what was computed from it) is computed again after it arrives, with its
+    errors replaced; the nests, the other analyses and their errors stand, as a run from scratch gives them."""
+    steps = ["counting-copy", "count", "fails", "external", "uses-external"]
+    passes = lambda: [CountingCopy(), Counter(), Fails(), ReadsExternal(), UsesExternal()]   # noqa: E731
+    CountingCopy.calls = Counter.calls = 0
+    ReadsExternal.stale = []
+    EXTERNAL["value"] = None
+    pm = PassManager(passes(), steps)
+    first = pm.run(program)
+    a, b = first.nests
+    assert [f.code for f in pm.errors_of(a)] == ["pass-failed", "pending"]
+    assert pm.result("uses-external", a) == "from None" and pm.result("uses-external", b) == "from not read"
+    assert [(p.name, n) for p, n in ReadsExternal.stale] == [("external", a)]
+
+    EXTERNAL["value"] = 42
+    pm.recompute(ReadsExternal.stale)
+    again = pm.run(program)
+    assert again.nests[0] is a and again.nests[1] is b                 # the transform is not run again
+    assert CountingCopy.calls == Counter.calls == len(program.nests)
+    assert pm.result("external", a) == 42 and pm.result("uses-external", a) == "from 42"
+    fresh = PassManager(passes(), steps)
+    out = fresh.run(program)
+    for mine, theirs in zip(again.nests, out.nests):
+        assert pm.errors_of(mine) == fresh.errors_of(theirs)          # no "pending", nothing twice
+        for name in ("count", "external", "uses-external"):
+            assert pm.result(name, mine) == fresh.result(name, theirs)
+
+
+def test_recompute_runs_an_analysis_that_crashed_again_and_reports_it_once(program):
+    CrashesOnce.calls = 0
+    pm = PassManager([CrashesOnce()], ["crashes"])
+    first = pm.run(program)
+    assert [f.code for n in first.nests for f in pm.errors_of(n)] == ["internal-error"] * 2
+    pm.recompute([])
+    again = pm.run(program)
+    assert [pm.result("crashes", n) for n in again.nests] == ["ok", "ok"]
+    assert [f for n in again.nests for f in pm.errors_of(n)] == []
+
+
+def test_recompute_after_a_transform_read_the_input_forgets_everything(program):
+    CountingCopy.calls = 0
+    pm = PassManager([CountingCopy(), Counter()], ["counting-copy", "count"])
+    first = pm.run(program)
+    pm.recompute([(pm.available["counting-copy"], program.nests[0])])
+    again = pm.run(program)
+    assert CountingCopy.calls == 2 * len(program.nests)
+    assert again.nests[0] is not first.nests[0]
+
+
 # --------------------------------------------------------------------------- declared reads
 
 class Sneaky(Pass):
