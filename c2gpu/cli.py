@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Sequence
 
-from . import __version__, units
+from . import __version__, process, units
 from .diagnostics import C2GPUError
 from .deep import deep_call
 from .options import (BLOCK_HELP, MAP_HELP, Options, OptionsError, load_gpu_option, parse_block, parse_defines,
@@ -161,8 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     # c2gpu does no linear algebra: numpy's OpenBLAS need not start a thread per core when it is imported
-    # (about 0.07 s of CPU on every command here); the user's setting wins
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # (about 0.07 s of CPU on every command here); the user's setting wins, and the user's program does not
+    # inherit ours (process.user_environment)
+    process.set_for_c2gpu("OPENBLAS_NUM_THREADS", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

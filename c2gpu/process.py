@@ -12,6 +12,7 @@ and a runaway output fills a file whose size is checked, not our memory.  Standa
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -20,6 +21,24 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 POLL_S = 0.05      # how often the output bound is checked while the child runs
+
+_OWN: dict[str, str] = {}      # what c2gpu set in its own environment for itself: name -> value
+
+
+def set_for_c2gpu(name: str, value: str) -> None:
+    """Set the environment variable `name` for c2gpu's own process (and the libraries it loads after this)
+    unless the user set it; the programs c2gpu runs for the user get user_environment(), without it."""
+    if name not in os.environ:
+        os.environ[name] = value
+        _OWN[name] = value
+
+
+def user_environment(**extra: str) -> dict[str, str]:
+    """The environment c2gpu was started with (without what set_for_c2gpu added), plus `extra`: the user's
+    program, timed or verified, runs as the user would run it."""
+    env = {k: v for k, v in os.environ.items() if _OWN.get(k) != v}
+    env.update(extra)
+    return env
 
 
 @dataclass(frozen=True)
@@ -62,11 +81,8 @@ def run(argv: Sequence[str], *, timeout: float, cwd: str | os.PathLike | None = 
         try:
             while True:
                 left = deadline - time.monotonic()
-                try:
-                    proc.wait(timeout=max(0.0, min(left, POLL_S) if max_output is not None else left))
+                if _exited(proc, max(0.0, min(left, POLL_S) if max_output is not None else left)):
                     break
-                except subprocess.TimeoutExpired:
-                    pass
                 if max_output is not None and os.fstat(fout.fileno()).st_size > max_output:
                     exceeded = True
                     break
@@ -82,6 +98,27 @@ def run(argv: Sequence[str], *, timeout: float, cwd: str | os.PathLike | None = 
         ferr.seek(0)
         return Completed(tuple(argv), None if stopped else proc.returncode, fout.read(max_output), ferr.read(),
                          timed_out, exceeded)
+
+
+def _exited(proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait up to `timeout` seconds for `proc` to end; whether it did.  Through a pidfd where the system has
+    them, woken when the child exits: Popen.wait(timeout) polls with sleeps of up to 50 ms, and every
+    compiler call waited half of that on average after the compiler was done."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):      # not Linux 5.3+: Popen's own polling
+        try:
+            proc.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        ready = select.select([fd], [], [], timeout)[0]
+    finally:
+        os.close(fd)
+    if ready:
+        proc.wait()
+    return bool(ready)
 
 
 def kill_group(proc: subprocess.Popen) -> None:

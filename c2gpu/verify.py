@@ -24,7 +24,6 @@ removed afterwards, with argument lists (never a shell) and a time limit.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -321,7 +320,7 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
             obj = tmp / f"extra{k}.o"
             cmd = [shutil.which(cc), *cflags, "-w", *flags, "-c", str(Path(extra).resolve()), "-o", str(obj)]
             commands.append(cmd)
-            r = _run(cmd, dict(os.environ), timeout, f"compiling {extra}", str(tmp))
+            r = _run(cmd, process.user_environment(), timeout, f"compiling {extra}", str(tmp))
             if r.returncode != 0:
                 raise C2GPUError(f"{extra} does not compile:\n{r.stderr_text.strip()}")
             extra_objects.append(str(obj))
@@ -329,7 +328,7 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
         orig_c.write_text(instrument_original(path, source, probes, outcomes), errors="surrogateescape")
         cmd = [shutil.which(cc), *cflags, "-w", *flags, str(orig_c), *extra_objects, "-o", str(orig_exe), "-lm"]
         commands.append(cmd)
-        r = _run(cmd, dict(os.environ), timeout, "compiling the original program", str(tmp))
+        r = _run(cmd, process.user_environment(), timeout, "compiling the original program", str(tmp))
         if r.returncode != 0:
             raise C2GPUError(f"the original program does not compile:\n{r.stderr_text.strip()}")
         port_cu.write_text(edit(port_cu.name, cu_text), errors="surrogateescape")
@@ -338,21 +337,21 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
             host_c.write_text(edit(host_c.name, host_text), errors="surrogateescape")
             cmd = [shutil.which(cc), *cflags, "-w", *flags, "-c", str(host_c), "-o", str(tmp / "host.o")]
             commands.append(cmd)
-            r = _run(cmd, dict(os.environ), timeout, "compiling the ported host code", str(tmp))
+            r = _run(cmd, process.user_environment(), timeout, "compiling the ported host code", str(tmp))
             if r.returncode != 0:
                 raise C2GPUError(f"the ported host code does not compile:\n{r.stderr_text.strip()}")
             _compile_cu(port_cu, tmp / "kernels.o", ["-c", "-w", *flags], cxx, timeout, commands)
             link = [shutil.which(cxx) or cxx, str(tmp / "host.o"), str(tmp / "kernels.o"), *extra_objects,
                     "-o", str(port_exe), "-pthread", "-lm"]
             commands.append(link)
-            r = _run(link, dict(os.environ), timeout, "linking the ported program", str(tmp))
+            r = _run(link, process.user_environment(), timeout, "linking the ported program", str(tmp))
             if r.returncode != 0:
                 raise C2GPUError(f"the ported program does not link:\n{r.stderr_text.strip()}")
         else:
             _compile_cu(port_cu, port_exe, ["-w", *flags, "-lm"], cxx, timeout, commands)
 
         def run(exe: Path, name: str, emu: dict[str, str]):
-            env = dict(os.environ, C2GPU_DUMP=str(tmp / f"{name}.dump"), **emu)
+            env = process.user_environment(C2GPU_DUMP=str(tmp / f"{name}.dump"), **emu)
             r = _run([str(exe)], env, timeout, f"the {name} program", str(tmp))
             how = f"was killed by signal {-r.returncode}" if r.returncode < 0 else f"exited with status {r.returncode}"
             err = r.stderr_text.strip()[-2000:]

@@ -86,3 +86,19 @@ def test_memory_limit_applies_to_the_child():
 def test_a_missing_program_raises_oserror(tmp_path):
     with pytest.raises(OSError):
         run([str(tmp_path / "no-such-program")], timeout=60)
+
+
+def test_what_c2gpu_sets_for_itself_is_not_passed_to_the_user_s_program(monkeypatch):
+    from c2gpu import process
+    monkeypatch.setattr(process, "_OWN", {})
+    monkeypatch.delenv("C2GPU_TEST_OWN", raising=False)
+    monkeypatch.setenv("C2GPU_TEST_USER", "7")
+    process.set_for_c2gpu("C2GPU_TEST_OWN", "1")           # unset: c2gpu's value, for c2gpu only
+    process.set_for_c2gpu("C2GPU_TEST_USER", "1")          # the user's value wins
+    assert os.environ["C2GPU_TEST_OWN"] == "1" and os.environ["C2GPU_TEST_USER"] == "7"
+    env = process.user_environment(EXTRA="x")
+    assert "C2GPU_TEST_OWN" not in env and env["C2GPU_TEST_USER"] == "7" and env["EXTRA"] == "x"
+    out = run([sys.executable, "-c", "import os; print(os.environ.get('C2GPU_TEST_OWN'))"], timeout=60,
+              env=env)
+    assert out.stdout_text.strip() == "None"
+    monkeypatch.delenv("C2GPU_TEST_OWN")

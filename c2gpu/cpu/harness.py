@@ -291,7 +291,7 @@ def _build_and_run(path: str, source: str, targets, nslots: int, cc_path: str, c
         (tmp / "c2gpu_timer.c").write_text(TIMER_C % {"nests": max(len(targets), 1), "slots": max(nslots, 1),
                                                       "max_samples": MAX_SAMPLES})
         (tmp / "nest_timing.c").write_text(instrument(path, source, targets), errors="surrogateescape")
-        env = dict(os.environ)
+        env = process.user_environment()
         hint = " (raise timeout= / --timeout to allow more)"
         # the hooks run outside the timed spans (one clock read, measured, is taken off each): -O0 compiles
         # them in half the time, after the user's flags so that those that set the ABI (-m32) still apply
