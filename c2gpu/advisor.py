@@ -21,6 +21,8 @@ _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+\(?\s*(\d+)\s*\)?\s*$",
 
 @dataclass
 class AdvisorOptions:
+    """The advisor's settings: how to measure the CPU baseline, and whether and for which speedups to
+    search for the break-even size."""
     run_cpu: bool = True
     cc: str = "cc"
     cflags: tuple[str, ...] = ("-O2",)
@@ -34,6 +36,8 @@ class AdvisorOptions:
 
 @dataclass
 class NestAdvice:
+    """What the advisor says about one nest: its verdict and CPU time and recommendations, or why it has no
+    verdict."""
     nest: str
     verdict: Verdict | None
     cpu: CpuTiming | None

@@ -28,6 +28,7 @@ class C2GPUError(Exception):
 
 @dataclass(frozen=True)
 class Diagnostic:
+    """A diagnostic code's entry in CODES: its kind and a one-line summary of what it means."""
     kind: str       # "limit": limits what c2gpu can prove about the loops around it; "refusal": a pass
                     # refused the nest; "note": about the file (a nest skipped, a pragma); "bug": c2gpu's fault
     summary: str

@@ -41,6 +41,8 @@ class GPUDescriptionError(C2GPUError):
 
 @dataclass(frozen=True)
 class _Field:
+    """One field of the GPU description schema: its section, type, allowed range or values, unit, and whether
+    it is required."""
     section: str
     name: str
     kind: type            # int, float or str
@@ -172,6 +174,7 @@ _PERF_DEFAULTS = (
 
 @dataclass(frozen=True)
 class InstructionTiming:
+    """The latency and throughput of one instruction class on a GPU."""
     latency: float          # cycles from issue to a dependent instruction being able to issue
     throughput: float       # results per clock per SM (CUDA guide convention)
     warps_for_peak: float   # max_i of eq. 4.5: parallelism (ILP x TLP) at which throughput peaks
@@ -179,6 +182,7 @@ class InstructionTiming:
 
 @dataclass(frozen=True)
 class GPU:
+    """A GPU description, loaded and checked: the hardware figures the models use, each with its source."""
     name: str
     key: str
     aliases: tuple[str, ...]

@@ -20,6 +20,7 @@ from .symbolic import Poly, Sym
 
 @dataclass(frozen=True, order=True)
 class Loc:
+    """A place in a source file: file, line and, when known, column."""
     file: str
     line: int
     col: int = 0
@@ -72,6 +73,8 @@ class Guard:
 
 @dataclass(frozen=True)
 class ArrayInfo:
+    """An array (or pointer used as one) that a nest accesses: element type, declared extents, storage and
+    qualifiers, and the object it points into when the file shows it."""
     name: str
     elem_type: str          # C spelling: "float", "double", "int", "unsigned char", ...
     elem_size: int          # bytes
@@ -90,6 +93,7 @@ class ArrayInfo:
 
 @dataclass(frozen=True)
 class Access:
+    """One array access in a statement, read or written, with its subscripts and whether they are affine."""
     array: str
     kind: str                              # "read" or "write"
     subscripts: tuple[Poly | None, ...]    # one per dimension as used in the source
@@ -136,6 +140,8 @@ class ScalarInfo:
 
 @dataclass(frozen=True)
 class Statement:
+    """A statement of a nest: the loops and guards around it, the arrays and scalars it reads and writes,
+    its operations and reductions."""
     sid: int
     text: str
     loc: Loc
@@ -172,6 +178,8 @@ class Origin:
 
 @dataclass(frozen=True)
 class Loop:
+    """A `for` loop of a nest: its variable, bounds, step and trip count, its body, and what limits the
+    analysis of it."""
     lid: int                    # unique in its nest: pre-order position, 0 = the outermost loop
     var: str
     lower: Poly | None          # inclusive
@@ -325,6 +333,8 @@ class Nest:
 
 @dataclass(frozen=True)
 class Program:
+    """A C file as the frontend describes it: its loop nests, the notes about the file and the -D macros it was
+    read with."""
     path: str
     nests: tuple[Nest, ...]
     diagnostics: tuple[Flag, ...] = ()       # file-level notes (skipped nests, pragmas)

@@ -43,6 +43,8 @@ FACTORS = ("warps", "blocks", "registers", "shared memory")
 
 @dataclass(frozen=True)
 class Occupancy:
+    """The theoretical occupancy of a launch configuration: active blocks and warps per SM, and which of the
+    four limits sets it."""
     active_blocks_per_sm: int
     active_warps_per_sm: int
     occupancy: float                     # active warps / max warps per SM

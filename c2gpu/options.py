@@ -21,6 +21,8 @@ class OptionsError(ValueError):
 
 @dataclass(frozen=True)
 class Options:
+    """Everything one analysis needs, from the command line or the Python API: preprocessing, the pipeline,
+    the prediction, the mapping and shared memory, the CPU baseline and the reports."""
     # preprocessing, as for cc
     defines: tuple[tuple[str, str | None], ...] = ()
     include_dirs: tuple[str, ...] = ()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Pipeline:
+    """A named pipeline: the passes a command runs, in order, and what it is for."""
     name: str
     passes: tuple[str, ...]
     description: str

@@ -17,6 +17,7 @@ from .symbolic import Poly, Sym
 
 @dataclass(frozen=True)
 class MappedLoop:
+    """A loop of the nest mapped to one dimension (x, y or z) of a kernel's grid of threads."""
     lid: int
     var: str              # normalized variable (thread index)
     dim: str              # "x", "y" or "z"
@@ -66,6 +67,7 @@ class Kernel:
 
 @dataclass(frozen=True)
 class HostLoop:
+    """A loop that stays on the host around kernels (and other host loops), with why it is not mapped."""
     lid: int
     var: str
     header: str
@@ -75,6 +77,8 @@ class HostLoop:
 
 @dataclass(frozen=True)
 class Mapping:
+    """The mapping pass's result for a nest: which loops become kernels' grids and which stay on the host,
+    with the other legal structures for the performance pass to compare."""
     nest: str
     items: tuple["HostLoop | Kernel", ...]
     notes: tuple[str, ...]
@@ -114,6 +118,7 @@ class Mapping:
 
 @dataclass(frozen=True)
 class TileDim:
+    """One dimension of a shared-memory tile: the subscript it follows and its extent in elements."""
     coeffs: tuple[tuple[str, int], ...]   # (normalized variable, coefficient) of the subscript
     const: int                             # constant part of the subscript (without parameters)
     params: Poly                           # the parameter part (0 when none)
@@ -122,6 +127,8 @@ class TileDim:
 
 @dataclass(frozen=True)
 class SharedOpportunity:
+    """An array region a kernel could stage in a shared-memory tile: its shape, bank conflicts, and the
+    global memory traffic per block it would save."""
     array: str
     elem_type: str
     elem_size: int
@@ -159,6 +166,7 @@ class SharedOpportunity:
 
 @dataclass(frozen=True)
 class SharedDecision:
+    """Whether the knapsack took one shared-memory opportunity, and why."""
     opportunity: SharedOpportunity
     taken: bool
     reason: str
@@ -166,6 +174,8 @@ class SharedDecision:
 
 @dataclass(frozen=True)
 class KernelSharedPlan:
+    """The shared-memory choice for one kernel: each opportunity under the per-block budget, taken or
+    not, and why."""
     kernel: str
     budget: int
     decisions: tuple[SharedDecision, ...]
@@ -179,6 +189,7 @@ class KernelSharedPlan:
 
 @dataclass(frozen=True)
 class SharedMemoryPlan:
+    """The shared-memory tiles of a mapped nest, by kernel name (kernels with nothing to stage are absent)."""
     kernels: dict[str, KernelSharedPlan] = field(default_factory=dict)
 
 

@@ -43,6 +43,7 @@ def user_environment(**extra: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Completed:
+    """How a program run ended: its exit status, its captured output, and whether it was stopped."""
     argv: tuple[str, ...]
     returncode: int | None        # None when it was stopped (time limit or output bound); -N: killed by signal N
     stdout: bytes

@@ -42,12 +42,14 @@ BUILTIN = {
 
 @dataclass(frozen=True)
 class RegisteredPass:
+    """A pass found through the entry points (or BUILTIN), with the package and entry point it came from."""
     instance: Pass
     origin: str          # "c2gpu[normalize]" or "thirdparty-pkg[mypass]"
 
 
 @dataclass(frozen=True)
 class LoadFailure:
+    """A pass that could not be loaded: where it was registered and what went wrong."""
     origin: str
     message: str
 

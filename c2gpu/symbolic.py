@@ -30,6 +30,7 @@ def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
 
 @dataclass(frozen=True)
 class Poly:
+    """A polynomial with rational coefficients over named variables: a bound, subscript or trip count."""
     terms: tuple[tuple[Monomial, Fraction], ...] = ()
 
     def __hash__(self) -> int:

@@ -22,6 +22,8 @@ UNKNOWN = "cannot tell"
 
 @dataclass
 class BreakEven:
+    """The smallest value of a size parameter at which a nest reaches a target speedup (1x: break-even),
+    with the range searched and the sizes around the answer."""
     param: str
     target: float                 # the speedup asked for (1.0: break-even)
     value: int | None             # smallest size reaching it, None when none in the range searched
@@ -39,6 +41,8 @@ class BreakEven:
 
 @dataclass
 class Verdict:
+    """The porting verdict for one nest on one GPU by one model: the CPU and GPU times it rests on, the
+    speedups, and why."""
     nest: str
     gpu: str
     model: str

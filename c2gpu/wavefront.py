@@ -45,6 +45,7 @@ WAVE = "c2gpu_wave"
 
 @dataclass(frozen=True)
 class Wavefront:
+    """A wavefront schedule for two nested loops: the front of iteration (i, j) is factor*i + j."""
     outer: Loop          # i (normalized)
     inner: Loop          # j: the whole body of i
     factor: int          # k: the front of iteration (i, j) is k*i + j, in normalized iterations

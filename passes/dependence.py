@@ -129,6 +129,7 @@ class Dependence:
 
 @dataclass(frozen=True)
 class LoopVerdict:
+    """Whether one loop of a nest can run its iterations in parallel (one of STATUSES), and why."""
     lid: int
     var: str                        # the loop variable as written in C
     status: str                     # one of STATUSES
@@ -143,6 +144,7 @@ class LoopVerdict:
 
 @dataclass(frozen=True)
 class DependenceInfo:
+    """The dependence pass's result for a nest: a verdict per loop (by lid) and the dependences found."""
     verdicts: dict[int, LoopVerdict]
     dependences: tuple[Dependence, ...]
     notes: tuple[str, ...] = ()
@@ -231,6 +233,8 @@ class _Site:
 
 @dataclass(eq=False)
 class _Ref:
+    """A read or write of an array element or a scalar at a site, with the subscripts the dependence tests
+    compare."""
     name: str
     kind: str                       # "read" or "write"
     site: _Site

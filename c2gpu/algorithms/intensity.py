@@ -36,6 +36,8 @@ MEMORY_OPS = frozenset({"ld", "st", "load", "store"})
 
 @dataclass(frozen=True)
 class IntensityResult:
+    """Algorithm 6.3's result: on-chip and off-chip instruction counts, their ratio, and how each
+    instruction was classified."""
     on_chip: int                   # n of Algorithm 6.3
     off_chip: int                  # m of Algorithm 6.3
     intensity: float               # n / m (inf when m == 0)

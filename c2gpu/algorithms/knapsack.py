@@ -36,6 +36,7 @@ class Opportunity:
 
 @dataclass(frozen=True)
 class Decision:
+    """What the knapsack did with one opportunity: taken or not, its benefit, and why."""
     name: str
     taken: bool
     value: float               # frequency / size (benefit of Alg. 6.2); nan if parametric
@@ -46,6 +47,8 @@ class Decision:
 
 @dataclass(frozen=True)
 class Selection:
+    """A knapsack solution: the opportunities chosen, a decision per opportunity, the total frequency and the
+    bytes used."""
     chosen: Tuple[str, ...]        # names, in the order greedy took them
     decisions: Tuple[Decision, ...]  # one per opportunity, in benefit order
     total_frequency: float
@@ -210,6 +213,7 @@ def random_instance(rng: random.Random, *, max_items: int = 12, size_unit: int =
 
 @dataclass(frozen=True)
 class GapStatistics:
+    """How far greedy (both readings of Alg. 6.2) falls from the exact solution over random instances."""
     n_instances: int
     seed: int
     worst_gap: float             # literal Alg. 6.2 (prefix: stop at first misfit)

@@ -63,6 +63,8 @@ def uses_only(names: Iterable[str]) -> List[Tuple[Tuple[str, ...], Tuple[str, ..
 
 @dataclass(frozen=True)
 class SpillResult:
+    """What Belady's MIN (Alg. 6.4) costs on straight-line code: spills, reloads, live-in loads and the
+    register pressure."""
     spills: int           # stores inserted (at most one per value, SSA)
     reloads: int          # loads of values evicted earlier in the block
     live_in_loads: int    # first loads of values defined outside the block

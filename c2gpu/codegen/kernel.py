@@ -48,6 +48,8 @@ def templates() -> jinja2.Environment:
 
 @dataclass
 class ArrayPlan:
+    """How the host code handles one array of a ported nest: its device allocation and what is copied in
+    and out (and why)."""
     name: str
     ctype: str
     ndims: int
@@ -525,6 +527,8 @@ INT_LIMITS = {"long": ("LONG_MIN", "LONG_MAX"), "long long": ("LLONG_MIN", "LLON
 
 @dataclass
 class KernelCode:
+    """The parts of one generated CUDA kernel (parameters, thread indices, guards, body, launch shape) and
+    its rendered text."""
     name: str
     params: list[str]            # "const float *A", "int n"
     args: list[str]              # matching launch arguments in the wrapper

@@ -31,6 +31,8 @@ from ..symbolic import Poly
 
 @dataclass
 class TileCode:
+    """The code of one shared-memory tile in a tiled kernel: its base indices and the cooperative load (for
+    a store tile, its mask and the cooperative store)."""
     name: str                 # shared array name
     ctype: str
     shape: tuple[int, ...]

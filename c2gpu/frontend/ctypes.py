@@ -37,6 +37,7 @@ def canonical(names: list[str]) -> str:
 
 @dataclass(frozen=True)
 class CType:
+    """A declaration's C type, reduced: base spelling, pointer depth, array extents and qualifiers."""
     base: str                                   # scalar spelling after typedefs, or "struct X"
     pointers: int = 0
     dims: tuple[c_ast.Node | None, ...] = ()    # array extents, outermost first

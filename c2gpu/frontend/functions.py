@@ -33,6 +33,8 @@ _ALLOWED = (c_ast.Compound, c_ast.Decl, c_ast.DeclList, c_ast.Assignment, c_ast.
 
 @dataclass(frozen=True)
 class PureFunction:
+    """A pure function of the file (a scalar from scalar parameters), which a kernel may call as a
+    `__device__` copy."""
     name: str
     loc: Loc
     calls: tuple[str, ...]       # the pure functions of the file it calls (their copies come first)

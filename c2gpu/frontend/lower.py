@@ -912,6 +912,7 @@ def _constraints(ctx: NestContext, cond: c_ast.Node) -> tuple[Constraint, ...] |
 
 @dataclass
 class Header:
+    """What a `for` loop's header says: its variable, bounds and step, or the problem that keeps them unknown."""
     var: str | None = None
     lower: Poly | None = None
     upper: Poly | None = None
@@ -1515,6 +1516,8 @@ def _scatter(node: c_ast.Node, accesses: list[Access]) -> str | None:
 
 @dataclass
 class Candidate:
+    """An outermost `for` loop found in a function, to be described as a nest: its scope, how it was
+    selected (pragma, scop region or automatically) and the pragmas before it."""
     node: c_ast.For
     scope: Scope
     region: str

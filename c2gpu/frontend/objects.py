@@ -44,6 +44,8 @@ MAX_CONTEXTS = 64         # calls followed through (beyond: unknown), so a call 
 
 @dataclass(frozen=True)
 class Target:
+    """The target labels of a pointer or array: the object(s) it is or points into, as the whole file shows it,
+    with where that fact comes from."""
     labels: tuple[str, ...]      # one per context (a parameter) or one for all (anything else)
     source: str                  # where the fact comes from, for the report
     moves: bool = False          # the object changes hands (a swapped pointer): a copy cannot keep the label

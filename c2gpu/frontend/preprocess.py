@@ -31,6 +31,7 @@ GNU_COMPAT = (
 
 @dataclass(frozen=True)
 class PreprocessOptions:
+    """How to run the C preprocessor on a file: macros (-D), include directories (-I) and the command."""
     defines: tuple[tuple[str, str], ...] = ()     # -D NAME=VALUE
     include_dirs: tuple[str, ...] = ()            # -I DIR
     cpp: str | None = None                         # preprocessor command; found on PATH when None

@@ -224,6 +224,7 @@ class GlobalMem:
 
 @dataclass(frozen=True)
 class SharedMem:
+    """A shared-memory trace node (R trace "memory" node); id names the hotspot."""
     id: str
     conflict_degree: float = 1.0    # 1 = conflict free (R c = degree - 1)
     bytes: int = 4

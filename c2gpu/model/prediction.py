@@ -8,6 +8,8 @@ from typing import Mapping, Tuple
 
 @dataclass(frozen=True)
 class Prediction:
+    """What one model predicts for a kernel: its execution time, the host-side overhead, and the model's
+    own figures."""
     model: str                      # registry name ("resios", "gpuperf", ...)
     time_s: float                   # predicted kernel execution time, seconds
     breakdown: Mapping[str, float] = field(default_factory=dict)  # named parts, seconds

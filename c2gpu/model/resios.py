@@ -217,6 +217,8 @@ def trace_from_profile(p: KernelProfile, m: MachineParams) -> Tuple[TraceNode, .
 
 @dataclass(frozen=True)
 class SimResult:
+    """The outcome of simulating Algorithm 5.1 on one SM: the time taken, and the compute-idle cycles per
+    memory event."""
     cycles: float                 # simulated time of the simulated warps
     simulated_warps: int
     idle: Dict[str, float]        # cycles with no compute in service, per memory event id

@@ -20,6 +20,7 @@ from .prediction import Prediction
 
 @dataclass(frozen=True)
 class Roofline:
+    """The roofline lower bound of a kernel's time: the memory and compute times and which of them limits it."""
     memory_s: float       # DRAM bytes / bandwidth
     compute_s: float      # flops / peak flops
     bound_s: float        # max of the two
@@ -44,6 +45,7 @@ def roofline(p: KernelProfile, m: MachineParams) -> Roofline:
 
 @dataclass(frozen=True)
 class RooflineCheck:
+    """Whether a prediction respects the roofline bound, with the ratio and a message."""
     ok: bool              # prediction >= bound (within rel_tol)
     ratio: float          # predicted / bound (inf when the bound is 0)
     bound: Roofline

@@ -32,6 +32,8 @@ MEM_OPS = frozenset({"ld", "st"})
 
 @dataclass
 class TAC:
+    """The three-address code of a kernel's statements: (dest, op, sources) instructions in order, and the
+    arrays they read or write."""
     instrs: list[tuple[str | None, str, tuple[str, ...]]]
     arrays: set[str]           # arrays read or written (Alg. 6.3's inouts)
     scalar_outs: set[str] = None  # values the named scalars hold at the end (live after the region)

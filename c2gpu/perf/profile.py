@@ -139,6 +139,7 @@ class PerfError(Exception):
 
 @dataclass(frozen=True)
 class StatementInfo:
+    """A statement as one thread of a kernel runs it: the in-thread loops around it and how often it runs."""
     stmt: Statement
     inner: tuple[Loop, ...]         # in-thread loops around it, outermost first
     executions: float              # per thread, average (guards not applied)
@@ -146,6 +147,7 @@ class StatementInfo:
 
 @dataclass(frozen=True)
 class AccessInfo:
+    """One array access of a kernel's threads: its flat element index and the in-thread loop around it."""
     key: str                       # unique id, e.g. "A[i][k]@20"
     access: Access
     stmt: Statement
@@ -180,6 +182,8 @@ class AccessCost:
 
 @dataclass(frozen=True)
 class Geometry:
+    """The launch shape of a kernel at given sizes: grid and block, and the threads needed against those
+    launched."""
     extents: tuple[int, int, int]  # threads needed per dimension (largest trip count)
     grid: tuple[int, int, int]
     blocks: int
@@ -190,6 +194,8 @@ class Geometry:
 
 @dataclass
 class MemoryAnalysis:
+    """The memory traffic of one launch of a kernel: each global access's cost, the DRAM and L2 bytes, and
+    the working set."""
     accesses: list[AccessCost]
     dram_lower_bound: float        # bytes per launch: unique footprint (roofline)
     dram_estimate: float           # bytes per launch the models assume
@@ -202,6 +208,8 @@ class MemoryAnalysis:
 
 @dataclass(frozen=True)
 class InstructionCounts:
+    """The instruction counts of one thread of a kernel: per instruction class, and for address arithmetic,
+    loop overhead and memory accesses."""
     per_class: dict[str, float]    # machine classes, per thread
     per_ir_class: dict[str, float]  # statement ops only, per thread
     address: float                 # address arithmetic instructions per thread
@@ -217,6 +225,8 @@ class InstructionCounts:
 
 @dataclass(frozen=True)
 class Intensity:
+    """A kernel's arithmetic intensity: Alg. 6.3's on-chip to off-chip ratio and the roofline's flops per
+    DRAM byte."""
     alg63: float                   # on-chip / off-chip instructions (Alg. 6.3)
     on_chip: int
     off_chip: int

@@ -65,6 +65,7 @@ extern "C" __device__ __cudart_builtin__ __device_builtin__ void __syncthreads(v
 
 @dataclass(frozen=True)
 class Registers:
+    """The registers per thread of a kernel and its spills: ptxas's count, or the estimate without nvcc."""
     count: int                 # registers per thread used for occupancy
     spill_stores: int          # bytes (ptxas) or values (estimate)
     spill_loads: int

@@ -23,6 +23,7 @@ from .model import _CLASS_OF
 
 @dataclass(frozen=True)
 class NestShare:
+    """One nest in the whole-program view: its verdict, its CPU and GPU time per program run, and its share."""
     name: str
     line: int
     verdict: str                   # the verdict class ("port", "keep-on-cpu", "not-portable", ...)
@@ -34,6 +35,8 @@ class NestShare:
 
 @dataclass(frozen=True)
 class WholeProgram:
+    """The whole-program view: each nest's share of the time, and the program's time with the recommended
+    nests ported."""
     program_s: float | None        # measured CPU time of one program run; None: not measured
     nests_s: float                 # the nests' CPU time per run (those with a time)
     shares: list[NestShare] = field(default_factory=list)     # largest CPU time first

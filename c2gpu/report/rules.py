@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Rule:
+    """A rule of c2gpu's findings: its id, SARIF name, what a result of it says and what to do about it."""
     id: str
     name: str          # SARIF's PascalCase name
     summary: str       # what a result of this rule says, one sentence
