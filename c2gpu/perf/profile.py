@@ -103,8 +103,8 @@ from ..symbolic import Poly
 from .dfg import TAC, memory_parallelism, three_address
 from .machine import machine_params
 from .registers import Registers, arch_for, estimate_registers, ptxas_registers
-from .sampling import (distinct_in_rows, origin_values, poly_np, run_starts, sample_blocks, sorted_rows, sym_np,
-                       warp_lanes)
+from .sampling import (distinct_in_rows, floor_div, origin_values, poly_np, run_starts, sample_blocks, sorted_rows,
+                       sym_np, warp_lanes)
 
 # IR op class -> (machine class, instructions per op)
 OP_CLASSES: dict[str, tuple[str, float]] = {
@@ -648,13 +648,13 @@ class KernelAnalysis:
                 except KeyError:
                     counted[same] = None
                 else:
-                    addr = np.broadcast_to(np.asarray(idx, dtype=np.int64) * es, act.shape)
-                    sectors = sorted_rows(addr // sec_b, act)      # each warp request's sectors, sorted
+                    addr = np.asarray(idx, dtype=np.int64) * es     # broadcast against act by sorted_rows
+                    sectors = sorted_rows(floor_div(addr, sec_b), act)    # each warp request's sectors, sorted
                     n_sec = distinct_in_rows(sectors)
                     if line_b % sec_b == 0:    # a line is a run of whole sectors: lines come out sorted too
                         n_line = distinct_in_rows(sectors, line_b // sec_b)
                     else:
-                        n_line = distinct_in_rows(sorted_rows(addr // line_b, act))
+                        n_line = distinct_in_rows(sorted_rows(floor_div(addr, line_b), act))
                     counted[same] = (sectors, n_sec, n_line)
             if counted[same] is None:
                 flags.append(f"{ai.access.text} (line {ai.access.loc.line}): index not evaluable, 32 transactions assumed")
@@ -1364,9 +1364,9 @@ def _window_distinct(items, nb: int, live: int) -> tuple[int, int, int]:
     per_block: list[list] = [[] for _ in range(nb)]
     for s, _act, _ai in items:
         starts = run_starts(s)
-        it = np.broadcast_to(np.arange(s.shape[2], dtype=np.int64).reshape(1, 1, -1, 1), s.shape)
+        keys = s * 64 + np.arange(s.shape[2], dtype=np.int64).reshape(1, 1, -1, 1)
         for b in range(nb):
-            per_block[b].append(s[b][starts[b]] * 64 + it[b][starts[b]])
+            per_block[b].append(keys[b][starts[b]])
     u_win = u_live = u_one = 0
     for parts in per_block:
         k = np.sort(np.concatenate(parts), kind="stable")
