@@ -10,6 +10,7 @@ Exit codes (documented in README.md):
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from typing import Sequence
@@ -168,6 +169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    # No automatic cycle collection while a command runs: it ran some 90 times while the first command loaded
+    # its modules (0.02 s of CPU).  A file's analysis leaves a few thousand objects in cycles: a multi-file
+    # run collects them after each file (_analyze_all); a caller of main() gets its collector back.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         # a large stack and recursion limit: deeply nested C (40 loops, thousands of terms) must not crash us
         return deep_call(COMMANDS[args.command], args)
@@ -190,6 +196,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"c2gpu: internal error: {type(e).__name__}: {e} (rerun with --debug for details)", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def cmd_analyze(args) -> int:
@@ -547,6 +556,7 @@ def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: 
             progress.show(path)
             results.append(analyze_file(path, options, manager, style=style, want_report=want_report, err=err))
             manager.clear()     # the file's report is built: its nests' analyses are not needed any more
+            gc.collect(0)       # and the cycles they made can go (main runs commands without collection)
             progress.step(path)
         progress.clear()
         return results
