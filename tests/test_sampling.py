@@ -1,11 +1,17 @@
 """The vectorised counts of the coalescing and L1 analyses (c2gpu/perf/sampling.py, profile._window_distinct)
 against plain Python sets, on random addresses with random inactive lanes (negative values, empty rows and
-empty blocks included)."""
+empty blocks included); sampled blocks counted as another (KernelAnalysis._block_weights) against sorting every
+block, on real kernels and every shape the block search tries."""
 import numpy as np
 import pytest
 
+import c2gpu.perf.profile as profile
+from c2gpu.perf.predict import search_shapes
 from c2gpu.perf.profile import _window_distinct
 from c2gpu.perf.sampling import distinct_in_rows, sorted_rows
+
+from conftest import TESTDATA
+from test_perf import analysis
 
 
 def _random(seed, shape=(3, 4, 6, 32)):
@@ -41,5 +47,50 @@ def test_window_distinct_counts_sectors_per_block(seed):
         win += len({v for v, _ in pairs})
         first += len({v for v, it in pairs if it < live})
         one += len(pairs)
-    got = _window_distinct([(sorted_rows(v, a), a, None) for v, a in items], nb, live)
+    got = _window_distinct([(sorted_rows(v, a), None) for v, a in items], live)
     assert got == (win, first, one)
+    # weights: block b standing for weights[b] blocks counts as that many copies of it
+    weights = np.arange(1, nb + 1)
+    copies = np.repeat(np.arange(nb), weights)
+    assert _window_distinct([(sorted_rows(v, a), None) for v, a in items], live, weights) == \
+        _window_distinct([(sorted_rows(v[copies], a[copies]), None) for v, a in items], live)
+    s = sorted_rows(*items[0])
+    assert distinct_in_rows(s, 4, weights) == distinct_in_rows(s[copies], 4)
+
+
+@pytest.mark.parametrize("name, defines", [("matmul.c", ()), ("jacobi2d.c", ()), ("syrk.c", ()), ("transpose.c", ()),
+                                           ("convolution.c", ()), ("gemv.c", ()),
+                                           ("matmul.c", ("N=100",)), ("matmul.c", ("N=37",))])   # rows not aligned
+def test_blocks_counted_as_another_give_the_counts_of_sorting_every_block(name, defines, monkeypatch):
+    ka, k = analysis(TESTDATA / name, defines=defines)
+    shapes = search_shapes(ka, tuple(k.block))
+    fast = {}
+    merged = 0
+    for b in shapes:
+        fast[b] = ka._sector_stats(b)
+        merged += 0 in ka._block_weights(*_weights_inputs(ka, b))
+    monkeypatch.setattr(profile.KernelAnalysis, "_block_weights", lambda self, envs, *_: np.ones(
+        next(iter(envs.values()))[1].shape[0], dtype=np.int64))
+    profile._SECTOR_CACHE.clear()
+    ka2, _ = analysis(TESTDATA / name, defines=defines)
+    for b in shapes:
+        assert ka2._sector_stats(b) == fast[b], b
+    if name in ("matmul.c", "jacobi2d.c", "transpose.c") and not defines:   # interior blocks are translations
+        assert merged >= len(shapes) // 2
+
+
+
+def _weights_inputs(ka, block):
+    """_block_weights's arguments for `block`, as _sector_stats builds them."""
+    captured = {}
+    real = ka._block_weights
+
+    def spy(envs, addresses, unit):
+        captured["args"] = (envs, addresses, unit)
+        return real(envs, addresses, unit)
+    ka._block_weights = spy
+    ka._block_cache.pop(("sectors", tuple(block)), None)
+    profile._SECTOR_CACHE.clear()
+    ka._sector_stats(block)
+    del ka._block_weights
+    return captured["args"]

@@ -118,8 +118,11 @@ def floor_div(a: Arr, d: int) -> Arr:
     return a >> (d.bit_length() - 1) if d & (d - 1) == 0 else a // d
 
 
-def distinct_in_rows(s: Arr, coarse: int = 1) -> int:
+def distinct_in_rows(s: Arr, coarse: int = 1, weights: Arr | None = None) -> int:
     """The number of distinct active values // coarse in each of the sorted rows `s` (sorted_rows), summed
-    over the rows (floor division keeps the order, so runs of equal quotients are still runs)."""
+    over the rows (floor division keeps the order, so runs of equal quotients are still runs); with `weights`,
+    each block's rows (the first axis) count weights[block] times."""
+    if weights is not None:
+        return sum(int(w) * distinct_in_rows(s[b], coarse) for b, w in enumerate(weights))
     c = s if coarse == 1 else floor_div(s, coarse)
     return int(np.count_nonzero(s[..., 0] != INACTIVE)) + int(np.count_nonzero(c[..., 1:] != c[..., :-1]))
