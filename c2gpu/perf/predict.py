@@ -214,45 +214,13 @@ def _block3(b) -> tuple[int, int, int]:
     return (b + (1, 1, 1))[:3]
 
 
-_PREDICTIONS: dict = {}   # (model name, repr(profile), repr(machine)) -> (model, Prediction)
-
-
-def _predict(name: str, prof, machine) -> Prediction:
-    """MODELS[name].predict, once per distinct input: the block search evaluates the same shape for the plain
-    kernel and for each shared-memory budget, and a kernel without tiles on that shape (or with the same
-    tiles) has the same profile.  The models are pure functions of (profile, machine); repr covers every
-    field and round-trips floats, so equal reprs mean equal inputs (the identity check guards against a
-    model re-registered under the same name)."""
-    model = MODELS[name]
-    key = (name, repr(prof), _repr_of_machine(machine))
-    hit = _PREDICTIONS.get(key)
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    pred = model.predict(prof, machine)
-    if len(_PREDICTIONS) > 4096:
-        _PREDICTIONS.clear()
-    _PREDICTIONS[key] = (model, pred)
-    return pred
-
-
-_MACHINE_REPRS: dict = {}  # id(machine) -> (machine, repr(machine))
-
-
-def _repr_of_machine(machine) -> str:
-    """repr(machine), once per MachineParams object (frozen): every prediction of a run reads one or two."""
-    hit = _MACHINE_REPRS.get(id(machine))
-    if hit is None or hit[0] is not machine:
-        if len(_MACHINE_REPRS) > 64:
-            _MACHINE_REPRS.clear()
-        hit = _MACHINE_REPRS[id(machine)] = (machine, repr(machine))
-    return hit[1]
-
-
 def model_predictions(prof, machine, phys_machine, models) -> tuple[dict[str, ModelResult], Roofline]:
     bound = roofline(prof, phys_machine)
     out = {}
     for name in models:
-        pred: Prediction = _predict(name, prof, machine)
+        # (no memo: a key for the inputs, the profile's repr, cost more than the GPUPerf model, and Resios's
+        # simulation is seldom asked twice for the same inputs)
+        pred: Prediction = MODELS[name].predict(prof, machine)
         t = pred.time_s
         notes = tuple(pred.notes)
         clamped = t < bound.bound_s * (1 - 1e-9)
