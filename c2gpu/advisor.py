@@ -7,7 +7,7 @@ time is measured once per file (one build); the break-even size re-analyses the 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from .cpu import CpuTiming, cpu_baseline, measure_file, static_estimate
@@ -15,6 +15,7 @@ from .frontend import PreprocessOptions, load_program
 from .ir import Nest, Program
 from . import units
 from .verdict import BreakEven, Verdict, decide, find_break_even, kernel_bound
+from .records import dataclass
 
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+\(?\s*(\d+)\s*\)?\s*$", re.M)
 

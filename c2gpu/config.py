@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
 from .options import OptionsError
+from .records import dataclass
 
 # A current data-centre GPU that most readers can rent; its catalog entry names the sources of every value.
 DEFAULT_GPU = "h100-sxm"

@@ -6,10 +6,10 @@ the sources and fails on a code missing here, so this table is the complete list
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
 
 from .ir import Flag, Loc
+from .records import dataclass
 
 
 class C2GPUError(Exception):

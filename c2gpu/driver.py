@@ -7,7 +7,7 @@ text and JSON reports.  Both run the same pipeline, advisor and report model.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable, Sequence
 
 from .diagnostics import C2GPUError, silence
@@ -19,6 +19,7 @@ from .registry import discover
 from .report import ir_json, text
 from .report.model import Report, build_report
 from .subscript_bounds import findings
+from .records import dataclass
 
 
 def pipeline_passes(options: Options) -> tuple[str, ...]:

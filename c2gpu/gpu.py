@@ -19,7 +19,7 @@ import json
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import Any, Mapping, Optional
 
 from .diagnostics import C2GPUError
 from .ir import Loc
+from .records import dataclass
 
 
 class GPUDescriptionError(C2GPUError):

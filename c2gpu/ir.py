@@ -12,10 +12,11 @@ variable in terms of the new one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Iterator
 
 from .symbolic import Poly, Sym
+from .records import dataclass
 
 
 @dataclass(frozen=True, order=True)

@@ -7,7 +7,6 @@ extents.  Loop dimensions are named `L<lid>` (sibling loops may share a C name).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from math import lcm
@@ -16,6 +15,7 @@ import islpy as isl
 
 from .ir import Loop, Nest, Statement
 from .symbolic import Poly, Sym
+from .records import dataclass
 
 
 @lru_cache(maxsize=16384)

@@ -8,10 +8,11 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from . import process
+from .records import dataclass
 
 ARCH = "sm_80"
 

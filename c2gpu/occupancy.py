@@ -24,11 +24,11 @@ the opt-in per-block limit.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from .diagnostics import C2GPUError
 from .gpu import GPU
+from .records import dataclass
 
 
 class InvalidLaunchError(C2GPUError, ValueError):

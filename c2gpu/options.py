@@ -7,12 +7,12 @@ the user, naming the option as it is written on the command line: the command li
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from .diagnostics import CODES, C2GPUError
 from .frontend import PreprocessOptions
 from .frontend.preprocess import parse_define
+from .records import dataclass
 
 
 class OptionsError(ValueError):

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Callable, Iterable
 
 from .ir import Flag, Loc, Nest, Program
+from .records import dataclass
 
 
 class PipelineError(Exception):

@@ -5,8 +5,8 @@ break-even probes take their pass lists from here.  A pass added to the port pip
 finalizes the plan before `performance`) is one line in `PORT`.
 """
 from __future__ import annotations
+from .records import dataclass
 
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ so none of them re-derives a decision.  Sizes are polynomials (`Sym`) and intege
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from .ir import Access, Loc, Loop, Nest, Origin, Reduction, Statement
 from .symbolic import Poly, Sym
+from .records import dataclass
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ the .cu text, and the split into .cu + .c when the host code cannot be compiled 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from pycparser import c_ast
@@ -21,6 +21,7 @@ from .frontend.preprocess import preprocess_missing_headers
 from .ir import Loc, Nest
 from .pipeline import PassManager
 from .pipelines import PORT
+from .records import dataclass
 
 PIPELINE = list(PORT.passes)
 

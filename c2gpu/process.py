@@ -17,8 +17,8 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from typing import Mapping, Sequence
+from .records import dataclass
 
 POLL_S = 0.05      # how often the output bound is checked while the child runs
 

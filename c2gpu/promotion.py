@@ -28,7 +28,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 import islpy as isl
 from pycparser import c_ast
@@ -36,6 +36,7 @@ from pycparser import c_ast
 from . import isl_sets as ph
 from .ir import Access, Loop, Nest, Statement
 from .symbolic import Poly
+from .records import dataclass
 
 
 @dataclass(frozen=True)

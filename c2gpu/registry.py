@@ -13,10 +13,10 @@ pass is not built in, or when every pass is listed (`discover()`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
 
 from .pipeline import Pass
+from .records import dataclass
 
 GROUP = "c2gpu.passes"
 

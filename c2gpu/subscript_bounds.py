@@ -40,7 +40,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 
 import islpy as isl
@@ -48,6 +47,7 @@ import islpy as isl
 from .ir import Access, ArrayInfo, Flag, Loop, Nest, Statement
 from .isl_sets import Domain, Encoder, con, sub, to_c
 from .symbolic import Poly
+from .records import dataclass
 
 CODE = "out-of-bounds-subscript"
 

@@ -13,9 +13,9 @@ bounds make it empty has trip count <= 0 and callers clamp when evaluating.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterable, Mapping
+from .records import dataclass
 
 # A monomial is a sorted tuple of (variable, power); () is the constant term.
 Monomial = tuple[tuple[str, int], ...]

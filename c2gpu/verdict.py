@@ -9,10 +9,11 @@ context creation.  Verdicts:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
 
 from . import units
+from .records import dataclass
 
 PORT = "port"
 RESIDENT = "port only if the data stays on the GPU"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -40,6 +40,7 @@ from .ir import Nest
 from .codegen import c_only_constructs, escape_c_string, nonempty_condition, render_port, render_split
 from .port import NestOutcome, analyse_for_port, read_source
 from .source import for_span, insert_at
+from .records import dataclass
 
 DUMP_RUNTIME = r"""/* c2gpu verify: dump of the values each ported nest writes */
 #include <stdio.h>

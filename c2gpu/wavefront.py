@@ -29,7 +29,7 @@ C that is ported, as for any nest; the port is checked against the original C li
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import islpy as isl
 from pycparser import c_ast, c_generator, c_parser
@@ -37,6 +37,7 @@ from pycparser import c_ast, c_generator, c_parser
 from . import isl_sets as ph
 from .ir import Loop, Nest
 from .normalize import normalize_nest
+from .records import dataclass
 
 MAX_FACTOR = 4
 DEPENDENCES = ("flow", "anti", "output")      # reasons a loop is sequential that a wavefront can respect

@@ -61,7 +61,7 @@ its value is not affine.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from typing import Any, Iterable
 
@@ -75,6 +75,7 @@ from c2gpu.symbolic import Poly
 
 from c2gpu import subscript_bounds
 from .scalars import guard_depth, live_after, outlives_nest, privatizable, scalar_reduction
+from c2gpu.records import dataclass
 
 STATUSES = ("parallel", "reduction", "carried", "unknown")
 

@@ -26,7 +26,7 @@ of most accesses (coalescing); users can override loops and block shape.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 
 from c2gpu.options import block_for
@@ -35,6 +35,7 @@ from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.reorder import kernel_view
 from c2gpu.symbolic import Sym
+from c2gpu.records import dataclass
 
 DIMS = ("x", "y", "z")
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 2)}

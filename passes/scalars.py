@@ -14,12 +14,12 @@ condition).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pycparser import c_ast
 
 from c2gpu.ir import Loop, Nest, ScalarInfo, Statement
+from c2gpu.records import dataclass
 
 if TYPE_CHECKING:
     from .dependence import _Ref

@@ -27,8 +27,8 @@ Choices made explicit (the seed leaves them implicit):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
+from ..records import dataclass
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ reproduces the pseudo-code for comparison.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, AbstractSet, Iterable, Mapping, Tuple
+from ..records import dataclass
 
 if TYPE_CHECKING:
     import networkx as nx     # imported where a graph is walked: ~0.2 s that a run may not need

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
 from functools import reduce
 from typing import List, Optional, Sequence, Tuple
+from ..records import dataclass
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
 from typing import Dict, Iterable, List, Sequence, Tuple, Union
+from ..records import dataclass
 
 Names = Union[str, Iterable[str]]
 # One instruction: (defs, uses); each a single name, an iterable of names, or None/().

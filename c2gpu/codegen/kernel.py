@@ -16,7 +16,7 @@ import copy
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import islpy as isl
 import jinja2
@@ -27,6 +27,7 @@ from ..frontend.lower import _array_chain
 from ..ir import Access, Loop, Nest, reduction_type
 from ..promotion import Promotion, certain_write, promotions
 from ..symbolic import Poly
+from ..records import dataclass
 
 FLOAT_TYPES = ("float", "double")
 

@@ -15,7 +15,7 @@ counts), so tiles are static __shared__ arrays.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -27,6 +27,7 @@ from ..ir import Loc, Loop, Nest
 from ..promotion import access_nodes
 from ..shared_tiles import tile_region
 from ..symbolic import Poly
+from ..records import dataclass
 
 
 @dataclass

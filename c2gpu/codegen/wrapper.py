@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
 
 import islpy as isl
@@ -18,6 +18,7 @@ from ..ir import Loop, Nest
 from ..plan import Kernel, NestPlan, require_plan
 from .kernel import ArrayPlan, CodegenError, KernelCode, device_function, kernel_code, plan_arrays, templates
 from .tiled import tiled_kernel
+from ..records import dataclass
 
 NARROW_INTS = {"int", "signed int", "unsigned int", "unsigned", "signed", "short", "unsigned short", "char",
                "signed char", "unsigned char", "_Bool"}

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -52,6 +52,7 @@ from ..normalize import normalize_nest
 from ..ir import Access, Loop, Nest, Program
 from ..symbolic import Poly
 from .timing import CpuTiming
+from ..records import dataclass
 
 CATALOG = Path(__file__).resolve().parent.parent / "cpus"
 DEFAULT_CPU = "generic-x86-64"

@@ -1,8 +1,9 @@
 """`CpuTiming`: the CPU time of one loop nest, measured or estimated, with how it was obtained."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
+from ..records import dataclass
 
 
 @dataclass(frozen=True)

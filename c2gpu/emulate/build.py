@@ -17,7 +17,6 @@ match the original ``.cu`` file.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import shutil
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import process
+from ..records import dataclass
 
 __all__ = [
     "CompileResult",
@@ -54,7 +54,7 @@ class CompilerNotFoundError(RuntimeError):
     """The requested C++ compiler is not installed / not on PATH."""
 
 
-@dataclasses.dataclass
+@dataclass
 class CompileResult:
     ok: bool
     returncode: int | None  # None when the compiler did not run to completion

@@ -6,9 +6,9 @@ reduce each to a `CType`: a scalar base spelling, pointer depth, array extents
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from pycparser import c_ast
+from ..records import dataclass
 
 SIZES = {
     "char": 1, "signed char": 1, "unsigned char": 1, "_Bool": 1,

@@ -15,7 +15,7 @@ A pure call then reads its arguments and nothing else, so it is no obstacle to p
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from pycparser import c_ast
@@ -23,6 +23,7 @@ from pycparser import c_ast
 from ..ir import Loc
 from ..libc import MATH_FUNCTIONS
 from .ctypes import SIZES, CType, decl_type
+from ..records import dataclass
 
 # statement and expression nodes a pure body may hold (their children are checked too)
 _ALLOWED = (c_ast.Compound, c_ast.Decl, c_ast.DeclList, c_ast.Assignment, c_ast.UnaryOp, c_ast.BinaryOp,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import NamedTuple
 from fractions import Fraction
 
@@ -27,6 +27,7 @@ from .objects import FileObjects
 from .fields import renamed, struct_fields
 from .functions import PureFunction, needed, pure_functions
 from .ctypes import FLOAT_TYPES, INT_RANGES, SIZES, CType, arith_result, decl_type, int_result, is_unsigned, promote
+from ..records import dataclass
 
 _GEN = c_generator.CGenerator()
 

@@ -24,12 +24,12 @@ which holds in every context.  Two pointers are distinct when their labels diffe
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from pycparser import c_ast
 
 from ..ir import Loc
 from .ctypes import CType, decl_type
+from ..records import dataclass
 
 # Functions that return (or store through their first argument) a new object no other pointer reaches.
 ALLOCATORS = {

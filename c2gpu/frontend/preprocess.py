@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from .. import process
 from ..diagnostics import C2GPUError
 from ..ir import Loc
+from ..records import dataclass
 
 INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
 

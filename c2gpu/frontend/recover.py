@@ -22,11 +22,11 @@ functions after the broken one are still found.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from pycparser import c_ast
 
 from ..diagnostics import C2GPUError
+from ..records import dataclass
 
 _MARKER = re.compile(r'[ \t]*#[ \t]*(?:line[ \t]+)?(\d+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?')
 _DIRECTIVE = re.compile(r"[ \t]*#")

@@ -63,11 +63,12 @@ Interpretation choices:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Dict
 
 from .inputs import KernelProfile, MachineParams, geometry
 from .prediction import Prediction
+from ..records import dataclass
 
 NOT_ENOUGH_WARPS = "not_enough_warps"
 MEMORY_BOUND = "memory_bound"

@@ -15,8 +15,9 @@ models equal counts per warp (all threads of a warp execute the same stream).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Mapping, Optional, Tuple, Union
+from ..records import dataclass
 
 
 # --------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Mapping, Tuple
+from ..records import dataclass
 
 
 @dataclass(frozen=True)

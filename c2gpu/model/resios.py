@@ -56,12 +56,13 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .inputs import (Branch, Compute, GlobalMem, KernelProfile, Loop, MachineParams,
                      SharedMem, TraceNode, geometry)
 from .prediction import Prediction
+from ..records import dataclass
 
 
 # ---------------------------------------------------------------- overhead

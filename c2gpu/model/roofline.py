@@ -12,10 +12,10 @@ a lower bound (optimistic).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from .inputs import KernelProfile, MachineParams
 from .prediction import Prediction
+from ..records import dataclass
 
 
 @dataclass(frozen=True)

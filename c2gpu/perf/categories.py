@@ -63,10 +63,11 @@ overhead is NestPerformance.launch_overhead_s as predict_nest costs it (all laun
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..model.inputs import KernelProfile, MachineParams, geometry
 from ..model.roofline import Roofline
+from ..records import dataclass
 
 #: The kernel categories, in the order the reports show them, with the words the reports use.
 CATEGORIES: dict[str, str] = {

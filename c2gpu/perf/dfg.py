@@ -20,12 +20,12 @@ versions (TAC.dfg()) and without importing networkx (~0.2 s) on every run.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 
 from pycparser import c_ast
 
 from ..algorithms.intensity import IntensityResult, classify
+from ..records import dataclass
 
 MEM_OPS = frozenset({"ld", "st"})
 

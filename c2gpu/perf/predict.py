@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Optional
 
 from ..algorithms import blocksize as bs
@@ -42,6 +42,7 @@ from ..shared_tiles import tiles_for_kernel
 from .machine import machine_params
 from .profile import (Geometry, InstructionCounts, Intensity, KernelAnalysis, MemoryAnalysis, PerfError)
 from .registers import Registers
+from ..records import dataclass
 
 # The default model (--model default): the one that validates better on shared/validation
 # (tests/bench_validation.py), by median predicted/measured ratio (closer to 1) and spread (geometric-mean

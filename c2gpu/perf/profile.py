@@ -85,7 +85,7 @@ Stores do not stall the warp: their trace nodes get memory parallelism max_p.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import cached_property, lru_cache
 from typing import Optional
 
@@ -105,6 +105,7 @@ from .machine import machine_params
 from .registers import Registers, arch_for, estimate_registers, ptxas_registers
 from .sampling import (distinct_in_rows, floor_div, origin_values, poly_np, run_starts, sample_blocks, sorted_rows,
                        sym_np, warp_lanes)
+from ..records import dataclass
 
 # IR op class -> (machine class, instructions per op)
 OP_CLASSES: dict[str, tuple[str, float]] = {

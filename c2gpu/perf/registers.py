@@ -28,7 +28,6 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from .. import process
 from ..algorithms.spills import belady_min, from_three_address
 from ..gpu import GPU
 from .dfg import TAC
+from ..records import dataclass
 
 PRELUDE = "#include <math.h>\n#include <limits.h>\n#include <float.h>\n"
 # Most kernels need only the built-in variables, __syncthreads and the atomics of CUDA's runtime header: with

@@ -7,13 +7,14 @@ the file's JSON entry); `c2gpu.analyze` returns it, `c2gpu check` decides from i
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import units
 from ..ir import Loc
 from ..verdict import KEEP, PORT, RESIDENT, BreakEven, kernel_bound
+from ..records import dataclass
 
 if TYPE_CHECKING:
     from ..perf.predict import LaunchCost

@@ -14,11 +14,12 @@ touch those arrays.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .. import units
 from ..verdict import PORT
 from .model import _CLASS_OF
+from ..records import dataclass
 
 
 @dataclass(frozen=True)

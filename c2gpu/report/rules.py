@@ -6,8 +6,8 @@ gate (`c2gpu/reaches-min-speedup`, `c2gpu/below-min-speedup`), or the rule of it
 to compare (`c2gpu/not-portable`, `c2gpu/cannot-assess`): the same fact has the same id everywhere.
 """
 from __future__ import annotations
+from ..records import dataclass
 
-from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
