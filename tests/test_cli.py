@@ -33,6 +33,26 @@ def test_syntax_error_is_compiler_style(tmp_path):
     assert "Traceback" not in r.stderr
 
 
+def test_the_command_ends_without_teardown_but_with_exit_handlers_and_all_output(tmp_path):
+    """c2gpu.cli.run ends the process at once (os._exit): the exit status is main's, output written to a pipe
+    arrives whole, and handlers registered with atexit (a coverage tool's) still run."""
+    marker = tmp_path / "handler-ran"
+    code = ("import atexit, pathlib, sys\n"
+            f"atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('yes'))\n"
+            "from c2gpu.cli import run\n"
+            "sys.argv = ['c2gpu'] + sys.argv[1:]\n"
+            "run()\n")
+    ok = subprocess.run([sys.executable, "-c", code, "analyze", str(TESTDATA / "matmul.c"), "--no-run",
+                         "--format", "json"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert len(json.loads(ok.stdout)["files"][0]["nests"]) == 3       # the whole document, parsed
+    assert marker.read_text() == "yes"
+    marker.unlink()
+    bad = subprocess.run([sys.executable, "-c", code, "analyze", "no/such/file.c"], capture_output=True, text=True)
+    assert (bad.returncode, bad.stderr.strip()) == (1, "error: no such file: 'no/such/file.c'")
+    assert marker.read_text() == "yes"
+
+
 def test_missing_file_one_line():
     r = run("analyze", "no/such/file.c")
     assert r.returncode == 1
