@@ -115,3 +115,18 @@ def test_cycle_finder_finds_one():
 
 def test_no_import_circle():
     assert _cycle(GRAPH) is None
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists the packages a wheel (a plain `pip install .`) contains: a package missing there
+    works in the editable install the tests use and is missing for a user (c2gpu.codegen was)."""
+    import tomllib
+    root = PACKAGE.parent
+    config = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    dirs = {d: f"c2gpu.{d.name}" for d in (root / "passes", root / "templates")}
+    present = {_module_name(p.parent / "__init__.py") for p in PACKAGE.rglob("__init__.py")
+               if not _module_name(p).startswith("c2gpu.passes")}
+    for d, name in dirs.items():
+        present |= {".".join([name, *p.parent.relative_to(d).parts]) for p in d.rglob("__init__.py")}
+    assert present == listed, (sorted(present - listed), sorted(listed - present))

@@ -38,9 +38,12 @@ class CodegenError(Exception):
 
 @functools.lru_cache(maxsize=1)
 def templates() -> jinja2.Environment:
-    # one environment per process: jinja2 caches compiled templates in it
+    # one environment per process: jinja2 caches compiled templates in it; those compiled ahead of time come
+    # from the package (c2gpu.codegen.precompiled), the others from jinja2's bytecode cache or are compiled
     from ..cache import template_bytecode_cache
-    return jinja2.Environment(loader=jinja2.PackageLoader("c2gpu.templates", "."), keep_trailing_newline=True,
+    from .precompiled import PrecompiledLoader
+    return jinja2.Environment(loader=PrecompiledLoader(jinja2.PackageLoader("c2gpu.templates", ".")),
+                              keep_trailing_newline=True,
                               trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
                               bytecode_cache=template_bytecode_cache())
 
