@@ -7,20 +7,20 @@ import json
 import jinja2
 
 from c2gpu.codegen import precompiled
-from c2gpu.codegen.kernel import templates
+from c2gpu.codegen.precompiled import templates
 
 
 def test_the_compiled_templates_are_current():
-    """Fails when a template or the environment changed without `python -m c2gpu.codegen.precompiled`."""
+    """Fails when a template or the environment changed without `python -m c2gpu.templates`."""
     env = templates()
     on_disk = json.loads((precompiled.directory() / precompiled.MANIFEST).read_text())
     now = precompiled.manifest_of(env)
-    assert on_disk["templates"] == now["templates"], "run: python -m c2gpu.codegen.precompiled"
-    assert on_disk["environment"] == now["environment"], "run: python -m c2gpu.codegen.precompiled"
+    assert on_disk["templates"] == now["templates"], "run: python -m c2gpu.templates"
+    assert on_disk["environment"] == now["environment"], "run: python -m c2gpu.templates"
     if on_disk["jinja2"] == jinja2.__version__:      # another jinja2 compiles otherwise: its code may differ
         for name, text in precompiled.compiled_modules(env).items():
             module = precompiled.directory() / f"{precompiled.module_name(name)}.py"
-            assert module.read_text() == text, f"{name}: run: python -m c2gpu.codegen.precompiled"
+            assert module.read_text() == text, f"{name}: run: python -m c2gpu.templates"
 
 
 def test_a_current_compiled_template_is_imported():

@@ -5,7 +5,8 @@ tiled    the same kernel with shared-memory tiles staged by the whole block (see
 wrapper  the host wrapper around a nest's kernels and the call that replaces the nest
 splice   the user's file with the calls spliced in (whole file, split .cu + .c, or kernels only)
 """
-from .kernel import ArrayPlan, CodegenError, KernelCode, templates
+from .kernel import ArrayPlan, CodegenError, KernelCode
+from .precompiled import templates
 from .splice import c_only_constructs, emit_header, emit_kernels, escape_c_string, render_port, render_split, splice
 from .wrapper import NestCode, build_nest_code, declared_in_nest, loop_finals, nonempty_condition, rename_cxx_keywords
 

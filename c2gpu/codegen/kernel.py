@@ -19,7 +19,6 @@ import re
 from dataclasses import field
 
 import islpy as isl
-import jinja2
 from pycparser import c_ast, c_generator
 
 from .. import isl_sets as ph
@@ -34,18 +33,6 @@ FLOAT_TYPES = ("float", "double")
 
 class CodegenError(Exception):
     """The plan cannot be turned into code; the message says why (shown to the user)."""
-
-
-@functools.lru_cache(maxsize=1)
-def templates() -> jinja2.Environment:
-    # one environment per process: jinja2 caches compiled templates in it; those compiled ahead of time come
-    # from the package (c2gpu.codegen.precompiled), the others from jinja2's bytecode cache or are compiled
-    from ..cache import template_bytecode_cache
-    from .precompiled import PrecompiledLoader
-    return jinja2.Environment(loader=PrecompiledLoader(jinja2.PackageLoader("c2gpu.templates", ".")),
-                              keep_trailing_newline=True,
-                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
-                              bytecode_cache=template_bytecode_cache())
 
 
 # --------------------------------------------------------------------------- arrays

@@ -14,7 +14,7 @@ from pathlib import Path
 from .. import __version__
 from ..ir import Program
 from ..source import SpanError, for_span
-from .kernel import templates
+from .precompiled import templates
 from .wrapper import CXX_KEYWORDS
 
 

@@ -21,7 +21,8 @@ from pycparser import c_ast
 
 from .. import isl_sets as ph
 from .kernel import (ArrayPlan, CodegenError, KernelCode, KernelPrinter, _c, _clamp, _declared_bounds, _flat,
-                      register_maps, templates, wide_index)
+                      register_maps, wide_index)
+from .precompiled import templates
 from ..frontend.lower import _array_chain, loc_of
 from ..ir import Loc, Loop, Nest
 from ..promotion import access_nodes

@@ -16,7 +16,8 @@ import islpy as isl
 from .. import isl_sets as ph
 from ..ir import Loop, Nest
 from ..plan import Kernel, NestPlan, require_plan
-from .kernel import ArrayPlan, CodegenError, KernelCode, device_function, kernel_code, plan_arrays, templates
+from .kernel import ArrayPlan, CodegenError, KernelCode, device_function, kernel_code, plan_arrays
+from .precompiled import templates
 from .tiled import tiled_kernel
 from ..records import dataclass
 
