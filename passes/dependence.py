@@ -70,7 +70,7 @@ import islpy as isl
 from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement
 from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.isl_sets import Domain, Encoder, Unencodable, con, parse_set, sub
+from c2gpu.isl_sets import Con, Domain, Encoder, Unencodable, con, parse_set, sub
 from c2gpu.symbolic import Poly
 
 from c2gpu import subscript_bounds
@@ -377,7 +377,7 @@ def check_pair(src: _Ref, snk: _Ref, ctx: _Ctx) -> list[Dependence]:
     exact = sd.exact and td.exact and not ctx.control_inexact and not conflated
     why = sd.why or td.why or ctx.control_inexact or conflated
     out = []
-    levels: list[tuple[int | None, list[str]]] = []
+    levels: list[tuple[int | None, list[Con]]] = []
     for d in range(common):
         if steps[d] is None:
             continue                                # no execution order known: the loop is unknown anyway
