@@ -89,13 +89,7 @@ def _print_timings(timings: dict) -> None:
         print(f"{t.kind + ' ' + t.name:<25} {t.runs:5d} runs {t.seconds * 1000:9.2f} ms", file=sys.stderr)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="c2gpu", description="Is this C loop nest worth porting to a GPU?")
-    parser.add_argument("--version", action="version", version=f"c2gpu {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for internal errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    a = sub.add_parser("analyze", help="describe every loop nest of C files")
+def _analyze_args(a: argparse.ArgumentParser) -> None:
     a.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
     _add_frontend_args(a)
     a.add_argument("--format", choices=("text", "json", "sarif"), default="text",
@@ -108,46 +102,46 @@ def build_parser() -> argparse.ArgumentParser:
     _add_verdict_args(a)
     _add_report_args(a)
 
-    sub.add_parser("passes", help="list the available passes with what they require and provide")
-    sub.add_parser("codes", help="list the diagnostic codes (what --silence takes) with what each means")
-    _add_gpus_command(sub)
-    _add_check_command(sub)
 
-    def mapping_args(p):
-        _add_frontend_args(p)
-        p.add_argument("--gpu", metavar="NAME|FILE.toml",
-                       help="decide shared memory (tiles and budget) by the predicted time on this GPU")
-        p.add_argument("--shared-memory", choices=("auto", "off"), default="auto",
-                       help="stage reused data in shared memory (auto) or never (off)")
-        p.add_argument("--shared-budget", type=int, metavar="BYTES", help="shared memory per block for the tiles")
-        p.add_argument("--shared", action="append", default=[], metavar="ARRAY",
-                       help="always stage this array's tiles (repeatable)")
-        p.add_argument("--no-shared", action="append", default=[], metavar="ARRAY",
-                       help="never stage this array (repeatable)")
-        p.add_argument("--assume-no-alias", action="store_true",
-                       help="treat distinct pointer parameters as non-overlapping (as if declared restrict)")
-        p.add_argument("--exact-fp", action="store_true", help=EXACT_FP_HELP)
-        p.add_argument("--map", metavar="I,J", help=MAP_HELP)
-        p.add_argument("--block", metavar="BXxBY[xBZ]", help=BLOCK_HELP)
-        _add_pass_manager_args(p)
+def _mapping_args(p: argparse.ArgumentParser) -> None:
+    """port's, emit's and verify's common options."""
+    _add_frontend_args(p)
+    p.add_argument("--gpu", metavar="NAME|FILE.toml",
+                   help="decide shared memory (tiles and budget) by the predicted time on this GPU")
+    p.add_argument("--shared-memory", choices=("auto", "off"), default="auto",
+                   help="stage reused data in shared memory (auto) or never (off)")
+    p.add_argument("--shared-budget", type=int, metavar="BYTES", help="shared memory per block for the tiles")
+    p.add_argument("--shared", action="append", default=[], metavar="ARRAY",
+                   help="always stage this array's tiles (repeatable)")
+    p.add_argument("--no-shared", action="append", default=[], metavar="ARRAY",
+                   help="never stage this array (repeatable)")
+    p.add_argument("--assume-no-alias", action="store_true",
+                   help="treat distinct pointer parameters as non-overlapping (as if declared restrict)")
+    p.add_argument("--exact-fp", action="store_true", help=EXACT_FP_HELP)
+    p.add_argument("--map", metavar="I,J", help=MAP_HELP)
+    p.add_argument("--block", metavar="BXxBY[xBZ]", help=BLOCK_HELP)
+    _add_pass_manager_args(p)
 
-    po = sub.add_parser("port", help="write the whole file with the parallel nests ported to CUDA")
+
+def _port_args(po: argparse.ArgumentParser) -> None:
     po.add_argument("file", metavar="FILE")
     po.add_argument("-o", "--output", metavar="OUT.cu", help="output file (default: FILE with .cu)")
     po.add_argument("--check-compile", action="store_true", help="compile the result with nvcc and show ptxas usage")
     po.add_argument("--split", action="store_true",
                     help="write kernels and wrappers to OUT.cu and the C code calling them to OUT.host.c "
                          "(automatic when the C code cannot be compiled as C++, e.g. VLA parameters)")
-    mapping_args(po)
+    _mapping_args(po)
 
-    em = sub.add_parser("emit", help="write only the kernels and host wrappers (extern \"C\", for C code to call)")
+
+def _emit_args(em: argparse.ArgumentParser) -> None:
     em.add_argument("file", metavar="FILE")
     em.add_argument("-o", "--output", metavar="OUT.cu",
                     help="write the kernels to OUT.cu and the wrappers' prototypes to OUT.h beside it (default: "
                          "stdout, no header)")
-    mapping_args(em)
+    _mapping_args(em)
 
-    ve = sub.add_parser("verify", help="run the original and the port (on the CPU) and compare what the nests write")
+
+def _verify_args(ve: argparse.ArgumentParser) -> None:
     ve.add_argument("file", metavar="FILE")
     ve.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance for floating point (default 1e-5)")
     ve.add_argument("--atol", type=float, default=0.0, help="absolute tolerance added to it (default 0)")
@@ -157,8 +151,31 @@ def build_parser() -> argparse.ArgumentParser:
     ve.add_argument("--extra-source", action="append", default=[], metavar="FILE.c",
                     help="another C file of the program, compiled and linked with both the original and the port "
                          "(repeatable; e.g. PolyBench's utilities/polybench.c)")
-    mapping_args(ve)
+    _mapping_args(ve)
+
+
+def _no_args(p: argparse.ArgumentParser) -> None:
+    pass
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line.  With `command`, only that subcommand is declared (the one argv names: declaring every
+    subcommand's parser and options was 2% of the first command's CPU); None declares all of them."""
+    parser = argparse.ArgumentParser(prog="c2gpu", description="Is this C loop nest worth porting to a GPU?")
+    parser.add_argument("--version", action="version", version=f"c2gpu {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for internal errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (declare, kwargs) in SUBCOMMANDS.items():
+        if command in (None, name):
+            declare(sub.add_parser(name, **kwargs))
     return parser
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand `argv` names: its first word that is not an option (the top-level options take no value);
+    None when that is not a subcommand (argparse then says what is wrong, from the whole parser)."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in SUBCOMMANDS else None
 
 
 def run() -> None:
@@ -182,7 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # (about 0.07 s of CPU on every command here); the user's setting wins, and the user's program does not
     # inherit ours (process.user_environment)
     process.set_for_c2gpu("OPENBLAS_NUM_THREADS", "1")
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_in(argv))
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
@@ -448,8 +466,7 @@ def _add_performance_args(a: argparse.ArgumentParser) -> None:
                             "time with and without them (auto, the default), or predict the plain kernels (off)")
 
 
-def _add_gpus_command(sub) -> None:
-    g = sub.add_parser("gpus", help="list the GPU catalog (key, SMs, clock, DRAM bandwidth, peak, host link)")
+def _gpus_args(g: argparse.ArgumentParser) -> None:
     g.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -593,13 +610,7 @@ def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: 
     return results
 
 
-def _add_check_command(sub) -> None:
-    c = sub.add_parser("check", help="CI gate: fail when a nest's predicted speedup is below --min-speedup",
-                       description="Analyse the nests marked `#pragma c2gpu port` (every nest when none is marked) "
-                                   "and print one line per failing nest (every nest with -v), with its rule id, then "
-                                   "a summary line. Exit status: 0 every nest passes (or --exit-zero), 3 a nest "
-                                   "falls below --min-speedup or cannot be ported (or, with --strict, cannot be "
-                                   "assessed), 1 an input could not be analysed, 2 bad command line.")
+def _check_args(c: argparse.ArgumentParser) -> None:
     c.add_argument("files", nargs="+", metavar="FILE_OR_DIR")
     _add_frontend_args(c)
     c.add_argument("--min-speedup", type=float, default=1.0, metavar="X",
@@ -714,6 +725,24 @@ def cmd_codes(args) -> int:
 
 COMMANDS = {"codes": cmd_codes, "gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify,
             "check": cmd_check}
+
+# each subcommand: the function declaring its options, and add_parser's help and description (in --help's order)
+SUBCOMMANDS = {
+    "analyze": (_analyze_args, {"help": "describe every loop nest of C files"}),
+    "passes": (_no_args, {"help": "list the available passes with what they require and provide"}),
+    "codes": (_no_args, {"help": "list the diagnostic codes (what --silence takes) with what each means"}),
+    "gpus": (_gpus_args, {"help": "list the GPU catalog (key, SMs, clock, DRAM bandwidth, peak, host link)"}),
+    "check": (_check_args, {
+        "help": "CI gate: fail when a nest's predicted speedup is below --min-speedup",
+        "description": "Analyse the nests marked `#pragma c2gpu port` (every nest when none is marked) and print one "
+                       "line per failing nest (every nest with -v), with its rule id, then a summary line. Exit "
+                       "status: 0 every nest passes (or --exit-zero), 3 a nest falls below --min-speedup or cannot "
+                       "be ported (or, with --strict, cannot be assessed), 1 an input could not be analysed, 2 bad "
+                       "command line."}),
+    "port": (_port_args, {"help": "write the whole file with the parallel nests ported to CUDA"}),
+    "emit": (_emit_args, {"help": "write only the kernels and host wrappers (extern \"C\", for C code to call)"}),
+    "verify": (_verify_args, {"help": "run the original and the port (on the CPU) and compare what the nests write"}),
+}
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -181,3 +181,16 @@ def test_codes_lists_every_diagnostic_code():
     assert r.returncode == 0
     listed = [line.split()[0] for line in r.stdout.splitlines()]
     assert listed == sorted(CODES) and "unknown-call" in listed
+
+
+@pytest.mark.parametrize("argv", [
+    ["analyze", "a.c", "--gpu", "a10", "-D", "N=4", "--format", "json", "--no-run"],
+    ["--debug", "check", "a.c", "--min-speedup", "2", "-v"],
+    ["port", "a.c", "-o", "x.cu", "--block", "32x8", "--shared", "A"],
+    ["emit", "a.c"], ["verify", "a.c", "--rtol", "1e-3"], ["gpus", "--format", "json"], ["passes"], ["codes"],
+])
+def test_the_parser_of_one_subcommand_parses_as_the_whole_one(argv):
+    """main declares only the subcommand argv names: the same namespace as with every subcommand declared."""
+    from c2gpu.cli import _command_in, build_parser
+    assert _command_in(argv) == next(a for a in argv if not a.startswith("-"))
+    assert vars(build_parser(_command_in(argv)).parse_args(argv)) == vars(build_parser().parse_args(argv))
