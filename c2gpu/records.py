@@ -6,8 +6,10 @@ when frozen, `__setattr__` and `__delattr__` as source text and compiles it when
 about 1 ms per class, and c2gpu's first command defines 128 of them: 15% of its own CPU time, though most of
 those methods never run. Here the standard decorator only collects the fields (so `fields`, `replace` and
 `asdict` work as ever), and:
-- `__init__`, `__eq__` and `__hash__` are the standard library's text, compiled on their first call, which
-  then puts the compiled method in the class: from the second call on they are the standard ones;
+- `__eq__` and `__hash__` are the standard library's text, compiled on their first call, which then puts the
+  compiled method in the class: from the second call on they are the standard ones;
+- `__init__` binds its arguments plainly for a class's first PLAIN_INSTANCES instances, then is compiled the same
+  way (the compiled one also takes any call that does not bind, so that Python raises its own error);
 - `__repr__`, the ordering methods and the frozen guards, which run rarely, are plain functions giving the
   standard library's results (the same text, the same tuples compared, the same `FrozenInstanceError`).
 Only the options c2gpu uses are accepted (frozen, eq, order), with the standard library's rules for an
@@ -61,7 +63,8 @@ def _process(cls, frozen: bool, eq: bool, order: bool):
         setattr(cls, name, fn)
         return True
 
-    add("__init__", _on_first_call(cls, "__init__", lambda: _init_text(cls, fields, frozen)))
+    add("__init__", _plain_init(cls, fields, frozen, _on_first_call(cls, "__init__",
+                                                                   lambda: _init_text(cls, fields, frozen))))
     add("__repr__", _repr([f.name for f in fields if f.repr]))
     compared = [f.name for f in fields if f.compare]
     if eq:
@@ -109,6 +112,46 @@ def _on_first_call(cls, name: str, text):
 
 
 _HAS_DEFAULT_FACTORY = object()        # the default of a parameter whose field has a default_factory
+
+# instances an __init__ makes before it is compiled: many classes have no more on a first command (48 of the 108
+# that analyze testdata/matmul.c instantiates), and compiling the __init__ of every one was 3% of its CPU
+PLAIN_INSTANCES = 8
+
+
+def _plain_init(cls, fields, frozen: bool, compile_init):
+    """An __init__ that binds its arguments by the fields' names, order and defaults, as the compiled one does,
+    for the class's first PLAIN_INSTANCES instances; then, or for any call it does not bind plainly (a missing
+    or unknown argument: the compiled one raises Python's own error), `compile_init` compiles the standard one
+    and puts it in the class."""
+    names = [f.name for f in fields]
+    position = {n: k for k, n in enumerate(names)}
+    made = 0
+
+    def __init__(self, *args, **kwargs):
+        nonlocal made
+        made += 1
+        values = _bind(fields, position, args, kwargs) if made <= PLAIN_INSTANCES else None
+        if values is None:
+            return compile_init(self, *args, **kwargs)
+        for name, value in zip(names, values):
+            if frozen:
+                object.__setattr__(self, name, value)
+            else:
+                setattr(self, name, value)
+        if hasattr(cls, "__post_init__"):
+            self.__post_init__()
+    return __init__
+
+
+def _bind(fields, position: dict, args: tuple, kwargs: dict) -> list | None:
+    """The fields' values for these arguments, defaults and factories filled in field order; None when the
+    arguments do not bind (too many, repeated, unknown or missing), before any factory is called."""
+    rest = fields[len(args):]
+    if (len(args) > len(fields) or any(position.get(k, -1) < len(args) for k in kwargs)
+            or any(f.name not in kwargs and f.default is MISSING and f.default_factory is MISSING for f in rest)):
+        return None
+    return [*args, *(kwargs[f.name] if f.name in kwargs else
+                     f.default_factory() if f.default_factory is not MISSING else f.default for f in rest)]
 
 
 def _init_text(cls, fields, frozen: bool):

@@ -74,7 +74,7 @@ def define(decorator):
                 OwnHash=OwnHash, OwnEq=OwnEq, Cycle=Cycle)
 
 
-STD, OURS = define(dataclasses.dataclass), define(records.dataclass)
+OURS = define(records.dataclass)
 EXAMPLES = {
     "Loc": [("a.c", 3, 4), ("a.c", 3), ("b.c", 1, 9)],
     "One": [((("x", 1),),), ()],
@@ -89,9 +89,14 @@ EXAMPLES = {
 }
 
 
-def observe(classes, name, args):
-    """What one can see of the class and of two equal instances: results, or the exceptions raised."""
-    cls = classes[name]
+def observe(decorator, name, args):
+    """What one can see of the class and of two equal instances: results, or the exceptions raised.  Each call
+    with arguments that do not bind gets a class of its own (its first instance, made the plain way, when
+    PLAIN_INSTANCES allows)."""
+    cls = define(decorator)[name]
+
+    def fresh():
+        return define(decorator)[name]
     a, b = cls(*args), cls(*args)
     if name == "Cycle":
         a.me = a
@@ -121,17 +126,25 @@ def observe(classes, name, args):
     seen["asdict"] = attempt(lambda: dataclasses.asdict(cls(*args)) if name != "Cycle" else None)
     seen["pickle"] = attempt(lambda: repr(pickle.loads(pickle.dumps(cls(*args)))) if name != "Cycle" else None)
     seen["deepcopy"] = attempt(lambda: repr(copy.deepcopy(cls(*args))) == repr(cls(*args)))
-    seen["bad arguments"] = attempt(lambda: cls(1, 2, 3, 4, 5, 6, 7))
-    seen["missing argument"] = attempt(lambda: cls() if name in ("Loc", "Node", "OwnHash") else None)
+    seen["bad arguments"] = attempt(lambda: fresh()(1, 2, 3, 4, 5, 6, 7))
+    first = dataclasses.fields(cls)[0].name if dataclasses.fields(cls) else "z"
+    seen["repeated argument"] = attempt(lambda: fresh()(*args, **{first: 1}) if args else None)
+    seen["unknown keyword"] = attempt(lambda: fresh()(*args, bogus=1))
+    seen["by keyword"] = attempt(lambda: repr(fresh()(**dict(zip([f.name for f in dataclasses.fields(cls)], args)))))
+    seen["missing argument"] = attempt(lambda: fresh()() if name in ("Loc", "Node", "OwnHash") else None)
     return seen
 
 
 CASES = [(name, args) for name, examples in EXAMPLES.items() for args in examples]
 
 
+@pytest.mark.parametrize("plain", [0, 1000], ids=["compiled __init__", "plain __init__"])
 @pytest.mark.parametrize("name,args", CASES, ids=[f"{n}{a!r}" for n, a in CASES])
-def test_same_as_the_standard_dataclass(name, args):
-    std, ours = observe(STD, name, args), observe(OURS, name, args)
+def test_same_as_the_standard_dataclass(name, args, plain, monkeypatch):
+    """Through the compiled __init__ from the first instance, and through the plain one (PLAIN_INSTANCES) for
+    every instance: the bad calls too, which the plain one hands to the compiled one."""
+    monkeypatch.setattr(records, "PLAIN_INSTANCES", plain)
+    std, ours = observe(dataclasses.dataclass, name, args), observe(records.dataclass, name, args)
     assert ours == std
 
 
@@ -177,8 +190,11 @@ def test_the_standard_library_rules_on_definitions():
 def test_methods_are_compiled_once_and_then_are_the_class_own():
     cls = define(records.dataclass)["Node"]
     first = cls.__dict__["__init__"]
+    plain = [cls("n", (k,)) for k in range(records.PLAIN_INSTANCES)]
+    assert cls.__dict__["__init__"] is first                  # not compiled yet
     cls("n")
     compiled = cls.__dict__["__init__"]
     assert compiled is not first and compiled.__qualname__.endswith("Node.__init__")
     cls("m")
     assert cls.__dict__["__init__"] is compiled
+    assert plain == [cls("n", (k,)) for k in range(records.PLAIN_INSTANCES)]
