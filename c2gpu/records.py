@@ -52,6 +52,9 @@ def _process(cls, frozen: bool, eq: bool, order: bool):
     _collect_fields(cls, init=False, repr=False, eq=False, order=False, frozen=False)
     cls.__c2gpu_frozen__ = frozen
     fields = dataclasses.fields(cls)
+    if len(fields) != len(cls.__dataclass_fields__) or not all(f.init and not f.kw_only for f in fields):
+        # the __init__ here passes every field, in order: no InitVar, ClassVar, init=False or kw_only
+        raise TypeError(f"{cls.__qualname__}: c2gpu.records.dataclass takes plain fields only")
     if undocumented:
         cls.__doc__ = f"{cls.__name__}({', '.join(f'{f.name}: {f.type}' for f in fields)})"
     _check_defaults(fields)

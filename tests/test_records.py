@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import typing
 from dataclasses import FrozenInstanceError, field
 
 import pytest
@@ -185,6 +186,17 @@ def test_the_standard_library_rules_on_definitions():
 
             def __lt__(self, other):
                 return True
+
+
+@pytest.mark.parametrize("extra", ["x: int = dataclasses.field(default=0, init=False)",
+                                   "x: dataclasses.InitVar[int] = 0", "x: typing.ClassVar[int] = 0",
+                                   "x: int = dataclasses.field(default=0, kw_only=True)"])
+def test_fields_the_plain_init_cannot_pass_are_refused(extra):
+    namespace = {"dataclasses": dataclasses, "typing": typing}
+    source = f"class Unsupported:\n    a: int = 0\n    {extra}\n"
+    exec(compile(source, "<test>", "exec", dont_inherit=True), namespace)   # annotations as objects
+    with pytest.raises(TypeError, match="plain fields only"):
+        records.dataclass(namespace["Unsupported"])
 
 
 def test_methods_are_compiled_once_and_then_are_the_class_own():
