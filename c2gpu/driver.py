@@ -116,8 +116,10 @@ def analyze_file(path: str, options: Options, manager: PassManager, *, source: s
         flags = {nest.name: diagnostics(nest, manager, options.silenced) for nest in program.nests}
         fd = _with_verdict_json(_with_performance_json(_with_loop_verdicts_json(
             ir_json.program(program, flags), program, manager), program, manager), program, advice)
-        from .report.program_view import whole_program
-        view = whole_program(program.nests, advice, manager)
+        from .report.program_view import program_json, whole_program
+        view = whole_program(program, advice, manager)
+        if view is not None:
+            fd["whole_program"] = program_json(view)
         report_text = _text(program, flags, manager, advice, style, view) if style is not None else ""
         report = build_report(path, program, manager, advice, fd, errors, source, view) if want_report else None
     return FileAnalysis(path, fd, report_text, errors, status, report)

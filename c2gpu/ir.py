@@ -341,12 +341,20 @@ class Program:
     diagnostics: tuple[Flag, ...] = ()       # file-level notes (skipped nests, pragmas)
     defines: tuple[tuple[str, str], ...] = ()
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
+    run_order: tuple[tuple[str, int, int], ...] = ()   # the nests' (file, line, column) in the order a run first
+    #                                           reaches them (frontend/run_order.py), not always source order
 
     def nest(self, name: str) -> Nest:
         for n in self.nests:
             if n.name == name:
                 return n
         raise KeyError(name)
+
+    def in_run_order(self, nests) -> list[Nest]:
+        """`nests` in the order a run first reaches them; those the walk did not reach last, in their order."""
+        rank = {pos: k for k, pos in enumerate(self.run_order)}
+        last = len(rank)
+        return sorted(nests, key=lambda n: rank.get((n.loc.file, n.loc.line, n.loc.col), last))
 
 
 def reduction_type(nest: Nest, r: Reduction) -> str:

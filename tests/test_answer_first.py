@@ -143,12 +143,74 @@ def test_whole_program_arithmetic():
 
     v1 = decide("a", "g", "m", 1.0, "measured", "", 0.2, 0.01, 0.1, 0.0, False)
     v2 = decide("b", "g", "m", 1.0, "measured", "", 0.2, 0.01, 0.1, 0.0, False)
+    compute = 0.1 + 0.01            # kernel + launches of one execution (decide: transfers 0.2, launches 0.01, kernel 0.1)
+    time_of = lambda nbytes: nbytes / 100   # noqa: E731 - a transfer-time function easy to add up by hand
     shared = [Transfer("x", "in", 8.0, 0.1), Transfer("y", "out", 8.0, 0.1)]
-    # two nests copying the same arrays: once each way when the data stays on the device
-    got = _resident_gpu_s([("a", v1, 1, shared), ("b", v2, 1, shared)])
-    assert got == pytest.approx(2 * (0.1 + 0.01) + 0.1 + 0.1)
+    # two nests copying the same arrays: x copied in once; y written by both, out once
+    assert _resident_gpu_s([(v1, 1, shared), (v2, 1, shared)], set(), time_of) == pytest.approx(
+        2 * compute + 0.1 + time_of(8.0))
+    # a producer and its consumer: what the first wrote is on the device, the second copies nothing in
+    produce = [Transfer("x", "out", 80.0, 0.5)]
+    consume = [Transfer("x", "in", 40.0, 0.3, offset=40.0), Transfer("y", "out", 8.0, 0.1)]
+    assert _resident_gpu_s([(v1, 1, produce), (v2, 3, consume)], set(), time_of) == pytest.approx(
+        compute + 3 * compute + time_of(80.0) + time_of(8.0))
+    # the consumer reading past what was written: copied in
+    wider = [Transfer("x", "in", 40.0, 0.3, offset=60.0)]
+    assert _resident_gpu_s([(v1, 1, produce), (v2, 1, wider)], set(), time_of) == pytest.approx(
+        2 * compute + 0.3 + time_of(80.0))
+    # in run order only: the consumer first must copy in
+    assert _resident_gpu_s([(v2, 1, consume), (v1, 1, produce)], set(), time_of) == pytest.approx(
+        2 * compute + 0.3 + time_of(80.0) + time_of(8.0))
+    # two writers of disjoint halves: one copy-out of both halves; an unknown start is always copied
+    halves = [Transfer("x", "out", 40.0, 0.2, offset=0.0)], [Transfer("x", "out", 40.0, 0.2, offset=40.0)]
+    unknown = [Transfer("x", "in", 40.0, 0.3, offset=None)]
+    assert _resident_gpu_s([(v1, 1, halves[0]), (v1, 1, halves[1]), (v2, 1, unknown)], set(), time_of) == \
+        pytest.approx(3 * compute + 0.3 + time_of(80.0))
+    # an array a nest left on the CPU touches: every copy, every execution
+    assert _resident_gpu_s([(v1, 1, produce), (v2, 3, consume)], {"x"}, time_of) == pytest.approx(
+        4 * compute + 0.5 + 3 * 0.3 + time_of(8.0))
     view = WholeProgram(program_s=4.0, nests_s=2.0, after_s=1.0)
     assert view.speedup(view.after_s) == 4.0
+
+
+def test_run_order_follows_calls_not_the_source(tmp_path):
+    from c2gpu.frontend import load_program
+    src = tmp_path / "order.c"
+    src.write_text("#define N 64\nfloat a[N], b[N], c[N];\n"
+                   "void late(void) { for (int i = 0; i < N; i++) c[i] = 3 * b[i]; }\n"       # line 3
+                   "void early(void) { for (int i = 0; i < N; i++) b[i] = 2 * a[i]; late(); }\n"  # line 4
+                   "void never(void) { for (int i = 0; i < N; i++) a[i] = 0; }\n"          # line 5
+                   "int rec(int d) { if (d) rec(d - 1); for (int i = 0; i < N; i++) a[i] += d; return 0; }\n"
+                   "int main(void) {\n"
+                   "  for (int i = 0; i < N; i++) a[i] = i;\n"                                  # line 8
+                   "  early(); rec(2); early();\n"
+                   "  return 0;\n}\n")
+    program = load_program(str(src))
+    assert [n.loc.line for n in program.in_run_order(program.nests)] == [8, 4, 3, 6, 5]
+    assert [n.loc.line for n in program.nests] == [3, 4, 5, 6, 8]
+
+
+def test_whole_program_keeps_matmul_data_on_the_device(tmp_path):
+    """matmul.c: main fills A and B (line 29), matmul reads them and writes C (16), main sums C (37).  Kept on
+    the device, nothing is copied in: each array goes out once."""
+    from c2gpu.gpu import load_gpu
+    report = c2gpu.analyze(TESTDATA / "matmul.c", gpu="h100-sxm", run_cpu=False)
+    w, gpu = report.program, load_gpu("h100-sxm")
+    assert set(w.ported) == {"matmul@16", "main@29", "main@37"}
+    nests = {n.name: n for n in report.nests}
+    seconds = [n.data["verdict"]["gpu_seconds"] for n in nests.values()]
+    compute = sum(s["kernels"] + s["launches"] for s in seconds)
+    reduction = 2 * gpu.transfer_time_s(8)          # main@37's double sum, in and out
+    one_array = gpu.transfer_time_s(256 * 256 * 4)
+    ported_cpu = sum(r.cpu_s for r in w.shares)
+    assert w.resident_s == pytest.approx(w.base_s - ported_cpu + compute + 3 * one_array + reduction)
+    assert w.after_s - w.resident_s == pytest.approx(3 * one_array)      # A and B into matmul, C into main@37
+    doc = json.loads(run("analyze", TESTDATA / "matmul.c", "--gpu", "h100-sxm", "--no-run", "--format", "json",
+                         cwd=tmp_path).stdout)
+    jw = doc["files"][0]["whole_program"]
+    assert (jw["after_s"], jw["resident_s"], jw["base_s"]) == pytest.approx((w.after_s, w.resident_s, w.base_s))
+    assert [r["name"] for r in jw["nests"]] == [r.name for r in w.shares] and set(jw["ported"]) == set(w.ported)
+    assert jw["resident_speedup"] == pytest.approx(w.base_s / w.resident_s)
 
 
 def test_html_report_leads_with_the_whole_program(tmp_path):

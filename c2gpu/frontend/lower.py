@@ -26,6 +26,7 @@ from .preprocess import INCLUDE_DIR
 from .objects import FileObjects
 from .fields import renamed, struct_fields
 from .functions import PureFunction, needed, pure_functions
+from .run_order import run_order
 from .ctypes import FLOAT_TYPES, INT_RANGES, SIZES, CType, arith_result, decl_type, int_result, is_unsigned, promote
 from ..records import dataclass
 
@@ -2039,4 +2040,9 @@ def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: 
     finally:
         gc.unfreeze()
     defines = tuple(options.defines) if options is not None else ()
-    return Program(path=path, nests=tuple(nests), diagnostics=tuple(fl.notes), defines=defines, ast=ast)
+    def position(node: c_ast.Node) -> tuple[str, int, int]:
+        loc = loc_of(node, Loc("", 0, 0))
+        return loc.file, loc.line, loc.col
+    order = run_order(ast, {(n.loc.file, n.loc.line, n.loc.col) for n in nests}, position)
+    return Program(path=path, nests=tuple(nests), diagnostics=tuple(fl.notes), defines=defines, ast=ast,
+                   run_order=order)

@@ -122,6 +122,8 @@ class Transfer:
     direction: str                   # "in" / "out"
     bytes: float
     seconds: float
+    offset: float | None = 0.0       # where the copied region starts, in bytes from the array's element 0
+    #                                  (None: not known); the whole-program view compares regions with it
 
 
 # How the host code waits for the GPU: with the number of launches (from the plan's host loops), it says how
@@ -249,8 +251,12 @@ def transfers_of(nest, code, gpu: GPU, env: dict[str, int]) -> tuple[list[Transf
             except CExprError as e:
                 notes.append(f"copy-{direction} size of '{plan.name}' ({copy[1]}) not evaluated: {e}")
                 continue
+            try:
+                offset = float(evaluate(copy[0], env) * es)
+            except CExprError:
+                offset = None
             nbytes = float(n * es)
-            out.append(Transfer(plan.name, direction, nbytes, gpu.transfer_time_s(nbytes)))
+            out.append(Transfer(plan.name, direction, nbytes, gpu.transfer_time_s(nbytes), offset))
     for r in getattr(code, "reductions", []):
         size = 8 if r["type"] in ("double", "long", "long long", "unsigned long", "unsigned long long") else 4
         out.append(Transfer(r["target"], "in", float(size), gpu.transfer_time_s(size)))

@@ -8,9 +8,12 @@ before exit); with --no-run there is none, and the shares are of the nests' time
 
 Amdahl's law (seed 004, section 5.3, applied to the whole program): new time = program - CPU time of the
 ported nests + their GPU time.  Two figures: every ported nest copying its data in and out as `port` emits it,
-and the data kept on the device between the ported nests (each array copied in once before the first nest
-that uses it and out once after the last that writes it), which assumes the host code between them does not
-touch those arrays.
+and the data kept on the device between the ported nests (`_resident_gpu_s`).  Kept on the device, the ported
+nests are taken in the order a run first reaches them (Program.run_order, not source order: matmul.c's
+`main` fills A and B before it calls `matmul`): a copy-in is left out when earlier ported nests already put
+that region on the device (copied it in or wrote it there), and each array goes back once, after the last
+nest, as the union of what the nests wrote.  An array that a nest left on the CPU also touches keeps the
+copies `port` emits.  Host code outside the nests is assumed not to touch the arrays in between.
 """
 from __future__ import annotations
 
@@ -53,13 +56,13 @@ class WholeProgram:
         return self.base_s / after if after else None
 
 
-def whole_program(nests, advice, manager) -> WholeProgram | None:
-    """The view of one file from its nests, the advisor's advice per nest name and the pass manager's
+def whole_program(program, advice, manager) -> WholeProgram | None:
+    """The view of one file from its program, the advisor's advice per nest name and the pass manager's
     performance results; None when there is no advice (no GPU)."""
     if advice is None:
         return None
-    program_s, rows, transfers = None, [], []
-    for nest in nests:
+    program_s, rows, transfers, host_arrays = None, [], [], set()
+    for nest in program.nests:
         adv = advice.get(nest.name)
         cpu = adv.cpu if adv is not None else None
         v = adv.verdict if adv is not None else None
@@ -75,8 +78,10 @@ def whole_program(nests, advice, manager) -> WholeProgram | None:
         why = v.reason if v is not None else (adv.refusal if adv is not None else "not analysed")
         rows.append(NestShare(nest.name, nest.loc.line, cls, cpu_s, gpu_s, None, why))
         perf = manager.result("performance", nest)
-        if v is not None and v.verdict == PORT and perf is not None:
-            transfers.append((nest.name, v, runs, perf.transfers))
+        if v is not None and v.verdict == PORT and perf is not None and cpu_s:
+            transfers.append((nest, v, runs, perf.transfers))
+        else:
+            host_arrays |= {a.array for s in nest.statements() for a in s.accesses}
     nests_s = sum(r.cpu_s for r in rows if r.cpu_s)
     base = program_s if program_s is not None else nests_s
     rows = [NestShare(r.name, r.line, r.verdict, r.cpu_s, r.gpu_s, r.cpu_s / base if r.cpu_s and base else None,
@@ -86,24 +91,67 @@ def whole_program(nests, advice, manager) -> WholeProgram | None:
     after = resident = None
     if ported and base:
         after = base - sum(r.cpu_s for r in ported) + sum(r.gpu_s for r in ported)
-        resident = base - sum(r.cpu_s for r in ported) + _resident_gpu_s(transfers)
+        rank = {n.name: k for k, n in enumerate(program.in_run_order(program.nests))}
+        in_run_order = [t[1:] for t in sorted(transfers, key=lambda t: rank[t[0].name])]
+        resident = base - sum(r.cpu_s for r in ported) + _resident_gpu_s(
+            in_run_order, host_arrays, manager.options["gpu"].transfer_time_s)
     return WholeProgram(program_s, nests_s, rows, tuple(r.name for r in ported), after, resident)
 
 
-def _resident_gpu_s(ported) -> float:
-    """The GPU time per run of the ported nests with each array copied in once (its first copy-in, in source
-    order) and out once (its last copy-out), kernels and launches as predicted."""
-    first_in: dict[str, float] = {}
-    last_out: dict[str, float] = {}
-    compute = 0.0
-    for _, v, runs, transfers in ported:
-        compute += (v.kernel_s + v.launch_s) * runs
+def _resident_gpu_s(ported, host_arrays: set[str], transfer_time_s) -> float:
+    """The GPU time per program run of the ported nests, (verdict, executions per run, transfers) in run order,
+    with the data kept on the device: kernels and launches as predicted; a copy-in only when earlier nests did
+    not put that byte range on the device; each array copied out once, the union of the ranges written.  Arrays
+    in `host_arrays` (touched by a nest left on the CPU) keep every copy.  A range whose start is not known is
+    never taken as on the device."""
+    held: dict[str, list[tuple[float, float]]] = {}       # per array, the byte ranges the device holds
+    written: dict[str, list[tuple[float, float]]] = {}    # per array, the byte ranges written on the device
+    total = 0.0
+    for v, runs, transfers in ported:
+        total += (v.kernel_s + v.launch_s) * runs
         for t in transfers:
+            if t.array in host_arrays:
+                total += t.seconds * runs
+                continue
+            span = (t.offset, t.offset + t.bytes) if t.offset is not None else None
             if t.direction == "in":
-                first_in.setdefault(t.array, t.seconds)
+                if span is None or not _covers(held.get(t.array, []), span):
+                    total += t.seconds
+                    if span is not None:
+                        held.setdefault(t.array, []).append(span)
+            elif span is None:
+                total += t.seconds
             else:
-                last_out[t.array] = t.seconds
-    return compute + sum(first_in.values()) + sum(last_out.values())
+                held.setdefault(t.array, []).append(span)
+                written.setdefault(t.array, []).append(span)
+    return total + sum(transfer_time_s(_union_length(spans)) for spans in written.values())
+
+
+def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _covers(spans: list[tuple[float, float]], span: tuple[float, float]) -> bool:
+    return any(lo <= span[0] and span[1] <= hi for lo, hi in _merged(spans))
+
+
+def _union_length(spans: list[tuple[float, float]]) -> float:
+    return sum(hi - lo for lo, hi in _merged(spans))
+
+
+def program_json(view: WholeProgram) -> dict:
+    """The view for --format json (the file's "whole_program")."""
+    return {"program_s": view.program_s, "nests_s": view.nests_s, "base_s": view.base_s,
+            "nests": [{"name": r.name, "line": r.line, "verdict": r.verdict, "cpu_s": r.cpu_s, "gpu_s": r.gpu_s,
+                       "share": r.share, "why": r.why} for r in view.shares],
+            "ported": list(view.ported), "after_s": view.after_s, "speedup": view.speedup(view.after_s),
+            "resident_s": view.resident_s, "resident_speedup": view.speedup(view.resident_s)}
 
 
 def program_text(view: WholeProgram, gpu_key: str) -> str:
@@ -127,7 +175,8 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
         lines.append(f"  porting {names} on {gpu_key}: {units.seconds(view.base_s)} -> {units.seconds(view.after_s)} "
                      f"per run, {units.speedup(view.speedup(view.after_s))} for the whole program (Amdahl's law); "
                      f"{units.seconds(view.resident_s)}, {units.speedup(view.speedup(view.resident_s))}, if the data "
-                     "stays on the GPU between these nests (each array copied in and out once)")
+                     "stays on the GPU between these nests (copied in only where the host's values are needed, "
+                     "out once at the end)")
     else:
         lines.append("  no nest is worth porting on its own: the whole program stays as fast as it is")
     keep = [r for r in view.shares if r.verdict != "port" and r.cpu_s][:3]
