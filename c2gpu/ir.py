@@ -291,6 +291,8 @@ class Nest:
     #                                           function, global, static or address-taken
     stands_for: tuple[tuple[str, str], ...] = ()   # variables that stand for struct fields (frontend/fields.py):
     #                                           (name, the C expression it is at the nest: "v->n")
+    inductions: tuple[Any, ...] = ()          # counters the outer loop steps once per iteration, substituted in the
+    #                                           C (frontend/inductions.py Induction); the port steps them after it
     rewrites: tuple[str, ...] = ()            # what c2gpu rewrote in the C before analysing it again (a wavefront,
     #                                           c2gpu/wavefront.py), for the reports
     relower: Any = field(default=None, compare=False, repr=False, hash=False)   # the frontend's way to describe a

@@ -243,6 +243,11 @@ def openmp_clause_notes(pragma: str, line: int | None, loop: Loop, verdict, nest
         if "[" not in s and s not in reduced:
             notes.append(f"{where} has no reduction({ops.get(s, '+')}:{s}) clause, but {s} is a reduction over "
                          "the loop: the threads update one variable (a data race)")
+    if loop.lid == nest.root.lid:
+        for ind in nest.inductions:         # frontend/inductions.py: counted, not shared
+            if ind.name not in clauses.get("linear", set()):
+                notes.append(f"{where} has no linear({ind.name}) clause, but {ind.name} is stepped by one in every "
+                             f"iteration (line {ind.line}): the threads share one counter (a data race)")
     declared = {st.decl for st in loop.statements() if st.decl}
     for inner in list(loop.loops())[1:]:
         var = inner.origin.var if inner.origin is not None else inner.var

@@ -141,8 +141,8 @@ def touched_region(a) -> tuple[str, str]:
 def live_out_scalars(nest: Nest) -> list[tuple[str, str]]:
     """(C name, C type) of every scalar the nest writes whose value may be read after it.
 
-    Loop variables declared outside their `for` header (their final values), and the scalars written or
-    reduced in the nest, among Nest.live_after (declared outside the nest and possibly read after it:
+    Loop variables declared outside their `for` header (their final values), induction counters, and the
+    scalars written or reduced in the nest, among Nest.live_after (declared outside the nest and possibly read after it:
     later in the function, in the next iteration of a loop around the nest, global, static or
     address-taken).  A value nobody reads cannot make a difference: the port need not restore it.
     """
@@ -153,6 +153,8 @@ def live_out_scalars(nest: Nest) -> list[tuple[str, str]]:
     for s in nest.scalars:
         if s.role in ("written", "reduction"):
             out.setdefault(s.source_name, s.ctype)
+    for ind in nest.inductions:             # counters the nest's C steps (frontend/inductions.py)
+        out.setdefault(ind.name, ind.ctype)
     return [(name, ctype) for name, ctype in sorted(out.items()) if name in nest.live_after]
 
 

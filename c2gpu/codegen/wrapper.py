@@ -57,11 +57,13 @@ class NestCode:
 
 @dataclass(frozen=True)
 class LoopFinal:
-    """A loop variable declared outside its `for` header: C leaves it a value after the nest; the port restores it."""
+    """A loop variable declared outside its `for` header, or an induction counter the nest's C no longer steps
+    (frontend/inductions.py): C leaves it a value after the nest; the port restores it."""
     name: str       # as the C code names it
     ctype: str
     when: str       # C condition on the nest's parameters under which the loop's header runs at least once
     value: str      # the variable's value after the nest in that case (otherwise it keeps the value it had)
+    added: bool = False     # value is what the nest adds to the variable's value at entry (a counter)
 
 
 def _c_var(lp: Loop) -> str:
@@ -141,7 +143,20 @@ def loop_finals(nest: Nest) -> list[LoopFinal]:
         last = loops[-1]
         out.append(LoopFinal(name, last.c_type, ph.to_c(value.domain().coalesce(), list(nest.params)),
                              ph.to_c(value, list(nest.params))))
-    return out
+    return out + [_counter_final(nest, ind, params) for ind in nest.inductions if ind.name in nest.live_after]
+
+
+def _counter_final(nest: Nest, ind, params: str) -> LoopFinal:
+    """What an induction counter gains in the nest: its step times the outer loop's trip count (none when the
+    loop does not run)."""
+    root = nest.root
+    if root.trip_count is None:
+        raise CodegenError(f"counter '{ind.name}' (line {ind.line}) keeps a value after the nest, and loop "
+                           f"'{_c_var(root)}' (line {root.loc.line}) has an unknown trip count")
+    trip = ph.sym_to_isl(root.trip_count, {})
+    gain = isl.Set(f"{params} -> {{ [c2gpu_x] : exists (c2gpu_t : c2gpu_t = {trip} and ((c2gpu_t >= 1 and "
+                   f"c2gpu_x = {ind.step} * c2gpu_t) or (c2gpu_t <= 0 and c2gpu_x = 0))) }}").dim_max(0).coalesce()
+    return LoopFinal(ind.name, ind.ctype, "1", ph.to_c(gain, list(nest.params)), added=True)
 
 
 def declared_in_nest(nest: Nest) -> set[str]:

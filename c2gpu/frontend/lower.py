@@ -27,6 +27,7 @@ from .objects import FileObjects
 from .fields import renamed, struct_fields
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
+from .inductions import Induction, substitute_inductions
 from .ctypes import FLOAT_TYPES, INT_RANGES, SIZES, CType, arith_result, decl_type, int_result, is_unsigned, promote
 from ..records import dataclass
 
@@ -1527,6 +1528,7 @@ class Candidate:
     pragmas: tuple[str, ...] = ()
     stands_for: c_ast.Node | None = None   # a rewrite of the nest: the for-statement in the function it replaces
     fields: tuple[tuple[str, str], ...] = ()   # struct fields renamed in it: (variable, the C expression it is)
+    inductions: tuple[Induction, ...] = ()     # counters substituted in it (frontend/inductions.py)
 
 
 class FileLowerer:
@@ -1699,6 +1701,7 @@ class FileLowerer:
 
     def lower_nest(self, function: str, cand: Candidate, facts: "FunctionFacts") -> Nest:
         cand, stands_for = self.fields_renamed(cand, facts)
+        cand = self.inductions_substituted(cand, facts)
         loc = loc_of(cand.node, Loc(self.path, 0))
         ctx = NestContext(cand.scope, self.typedefs, self.functions, loc, frozenset(self.user_functions),
                           facts.address_taken)
@@ -1762,7 +1765,7 @@ class FileLowerer:
         loop_vars = {lp.var for lp in root.loops()}
         params = sorted(ctx.params - loop_vars)
         outside = {lp.var for lp in root.loops() if not lp.declared_in_header} | \
-            {sc.name for sc in scalars if sc.declared_in is None}
+            {sc.name for sc in scalars if sc.declared_in is None} | {ind.name for ind in cand.inductions}
         live = facts.live_after(cand.stands_for or cand.node, cand.scope)
         sizes = []
         for name in params:
@@ -1774,7 +1777,22 @@ class FileLowerer:
                     arrays=tuple(arrays), scalars=tuple(scalars), params=tuple(params), flags=tuple(flags),
                     region=cand.region, sizes=tuple(sizes), live_after=tuple(sorted(outside & live)),
                     functions=needed(self.pure, {c for s in stmts for c in s.calls}),
-                    stands_for=stands_for, relower=lambda node: self.relower(function, cand, facts, node))
+                    stands_for=stands_for, inductions=cand.inductions,
+                    rewrites=tuple(ind.note(root.var, root.loc.line) for ind in cand.inductions),
+                    relower=lambda node: self.relower(function, cand, facts, node))
+
+    def inductions_substituted(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
+        """The candidate with the counters its outer loop steps once per iteration substituted
+        (frontend/inductions.py); a rewritten candidate keeps those found before."""
+        def volatile(name: str) -> bool:
+            return any(isinstance(n, c_ast.Decl) and n.name == name and "volatile" in (n.quals or ())
+                       for n, _ in _walk(facts.fn))
+        node, found = substitute_inductions(cand.node, cand.scope.lookup, facts.address_taken, volatile)
+        if not found:
+            return cand
+        self._adopt(cand.node, node, facts)
+        return replace(cand, node=node, stands_for=cand.stands_for or cand.node,
+                       inductions=cand.inductions + tuple(found))
 
     def fields_renamed(self, cand: Candidate, facts: "FunctionFacts") -> tuple[Candidate, tuple[tuple[str, str], ...]]:
         """The candidate with its struct field accesses renamed to variables of their own (fields.renamed), in a

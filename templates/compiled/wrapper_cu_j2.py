@@ -93,25 +93,36 @@ def root(context, missing=missing):
     for l_1_f in environment.getattr((undefined(name='w') if l_0_w is missing else l_0_w), 'finals'):
         _loop_vars = {}
         pass
-        yield '  /* '
-        yield str(environment.getattr(l_1_f, 'name'))
-        yield ': the value C leaves in the loop variable after the nest (computed at entry: the nest does not\n     change its bounds) */\n'
-        if (environment.getattr(l_1_f, 'when') == '1'):
+        if environment.getattr(l_1_f, 'added'):
             pass
-            yield '  *c2gpu_final_'
+            yield '  /* '
             yield str(environment.getattr(l_1_f, 'name'))
-            yield ' = '
+            yield ': the counter the nest steps once per iteration of its outer loop (computed at entry) */\n  *c2gpu_final_'
+            yield str(environment.getattr(l_1_f, 'name'))
+            yield ' += '
             yield str(environment.getattr(l_1_f, 'value'))
             yield ';\n'
         else:
             pass
-            yield '  if ('
-            yield str(environment.getattr(l_1_f, 'when'))
-            yield ')\n    *c2gpu_final_'
+            yield '  /* '
             yield str(environment.getattr(l_1_f, 'name'))
-            yield ' = '
-            yield str(environment.getattr(l_1_f, 'value'))
-            yield ';\n'
+            yield ': the value C leaves in the loop variable after the nest (computed at entry: the nest does not\n     change its bounds) */\n'
+            if (environment.getattr(l_1_f, 'when') == '1'):
+                pass
+                yield '  *c2gpu_final_'
+                yield str(environment.getattr(l_1_f, 'name'))
+                yield ' = '
+                yield str(environment.getattr(l_1_f, 'value'))
+                yield ';\n'
+            else:
+                pass
+                yield '  if ('
+                yield str(environment.getattr(l_1_f, 'when'))
+                yield ')\n    *c2gpu_final_'
+                yield str(environment.getattr(l_1_f, 'name'))
+                yield ' = '
+                yield str(environment.getattr(l_1_f, 'value'))
+                yield ';\n'
     l_1_f = missing
     if (environment.getattr((undefined(name='w') if l_0_w is missing else l_0_w), 'nonempty') != '1'):
         pass
@@ -291,4 +302,4 @@ def root(context, missing=missing):
     yield '}\n'
 
 blocks = {}
-debug_info = '1=19&2=26&3=29&4=32&5=36&6=40&8=46&10=53&11=57&12=63&13=69&14=71&18=79&20=83&22=85&23=89&25=92&26=96&28=98&29=101&31=108&32=110&35=115&36=118&39=120&40=124&42=127&43=130&44=133&45=137&47=146&48=150&49=154&50=160&52=168&53=171&54=175&56=190&59=195&60=199&61=203&62=207&64=214&65=218&66=220&67=224&68=228&70=235&71=237&72=241&73=247&75=250&76=253&77=256&80=269&81=273&82=279&84=282&85=286'
+debug_info = '1=19&2=26&3=29&4=32&5=36&6=40&8=46&10=53&11=57&12=63&13=69&14=71&18=79&20=83&22=85&23=89&25=92&26=95&27=98&28=100&30=107&32=109&33=112&35=119&36=121&40=126&41=129&44=131&45=135&47=138&48=141&49=144&50=148&52=157&53=161&54=165&55=171&57=179&58=182&59=186&61=201&64=206&65=210&66=214&67=218&69=225&70=229&71=231&72=235&73=239&75=246&76=248&77=252&78=258&80=261&81=264&82=267&85=280&86=284&87=290&89=293&90=297'

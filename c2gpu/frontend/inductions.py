@@ -1,0 +1,213 @@
+"""Induction variables: a counter the nest's outer loop steps once per iteration, `j++`, read as what it is.
+
+    for (i = 0; i < len; i++) {          for (i = 0; i < len; i++) {
+      c[j] += a[i] * b[i];        ->        c[j + (i - 0)] += a[i] * b[i];
+      j++;                                }
+    }                                    /* after the nest: j += the trip count */
+
+Left as it is, `j++` is a write of a scalar in every iteration: the loop carries a dependence on j and is not
+parallel (DataRaceBench's DRB112 marks it `linear(j)`).  In iteration t of the loop (t = i - lo counting up,
+lo - i counting down), j holds j0 + t before the increment and j0 + t + 1 after it, j0 being its value when
+the nest starts, which the rewritten nest never changes.  The nest is then described from the rewritten C, and
+the port restores j after it (Nest.inductions; c2gpu/codegen/wrapper.py).
+
+Only what is exact in C is rewritten:
+- the loop header is `i = lo` (or `int i = lo`) and steps i by one (`i++`, `++i`, `i += 1`, `i--`, ...), and
+  the body writes neither i nor anything lo reads;
+- the counter is stepped by one (`j++`, `--j`, `j += 1`, `j = j - 1`, ...) in one statement of its own, directly
+  in the loop's body, so that it runs in every iteration; the body has no break, continue, return or goto;
+- the counter is a local variable or parameter of an integer type at least as wide as int (a narrower one
+  wraps on conversion), not volatile, whose address is never taken, written nowhere else in the nest and not
+  read in the loop header; no declaration in the loop hides it.
+Signed arithmetic stays exact: j0 + t and j0 + t + 1 are values the counter itself takes in the original run
+(a signed overflow there is already undefined).  Unsigned counters wrap the same way in both forms.
+"""
+from __future__ import annotations
+
+import copy
+
+from pycparser import c_ast
+
+from ..records import dataclass
+
+# integer types at least as wide as int, after typedefs (frontend/ctypes.py spellings)
+WIDE_INTEGERS = frozenset({"int", "unsigned int", "long", "unsigned long", "long long", "unsigned long long"})
+_JUMPS = (c_ast.Break, c_ast.Continue, c_ast.Return, c_ast.Goto, c_ast.Label)
+
+
+@dataclass(frozen=True)
+class Induction:
+    """A counter stepped once per iteration of the nest's outer loop, substituted in the nest's C."""
+    name: str
+    ctype: str          # its type (after typedefs)
+    step: int           # +1 or -1 per iteration
+    line: int           # the statement that steps it
+
+    def note(self, loop_var: str, loop_line: int) -> str:
+        sign = "+" if self.step > 0 else "-"
+        return (f"'{self.name}' counts the iterations of loop '{loop_var}' (line {loop_line}): the nest reads "
+                f"{self.name} {sign} the iteration number where it read {self.name}, and the statement that steps it "
+                f"(line {self.line}) is gone; after the nest the port steps {self.name} by the trip count")
+
+
+def substitute_inductions(loop: c_ast.For, lookup, address_taken, volatile) -> tuple[c_ast.For, list[Induction]]:
+    """`loop` with its induction counters substituted (a new tree), and the counters; `loop` itself and no
+    counter when there is none.  lookup(name) -> the frontend's Var or None; address_taken: names whose
+    address the function takes; volatile(name) -> whether a declaration of that name is volatile."""
+    header = _header(loop)
+    body = loop.stmt
+    if header is None or not isinstance(body, c_ast.Compound) or not body.block_items:
+        return loop, []
+    var, lo, direction = header
+    nodes = [n for n in _nodes(body)]
+    if any(isinstance(n, _JUMPS) for n in nodes):
+        return loop, []
+    written = _written_names(nodes)
+    if var in written or (_ids(lo) & written) or var in _ids(lo) or not _plain(lo):
+        return loop, []
+    declared = {n.name for n in nodes if isinstance(n, c_ast.Decl) and n.name}
+    in_header = _ids(loop.init) | _ids(loop.cond) | _ids(loop.next)
+    steps: dict[str, list[tuple[int, int]]] = {}     # counter -> [(index in the body, step)]
+    for k, item in enumerate(body.block_items):
+        stepped = _step(item)
+        if stepped is not None:
+            steps.setdefault(stepped[0], []).append((k, stepped[1]))
+    found: list[tuple[Induction, int]] = []
+    for name, where in steps.items():
+        v = lookup(name)
+        if (len(where) != 1 or name == var or name in declared or name in in_header or name in address_taken
+                or v is None or v.storage not in ("local", "param") or not v.ctype.is_scalar
+                or v.ctype.pointers or v.ctype.base not in WIDE_INTEGERS or volatile(name)):
+            continue
+        k, step = where[0]
+        writes = sum(1 for n in nodes if _writes(n, name))
+        if writes != 1:                   # the step itself is the only write
+            continue
+        found.append((Induction(name, v.ctype.base, step, body.block_items[k].coord.line
+                                if body.block_items[k].coord else 0), k))
+    if not found:
+        return loop, []
+    new = copy.deepcopy(loop)
+    items = list(new.stmt.block_items)
+    drop = set()
+    for ind, k in found:
+        drop.add(k)
+        for j, item in enumerate(items):
+            if j != k:
+                items[j] = _replaced(item, ind.name, _value(ind, var, lo, direction, after=j > k))
+    new.stmt.block_items = [item for j, item in enumerate(items) if j not in drop]
+    return new, [ind for ind, _ in found]
+
+
+def _header(loop: c_ast.For):
+    """(i, lo, +1 or -1) of `for (i = lo; ...; i++)` (or `int i = lo`, steps of one either way), else None."""
+    init = loop.init
+    if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
+        var, lo = init.lvalue.name, init.rvalue
+    elif isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None \
+            and not isinstance(init.decls[0].init, c_ast.InitList):
+        var, lo = init.decls[0].name, init.decls[0].init
+    else:
+        return None
+    stepped = _step(loop.next)
+    if stepped is None or stepped[0] != var:
+        return None
+    return var, lo, stepped[1]
+
+
+def _step(node) -> tuple[str, int] | None:
+    """(name, +1 or -1) when `node` steps a variable by one: `v++`, `--v`, `v += 1`, `v -= 1`, `v = v + 1`,
+    `v = 1 + v`, `v = v - 1`."""
+    if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "p++", "--", "p--") and isinstance(node.expr, c_ast.ID):
+        return node.expr.name, 1 if "+" in node.op else -1
+    if not isinstance(node, c_ast.Assignment) or not isinstance(node.lvalue, c_ast.ID):
+        return None
+    name, value = node.lvalue.name, node.rvalue
+    if node.op in ("+=", "-=") and _is_one(value):
+        return name, 1 if node.op == "+=" else -1
+    if node.op == "=" and isinstance(value, c_ast.BinaryOp) and value.op in ("+", "-"):
+        left, right = value.left, value.right
+        if isinstance(left, c_ast.ID) and left.name == name and _is_one(right):
+            return name, 1 if value.op == "+" else -1
+        if value.op == "+" and isinstance(right, c_ast.ID) and right.name == name and _is_one(left):
+            return name, 1
+    return None
+
+
+def _plain(expr) -> bool:
+    """Whether `expr` (the loop's start) reads only variables and constants, with no side effect or memory
+    access: evaluated again in the body, it gives the value it had when the loop started."""
+    return all(isinstance(n, (c_ast.ID, c_ast.Constant, c_ast.BinaryOp, c_ast.Cast, c_ast.Typename, c_ast.TypeDecl,
+                              c_ast.IdentifierType)) or (isinstance(n, c_ast.UnaryOp) and n.op in ("-", "+", "~"))
+               for n in _nodes(expr))
+
+
+def _is_one(node) -> bool:
+    return isinstance(node, c_ast.Constant) and node.type == "int" and node.value.rstrip("uUlL") == "1"
+
+
+def _nodes(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for _, c in n.children())
+
+
+def _ids(node) -> set[str]:
+    return {n.name for n in _nodes(node) if isinstance(n, c_ast.ID)} if node is not None else set()
+
+
+def _writes(node, name: str) -> bool:
+    """Whether `node` assigns, steps or takes the address of the variable `name`."""
+    if isinstance(node, c_ast.Assignment):
+        return isinstance(node.lvalue, c_ast.ID) and node.lvalue.name == name
+    if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "p++", "--", "p--", "&"):
+        return isinstance(node.expr, c_ast.ID) and node.expr.name == name
+    return False
+
+
+def _written_names(nodes) -> set[str]:
+    out = set()
+    for n in nodes:
+        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+            out.add(n.lvalue.name)
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--", "&") and isinstance(n.expr, c_ast.ID):
+            out.add(n.expr.name)
+    return out
+
+
+def _value(ind: Induction, var: str, lo: c_ast.Node, direction: int, after: bool) -> c_ast.Node:
+    """The counter's value in a statement of the body: j0 +/- t, t = i - lo (lo - i counting down), plus one
+    step after the statement that steps it."""
+    i = c_ast.ID(var)
+    t = c_ast.BinaryOp("-", i, copy.deepcopy(lo)) if direction > 0 else c_ast.BinaryOp("-", copy.deepcopy(lo), i)
+    if after:
+        t = c_ast.BinaryOp("+", t, c_ast.Constant("int", "1"))
+    return c_ast.BinaryOp("+" if ind.step > 0 else "-", c_ast.ID(ind.name), t)
+
+
+def _replaced(node: c_ast.Node, name: str, value: c_ast.Node) -> c_ast.Node:
+    """`node` with every read of the variable `name` replaced by a copy of `value` (in place; the root may
+    itself be replaced).  Struct field names are not variables."""
+    if isinstance(node, c_ast.ID):
+        return copy.deepcopy(value) if node.name == name else node
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for attr in n.__slots__:
+            if attr in ("coord", "__weakref__") or (isinstance(n, c_ast.StructRef) and attr == "field"):
+                continue
+            child = getattr(n, attr, None)
+            if isinstance(child, c_ast.ID):
+                if child.name == name:
+                    setattr(n, attr, copy.deepcopy(value))
+            elif isinstance(child, c_ast.Node):
+                stack.append(child)
+            elif isinstance(child, list):
+                for k, c in enumerate(child):
+                    if isinstance(c, c_ast.ID) and c.name == name:
+                        child[k] = copy.deepcopy(value)
+                    elif isinstance(c, c_ast.Node):
+                        stack.append(c)
+    return node

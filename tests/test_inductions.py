@@ -1,0 +1,139 @@
+"""Induction counters (c2gpu/frontend/inductions.py): `j++` once per iteration of the nest's outer loop is read as
+j + the iteration number, so the loop is parallel; every condition that makes the rewrite exact has a case
+where it fails and the counter is left alone (the loop then carries a dependence on it).  The ports are run
+against the original on the CPU execution layer, counters' values after the nest included."""
+from __future__ import annotations
+
+import pytest
+
+from c2gpu.driver import make_manager
+from c2gpu.frontend import PreprocessOptions
+from c2gpu.port import PIPELINE
+from c2gpu.verify import verify
+from conftest import requires_tool, write_c
+from test_dependence import run, table
+
+P = "parallel"
+HEAD = "double a[100], b[100], c[300]; int idx[100];\n"
+
+
+def only(tmp_path, body: str, decls: str = "int i, j = 0;"):
+    """(nest, dependence info) of `void f(int m) { decls body }`."""
+    nests = run(write_c(tmp_path, HEAD + f"void f(int m) {{ {decls} {body} }}\n"))
+    assert len(nests) == 1, list(nests)
+    return next(iter(nests.values()))
+
+
+def subscripts(nest, array: str) -> list[str]:
+    return [a.subscripts[0].to_c() for s in nest.statements() for a in s.accesses if a.array == array]
+
+
+@pytest.mark.parametrize("body, counter, step", [
+    # DataRaceBench DRB112 (`linear(j)`)
+    ("for (i = 0; i < 100; i++) { c[j] += a[i] * b[i]; j++; }", "j", 1),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; ++j; }", "j", 1),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; j += 1; }", "j", 1),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; j = j + 1; }", "j", 1),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; j = 1 + j; }", "j", 1),
+    ("for (i = 99; i >= 0; i--) { c[j + 200] = a[i]; j--; }", "j", -1),
+    ("for (int k = m; k < m + 100; ++k) { c[j] = a[k - m]; j++; }", "j", 1),
+])
+def test_a_counter_stepped_once_per_iteration_is_substituted(tmp_path, body, counter, step):
+    nest, info = only(tmp_path, body)
+    assert [(ind.name, ind.step) for ind in nest.inductions] == [(counter, step)]
+    assert table(info)[0][1] == P, table(info)
+    assert any(f"'{counter}' counts the iterations" in r for r in nest.rewrites)
+
+
+def test_uses_before_and_after_the_step_see_this_iterations_values(tmp_path):
+    nest, info = only(tmp_path, "for (i = 0; i < 100; i++) { c[j] = a[i]; j++; c[j + 100] = b[i]; }",
+                      "int i; long j = 5;")
+    assert table(info) == [("i", P)]
+    assert subscripts(nest, "c") == ["i + j", "i + j + 101"]
+
+
+def test_a_counter_read_only_after_the_nest_is_live_after_it(tmp_path):
+    nest, info = only(tmp_path, "for (i = 0; i < 100; i++) { a[i] = 0; j++; } c[0] = j;")
+    assert nest.inductions and "j" in nest.live_after and table(info) == [("i", P)]
+
+
+@pytest.mark.parametrize("body, decls, why", [
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; if (a[i] > 0) j++; }", "int i, j = 0;", "stepped under a condition"),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; j++; j++; }", "int i, j = 0;", "stepped twice"),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; j += 2; }", "int i, j = 0;", "a step of two"),
+    ("for (i = 0; i < 100; i++) { if (a[i] < 0) break; c[j] = a[i]; j++; }", "int i, j = 0;", "a break"),
+    ("for (i = 0; i < 100; i++) { if (a[i] < 0) continue; c[j] = a[i]; j++; }", "int i, j = 0;",
+     "a continue skips the step"),
+    ("int *p = &j; for (i = 0; i < 100; i++) { c[j] = a[i] + *p; j++; }", "int i, j = 0;", "address taken"),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; j++; }", "int i; volatile int j = 0;", "volatile"),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; j++; }", "int i; short j = 0;", "narrower than int: wraps"),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; j++; }", "int i; unsigned char j = 0;", "narrower than int"),
+    ("for (i = 0; i < 100 && j < 90; i++) { c[j] = a[i]; j++; }", "int i, j = 0;", "read in the header"),
+    ("for (i = 0; i < 100; i += 2) { c[j] = a[i]; j++; }", "int i, j = 0;", "the loop steps by two"),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; j++; i++; }", "int i, j = 0;", "the body writes the loop variable"),
+    ("for (i = m; i < 100; i++) { c[j] = a[i]; j++; m = 0; }", "int i, j = 0;", "the body writes the start"),
+    ("for (i = idx[0]; i < 100; i++) { c[j] = a[i]; j++; }", "int i, j = 0;", "the start reads memory"),
+    ("for (i = 0; i < 100; i++) { int j = i; c[j] = a[i]; j++; }", "int i;", "declared in the body"),
+    ("for (i = 0; i < 100; i++) { c[g] = a[i]; g++; }", "int i;", "a global"),
+    ("for (i = 0; i < 100; i++) { c[j] = a[i]; j++; c[j] = (j = 3); }", "int i, j = 0;", "written elsewhere"),
+])
+def test_a_counter_is_left_alone_unless_the_rewrite_is_exact(tmp_path, body, decls, why):
+    nests = run(write_c(tmp_path, HEAD + f"int g;\nvoid f(int m) {{ {decls} {body} }}\n"))
+    nest, info = next(iter(nests.values()))
+    assert nest.inductions == (), why
+    assert table(info)[0][1] != P, why
+
+
+PROGRAM = r"""
+#include <stdio.h>
+double a[64], c[300], d[300];
+int steps(int n, int z)                /* called with n = 0 too: z keeps its value */
+{
+  int i;
+  for (i = 0; i < n; i++) {
+    c[i] = z;
+    z++;
+  }
+  return z;
+}
+int main(void)
+{
+  int i, n = 64, j = 7, k = 0, z, only = 3;
+  unsigned u = 2;                      /* counts down through zero: wraps */
+  long w = 100;
+  for (i = 0; i < 64; i++)
+    a[i] = i * 0.5 + 1;
+  for (i = 0; i < n; i++) {            /* before and after the step */
+    c[j] += a[i];
+    j++;
+    d[j + 100] = a[i] * 2;
+  }
+  for (i = n - 1; i >= 0; i--) {       /* counting down, a long counter */
+    w--;
+    c[w + 100] += a[i];
+  }
+  for (i = 0; i < n; i++) {            /* an unsigned counter wrapping below zero */
+    c[i] += (double)(u % 1000u);
+    u--;
+  }
+  z = steps(0, 11) + steps(5, 20);
+  for (i = 0; i < n; i++) {            /* a counter the nest never reads */
+    c[i + 200] = a[i];
+    only++;
+  }
+  for (i = 0; i < 10; i++)
+    k += j + (int)w + (int)(u % 7u) + z + only;
+  printf("%d %ld %u %d %d %d %.3f %.3f %.3f\n", j, w, u, z, only, k, c[8], c[150], d[108]);
+  return 0;
+}
+"""
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+def test_ports_with_counters_match_the_original(tmp_path):
+    path = write_c(tmp_path, PROGRAM)
+    res = verify(str(path), PreprocessOptions(), make_manager(PIPELINE, {}))
+    assert res.ok, res.message
+    counted = {o.nest.name: [ind.name for ind in o.nest.inductions] for o in res.outcomes if o.ported}
+    assert sorted(name for names in counted.values() for name in names) == ["j", "only", "u", "w", "z"], counted
