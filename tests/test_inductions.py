@@ -74,6 +74,10 @@ def test_a_counter_read_only_after_the_nest_is_live_after_it(tmp_path):
     ("for (i = m; i < 100; i++) { c[j] = a[i]; j++; m = 0; }", "int i, j = 0;", "the body writes the start"),
     ("for (i = idx[0]; i < 100; i++) { c[j] = a[i]; j++; }", "int i, j = 0;", "the start reads memory"),
     ("for (i = 0; i < 100; i++) { int j = i; c[j] = a[i]; j++; }", "int i;", "declared in the body"),
+    ("for (i = 0; i < 100; i++) { { int i = 5; c[j + i] = a[i]; } j++; }", "int i, j = 0;",
+     "the loop variable hidden where the counter is read"),
+    ("for (i = m; i < 100; i++) { { int m = 1; c[j + m] = a[i]; } j++; }", "int i, j = 0;",
+     "the start's variable hidden where the counter is read"),
     ("for (i = 0; i < 100; i++) { c[g] = a[i]; g++; }", "int i;", "a global"),
     ("for (i = 0; i < 100; i++) { c[j] = a[i]; j++; c[j] = (j = 3); }", "int i, j = 0;", "written elsewhere"),
 ])

@@ -13,7 +13,7 @@ the port restores j after it (Nest.inductions; c2gpu/codegen/wrapper.py).
 
 Only what is exact in C is rewritten:
 - the loop header is `i = lo` (or `int i = lo`) and steps i by one (`i++`, `++i`, `i += 1`, `i--`, ...), and
-  the body writes neither i nor anything lo reads;
+  the body neither writes nor declares i or anything lo reads, and lo reads no memory;
 - the counter is stepped by one (`j++`, `--j`, `j += 1`, `j = j - 1`, ...) in one statement of its own, directly
   in the loop's body, so that it runs in every iteration; the body has no break, continue, return or goto;
 - the counter is a local variable or parameter of an integer type at least as wide as int (a narrower one
@@ -66,6 +66,8 @@ def substitute_inductions(loop: c_ast.For, lookup, address_taken, volatile) -> t
     if var in written or (_ids(lo) & written) or var in _ids(lo) or not _plain(lo):
         return loop, []
     declared = {n.name for n in nodes if isinstance(n, c_ast.Decl) and n.name}
+    if var in declared or _ids(lo) & declared:      # the substituted i - lo would read another variable there
+        return loop, []
     in_header = _ids(loop.init) | _ids(loop.cond) | _ids(loop.next)
     steps: dict[str, list[tuple[int, int]]] = {}     # counter -> [(index in the body, step)]
     for k, item in enumerate(body.block_items):
