@@ -52,6 +52,22 @@ def test_uses_before_and_after_the_step_see_this_iterations_values(tmp_path):
     assert subscripts(nest, "c") == ["i + j", "i + j + 101"]
 
 
+def test_the_reports_say_what_was_rewritten(tmp_path):
+    import json
+    import subprocess
+    import sys
+    path = write_c(tmp_path, HEAD + "void f(void) { int i, j = 3; for (i = 0; i < 100; i++) { c[j] = a[i]; j++; } "
+                                    "c[0] = j; }\n")
+    text = subprocess.run([sys.executable, "-m", "c2gpu", "analyze", str(path), "--gpu", "none"], capture_output=True,
+                          text=True, check=True).stdout
+    assert "  rewritten     'j' counts the iterations of loop 'i' (line 2)" in text, text
+    doc = json.loads(subprocess.run([sys.executable, "-m", "c2gpu", "analyze", str(path), "--gpu", "none", "--format",
+                                     "json"], capture_output=True, text=True, check=True).stdout)
+    nest = doc["files"][0]["nests"][0]
+    assert nest["inductions"] == [{"name": "j", "type": "int", "step": 1, "line": 2}]
+    assert nest["loop_verdicts"][0]["status"] == P
+
+
 def test_a_counter_read_only_after_the_nest_is_live_after_it(tmp_path):
     nest, info = only(tmp_path, "for (i = 0; i < 100; i++) { a[i] = 0; j++; } c[0] = j;")
     assert nest.inductions and "j" in nest.live_after and table(info) == [("i", P)]

@@ -103,7 +103,10 @@ def nest(n: Nest, flags: list[Flag]) -> dict:
             "scalars": [{"name": s.name, "type": s.ctype, "role": s.role, "location": loc(s.loc)} for s in n.scalars],
             "reductions": [reduction(r) for r in n.reductions()],
             "op_totals": op_totals(n),
-            "flags": [flag(f) for f in flags]}
+            "flags": [flag(f) for f in flags],
+            **({"rewrites": list(n.rewrites)} if n.rewrites else {}),
+            **({"inductions": [{"name": i.name, "type": i.ctype, "step": i.step, "line": i.line}
+                               for i in n.inductions]} if n.inductions else {})}
 
 
 def program(p: Program, flags: dict[str, list[Flag]]) -> dict:

@@ -35,6 +35,11 @@ def loop_rows(loops) -> list[tuple[str, str]]:
     return rows
 
 
+def rewrite_rows(nest) -> list[tuple[str, str]]:
+    """What c2gpu rewrote in the nest's C before the verdicts above (a wavefront, induction counters)."""
+    return [("rewritten" if k == 0 else "", note) for k, note in enumerate(nest.rewrites)]
+
+
 def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str = "", refusal: str = "") -> str:
     """The verdict of one nest, its times, and each loop's dependence verdict (`loops`: LoopReports).
     `advice` is None when no GPU was chosen; `mapping` names the kernels of a ported nest, `refusal` says why
@@ -53,7 +58,7 @@ def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str 
         rows = [("verdict", verdict)]
         if ported and mapping:
             rows.append(("port", mapping))
-        rows += loop_rows(loops)
+        rows += loop_rows(loops) + rewrite_rows(nest)
         return head + "\n" + "".join(f"  {k:<13} {val}\n" for k, val in rows)
     cpu = advice.cpu
     rows = [("verdict", _paint(v.verdict.upper(), COLOURS.get(v.verdict, ""), colour)
@@ -76,7 +81,7 @@ def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str 
         rows.append(("break-even", be.sentence(perf.gpu.key)))
     if mapping:
         rows.append(("port", mapping))
-    rows += loop_rows(loops)
+    rows += loop_rows(loops) + rewrite_rows(nest)
     if v.recommendations:
         rows.append(("advice", v.recommendations[0]))
         for r in v.recommendations[1:]:
