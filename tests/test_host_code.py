@@ -3,6 +3,8 @@ and the statements and sequential loops between them run as written in one-threa
 data (passes/mapping.py `serial_kernel`); scalars they write live on the device between the launches."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from c2gpu.cli import main
@@ -200,6 +202,46 @@ def test_a_scalar_private_to_a_kernel_and_written_between_kernels(tmp_path):
     _, plan, errors = plan_of(tmp_path, LUDCMP)
     assert plan is not None, errors
     assert shape(plan.mapping.items) == [["i", "serial", "j"]]
+
+
+# A variable declared at the top of the host loop's body and stepped after the parallel inner loops (the shape
+# of csmith program 20252454): the one-thread kernel that declares it is not the one that steps it.  Split
+# there, the stepping kernel got the variable from the host, where it is not in scope: the port did not compile,
+# or, with another `c` around the loop, read that one (and named the inner one `c#2` in the kernels).
+SPLIT_DECLARATION = """
+#include <stdio.h>
+int a[4][5], g;
+int f(void)
+{
+  int t, p, q, s = 0;
+  unsigned char c = 5;
+  for (t = 9; t > -9; t--) {
+    unsigned char c = 0x73;
+    for (p = 0; p < 4; p++)
+      for (q = 0; q < 5; q++)
+        a[p][q] = t + p + q;
+    c++;
+    s = s + c + a[1][2];
+    g = 1;
+  }
+  return s + c;
+}
+int main(void)
+{
+  printf("%d %d %d\\n", f(), a[3][4], g);
+  return 0;
+}
+"""
+
+
+def test_a_variable_is_never_split_from_its_declaration(tmp_path, capsys):
+    path = tmp_path / "t.c"
+    path.write_text(SPLIT_DECLARATION)
+    assert main(["port", str(path), "-o", str(tmp_path / "t.cu")]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"not ported: 'c' is declared at line 9 in the part of the loop body that c2gpu_f_8_k\d runs, "
+                     r"and used at line 13 in the part c2gpu_f_8_k\d runs", err), err
+    assert "c#" not in (tmp_path / "t.cu").read_text()
 
 
 def test_exact_fp_keeps_a_float_sum_in_one_thread(tmp_path):

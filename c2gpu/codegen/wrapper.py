@@ -199,6 +199,25 @@ def _arrays_of(nest: Nest) -> list:
     return _once_per_nest(_planned_arrays, nest)
 
 
+def _check_locals_stay_in_their_kernel(nest: Nest, mapping, by_id) -> None:
+    """A variable declared in the nest lives in the kernel whose statements declare it: another kernel of the
+    plan (the body of a host loop split into several kernels) can neither see it nor get it from the host, where
+    it is not in scope.  Such a plan is refused (CodegenError) before any code is made."""
+    declared: dict[str, tuple[str, int]] = {}       # variable -> (kernel, line of its declaration)
+    for k in mapping.kernels():
+        for st in k.statements(by_id):
+            if st.decl:
+                declared[st.decl] = (k.name, st.loc.line)
+    for k in mapping.kernels():
+        for st in k.statements(by_id):
+            for v in (*st.scalar_reads, *st.scalar_writes):
+                if v in declared and declared[v][0] != k.name:
+                    name = next((s.source_name for s in nest.scalars if s.name == v), v)
+                    raise CodegenError(f"'{name}' is declared at line {declared[v][1]} in the part of the loop body that "
+                                       f"{declared[v][0]} runs, and used at line {st.loc.line} in the part {k.name} "
+                                       "runs: the loop body cannot be split there")
+
+
 def _planned_arrays(nest: Nest) -> list:
     return plan_arrays(nest, set())
 
@@ -209,6 +228,7 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
     plan = require_plan(plan, "code generation")
     mapping, shared = plan.mapping, plan.tiles
     by_id = {lp.lid: lp for lp in nest.loops()}
+    _check_locals_stay_in_their_kernel(nest, mapping, by_id)
     arrays = _arrays_of(nest)
     array_map = {a.name: a for a in arrays}
     scalar_types = {s.name: s.ctype for s in nest.scalars}
