@@ -106,7 +106,7 @@ def test_a_counter_is_left_alone_unless_the_rewrite_is_exact(tmp_path, body, dec
 
 PROGRAM = r"""
 #include <stdio.h>
-double a[64], c[300], d[300];
+double a[64], c[300], d[300], m[40][40];
 int steps(int n, int z)                /* called with n = 0 too: z keeps its value */
 {
   int i;
@@ -118,7 +118,7 @@ int steps(int n, int z)                /* called with n = 0 too: z keeps its val
 }
 int main(void)
 {
-  int i, n = 64, j = 7, k = 0, z, only = 3;
+  int i, n = 64, j = 7, k = 0, z, only = 3, fronts = 0;
   unsigned u = 2;                      /* counts down through zero: wraps */
   long w = 100;
   for (i = 0; i < 64; i++)
@@ -141,9 +141,19 @@ int main(void)
     c[i + 200] = a[i];
     only++;
   }
+  for (i = 0; i < 40; i++)
+    for (k = 0; k < 40; k++)
+      m[i][k] = (i * 7 + k) % 5;
+  for (i = 1; i < 40; i++) {           /* a wavefront: the fronts, not i, are the rewritten outer loop */
+    for (k = 1; k < 40; k++)
+      m[i][k] = m[i - 1][k] + m[i][k - 1] * 0.5;
+    fronts++;
+  }
+  k = 0;
   for (i = 0; i < 10; i++)
-    k += j + (int)w + (int)(u % 7u) + z + only;
-  printf("%d %ld %u %d %d %d %.3f %.3f %.3f\n", j, w, u, z, only, k, c[8], c[150], d[108]);
+    k += j + (int)w + (int)(u % 7u) + z + only + fronts;
+  printf("%d %ld %u %d %d %d %d %.3f %.3f %.3f %.3f\n", j, w, u, z, only, fronts, k, c[8], c[150], d[108],
+         m[39][39]);
   return 0;
 }
 """
@@ -156,4 +166,7 @@ def test_ports_with_counters_match_the_original(tmp_path):
     res = verify(str(path), PreprocessOptions(), make_manager(PIPELINE, {}))
     assert res.ok, res.message
     counted = {o.nest.name: [ind.name for ind in o.nest.inductions] for o in res.outcomes if o.ported}
-    assert sorted(name for names in counted.values() for name in names) == ["j", "only", "u", "w", "z"], counted
+    assert sorted(name for names in counted.values() for name in names) == ["fronts", "j", "only", "u", "w", "z"], \
+        counted
+    assert any("wavefront" in note for o in res.outcomes if "fronts" in [i.name for i in o.nest.inductions]
+               for note in o.nest.rewrites)

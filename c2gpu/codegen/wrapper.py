@@ -149,11 +149,10 @@ def loop_finals(nest: Nest) -> list[LoopFinal]:
 def _counter_final(nest: Nest, ind, params: str) -> LoopFinal:
     """What an induction counter gains in the nest: its step times the outer loop's trip count (none when the
     loop does not run)."""
-    root = nest.root
-    if root.trip_count is None:
-        raise CodegenError(f"counter '{ind.name}' (line {ind.line}) keeps a value after the nest, and loop "
-                           f"'{_c_var(root)}' (line {root.loc.line}) has an unknown trip count")
-    trip = ph.sym_to_isl(root.trip_count, {})
+    if ind.trip is None:
+        raise CodegenError(f"counter '{ind.name}' (line {ind.line}) keeps a value after the nest, and the loop "
+                           "it counts has an unknown trip count")
+    trip = ph.sym_to_isl(ind.trip, {})
     gain = isl.Set(f"{params} -> {{ [c2gpu_x] : exists (c2gpu_t : c2gpu_t = {trip} and ((c2gpu_t >= 1 and "
                    f"c2gpu_x = {ind.step} * c2gpu_t) or (c2gpu_t <= 0 and c2gpu_x = 0))) }}").dim_max(0).coalesce()
     return LoopFinal(ind.name, ind.ctype, "1", ph.to_c(gain, list(nest.params)), added=True)

@@ -25,6 +25,8 @@ Signed arithmetic stays exact: j0 + t and j0 + t + 1 are values the counter itse
 from __future__ import annotations
 
 import copy
+from dataclasses import field
+from typing import Any
 
 from pycparser import c_ast
 
@@ -42,6 +44,8 @@ class Induction:
     ctype: str          # its type (after typedefs)
     step: int           # +1 or -1 per iteration
     line: int           # the statement that steps it
+    trip: Any = field(default=None, compare=False)   # the loop's trip count as first described (a wavefront
+    #                                                  or a reordering changes the nest's outer loop, not this)
 
     def note(self, loop_var: str, loop_line: int) -> str:
         sign = "+" if self.step > 0 else "-"

@@ -1710,6 +1710,9 @@ class FileLowerer:
         lowerer = NestLowerer(ctx)
         lowerer.prepass(cand.node)
         root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas)
+        if any(ind.trip is None for ind in cand.inductions):       # the loop they count, as first described
+            cand = replace(cand, inductions=tuple(ind if ind.trip is not None else replace(ind, trip=root.trip_count)
+                                                  for ind in cand.inductions))
         stmts = list(root.statements())
         arrays = []
         for name in sorted(ctx.arrays_used):
