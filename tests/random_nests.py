@@ -190,7 +190,7 @@ class CNestGen:
         """The statements of one nest (inside `for (i ...)`); local: declarations; after: what follows the nest."""
         r = self.rng
         kind = r.choice(["cast", "cast", "narrow-local", "guard", "partial", "header", "comma", "alias",
-                         "pointer-scalar", "call", "reduction"])
+                         "pointer-scalar", "call", "reduction", "counter"])
         dst = self.arr()
         if kind == "cast":
             return [f"{dst}[{self.index()}] = {self.value()};"]
@@ -224,6 +224,21 @@ class CNestGen:
                              [f"{dst}[H + t++] = X[H + i] + 1;"],
                              [f"{dst}[H + i] = (acc++, X[H + i]);"],
                              [f"{dst}[H + i] = X[H + i] + (t += 2);"]])
+        if kind == "counter":
+            # a counter stepped in the loop (frontend/inductions.py): substituted when stepped by one in a
+            # statement of its own in every iteration, read before and after the step, counting up or down;
+            # left alone when stepped under a condition or twice; its value after the nest is stored
+            ty, start = r.choice([("int", "0"), ("int", "-7"), ("long", "5"), ("unsigned", "3u")])
+            local.append(f"{ty} c = {start};")
+            after.append(f"Z[H + {r.randint(-9, 9)}] = (int)c;" if r.random() < 0.7 else "")
+            at = "(int)(c % 32u)" if ty == "unsigned" else "(int)c"       # an unsigned c may wrap below zero
+            step = r.choice(["c++;", "++c;", "c += 1;", "c = c + 1;", "c--;", "c -= 1;"])
+            return r.choice([[f"{dst}[H + {at}] = {self.value()};", step],
+                             [step, f"{dst}[H + {at}] = {self.value()};"],
+                             [f"{dst}[H + {at}] = X[H + {at} - 1] + 1;", step],
+                             [f"{dst}[H + i] = {at} + X[H + {at}];", step, f"Y[H - {at}] = i;"],
+                             [f"if ({self.guard()}) {step}", f"{dst}[H + i] = {at};"],
+                             [f"{dst}[H + {at}] = i;", step, step]])
         if kind == "alias":
             k = r.randint(-3, 3)
             local.append(f"int *p = {r.choice(['X', 'Y'])} + H + {k};")
