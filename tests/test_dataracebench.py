@@ -22,9 +22,10 @@ Classification of a race (a pair of racing accesses):
   clause removes that);
 - otherwise a *data-sharing race*: a scalar the pragma should have listed in
   a private, lastprivate, linear or reduction clause (`x = i`, `sum += ...`, an
-  inner loop counter `j`, a counter stepped by one in a statement of its own,
-  `j++;`, and the elements subscripted by nothing but such a counter, `c[j]`:
-  `linear(j)` gives each iteration its own value, so the elements differ).
+  inner loop counter `j`, a counter stepped by one on lines that mention it only
+  there, `j++;` or `output[j++] = x;`, and the elements subscripted by nothing
+  but such a counter, `c[j]`, `output[j++]`: `linear(j)` gives each iteration
+  its own value, so the elements differ).
 A loop with a dependence race must never be 'parallel' or 'reduction'.  A
 loop with only data-sharing races may be proven (c2gpu privatizes or reduces
 the scalar itself); then `openmp_clause_notes` must say which clause the pragma
@@ -65,6 +66,14 @@ _ACCESS = re.compile(r"([A-Za-z_]\w*(?:\[[^\]@]*\]|\.\w+|->\w+)*)@(\d+):(\d+)(?:
 _UNIT_STEP = re.compile(r"(V\s*(\+\+|--)|(\+\+|--)\s*V|V\s*[-+]=\s*1|V\s*=\s*V\s*[-+]\s*1)\s*;")
 
 
+def _steps_by_one(line: str, name: str) -> bool:
+    """Whether the source line steps `name` by one: a statement of its own (`j++;`), or the line's only mention
+    of it is `j++`, `++j`, `j--` or `--j` (`output[outLen++] = input[i];`)."""
+    marked = re.sub(rf"\b{re.escape(name)}\b", "V", line.strip())
+    return bool(_UNIT_STEP.fullmatch(marked)) or (marked.count("V") == 1 and re.search(r"V\s*(\+\+|--)|(\+\+|--)\s*V",
+                                                                                        marked) is not None)
+
+
 @dataclass(frozen=True)
 class RaceAccess:
     text: str
@@ -94,10 +103,13 @@ class DrbFile:
         if not mine:
             return None
         linear = {a.name for a in mine if not a.is_array and all(
-            _UNIT_STEP.fullmatch(self.text_lines[w.line - 1].strip().replace(a.name, "V"))
-            for w in mine if w.name == a.name and w.kind == "W")
+            _steps_by_one(self.text_lines[w.line - 1], a.name) for w in mine if w.name == a.name and w.kind == "W")
             and any(w.name == a.name and w.kind == "W" for w in mine)}
-        if any(a.is_array and a.text[len(a.name):] not in {f"[{s}]" for s in linear} for a in mine):
+        counted = {f"[{form.replace('V', s)}]" for s in linear for form in ("V", "V++", "++V", "V--", "--V")}
+        by_counter = {(a.name, a.line) for a in mine if a.is_array and a.text[len(a.name):] in counted}
+        # "output[]" (an element the header does not name) on a line that also lists output[outLen++]
+        if any(a.is_array and a.text[len(a.name):] not in counted
+               and not (a.text[len(a.name):] == "[]" and (a.name, a.line) in by_counter) for a in mine):
             return "dependence"
         for s in {a.name for a in mine} - linear:
             reads = [a.line for a in mine if a.name == s and a.kind == "R"]
@@ -212,7 +224,7 @@ DEPENDENCE_RACES = {
     "DRB004-antidep2-var-yes.c", "DRB005-indirectaccess1-orig-yes.c", "DRB006-indirectaccess2-orig-yes.c",
     "DRB007-indirectaccess3-orig-yes.c", "DRB008-indirectaccess4-orig-yes.c", "DRB014-outofbounds-orig-yes.c",
     "DRB015-outofbounds-var-yes.c", "DRB016-outputdep-orig-yes.c", "DRB017-outputdep-var-yes.c",
-    "DRB018-plusplus-orig-yes.c", "DRB019-plusplus-var-yes.c", "DRB029-truedep1-orig-yes.c",
+    "DRB029-truedep1-orig-yes.c",
     "DRB030-truedep1-var-yes.c", "DRB031-truedepfirstdimension-orig-yes.c",
     "DRB032-truedepfirstdimension-var-yes.c", "DRB033-truedeplinear-orig-yes.c", "DRB034-truedeplinear-var-yes.c",
     "DRB035-truedepscalar-orig-yes.c", "DRB036-truedepscalar-var-yes.c",

@@ -37,6 +37,10 @@ def subscripts(nest, array: str) -> list[str]:
     ("for (i = 0; i < 100; i++) { c[j] = a[i]; j = 1 + j; }", "j", 1),
     ("for (i = 99; i >= 0; i--) { c[j + 200] = a[i]; j--; }", "j", -1),
     ("for (int k = m; k < m + 100; ++k) { c[j] = a[k - m]; j++; }", "j", 1),
+    # a step inside an assignment (DataRaceBench DRB018's output[outLen++] = input[i]), a body without braces
+    ("for (i = 0; i < 100; i++) c[j++] = a[i];", "j", 1),
+    ("for (i = 0; i < 100; i++) { b[i] = c[++j]; a[i] = j; }", "j", 1),
+    ("for (i = 99; i >= 0; i--) c[j-- + 200] += a[i];", "j", -1),
 ])
 def test_a_counter_stepped_once_per_iteration_is_substituted(tmp_path, body, counter, step):
     nest, info = only(tmp_path, body)
@@ -96,6 +100,11 @@ def test_a_counter_read_only_after_the_nest_is_live_after_it(tmp_path):
      "the start's variable hidden where the counter is read"),
     ("for (i = 0; i < 100; i++) { c[g] = a[i]; g++; }", "int i;", "a global"),
     ("for (i = 0; i < 100; i++) { c[j] = a[i]; j++; c[j] = (j = 3); }", "int i, j = 0;", "written elsewhere"),
+    ("for (i = 0; i < 100; i++) c[j++] = a[i] + j;", "int i, j = 0;", "read in the statement that steps it"),
+    ("for (i = 0; i < 100; i++) b[i] = a[i] > 0 ? c[j++] : 0;", "int i, j = 0;", "stepped under ?:"),
+    ("for (i = 0; i < 100; i++) b[i] = a[i] > 0 && c[j++] > 0;", "int i, j = 0;", "stepped under &&"),
+    ("for (i = 0; i < 100; i++) if (a[i] > 0) c[j++] = a[i];", "int i, j = 0;", "stream compaction"),
+    ("for (i = 0; i < 100; i++) { c[j++] = a[i]; j++; }", "int i, j = 0;", "stepped twice"),
 ])
 def test_a_counter_is_left_alone_unless_the_rewrite_is_exact(tmp_path, body, decls, why):
     nests = run(write_c(tmp_path, HEAD + f"int g;\nvoid f(int m) {{ {decls} {body} }}\n"))
@@ -106,7 +115,7 @@ def test_a_counter_is_left_alone_unless_the_rewrite_is_exact(tmp_path, body, dec
 
 PROGRAM = r"""
 #include <stdio.h>
-double a[64], c[300], d[300], m[40][40];
+double a[64], c[300], d[300], e[300], m[40][40];
 int steps(int n, int z)                /* called with n = 0 too: z keeps its value */
 {
   int i;
@@ -118,7 +127,7 @@ int steps(int n, int z)                /* called with n = 0 too: z keeps its val
 }
 int main(void)
 {
-  int i, n = 64, j = 7, k = 0, z, only = 3, fronts = 0;
+  int i, n = 64, j = 7, k = 0, z, only = 3, fronts = 0, only2 = 0, down = 80, pre = 0;
   unsigned u = 2;                      /* counts down through zero: wraps */
   long w = 100;
   for (i = 0; i < 64; i++)
@@ -137,6 +146,14 @@ int main(void)
     u--;
   }
   z = steps(0, 11) + steps(5, 20);
+  for (i = 0; i < n; i++)              /* stepped inside the statement, no braces */
+    e[only2++] = a[i] + 1;
+  for (i = n - 1; i >= 0; i--)
+    e[down-- + 100] += a[i];
+  for (i = 0; i < n; i++) {
+    e[++pre + 200] = a[i];
+    d[pre] += 1;
+  }
   for (i = 0; i < n; i++) {            /* a counter the nest never reads */
     c[i + 200] = a[i];
     only++;
@@ -151,9 +168,9 @@ int main(void)
   }
   k = 0;
   for (i = 0; i < 10; i++)
-    k += j + (int)w + (int)(u % 7u) + z + only + fronts;
-  printf("%d %ld %u %d %d %d %d %.3f %.3f %.3f %.3f\n", j, w, u, z, only, fronts, k, c[8], c[150], d[108],
-         m[39][39]);
+    k += j + (int)w + (int)(u % 7u) + z + only + fronts + only2 + down + pre;
+  printf("%d %ld %u %d %d %d %d %d %d %.3f %.3f %.3f %.3f %.3f %.3f\n", j, w, u, z, only, fronts, down, pre, k,
+         c[8], c[150], d[108], d[30], e[150], m[39][39]);
   return 0;
 }
 """
@@ -166,7 +183,7 @@ def test_ports_with_counters_match_the_original(tmp_path):
     res = verify(str(path), PreprocessOptions(), make_manager(PIPELINE, {}))
     assert res.ok, res.message
     counted = {o.nest.name: [ind.name for ind in o.nest.inductions] for o in res.outcomes if o.ported}
-    assert sorted(name for names in counted.values() for name in names) == ["fronts", "j", "only", "u", "w", "z"], \
+    assert sorted(name for names in counted.values() for name in names) == ["down", "fronts", "j", "only", "only2", "pre", "u", "w", "z"], \
         counted
     assert any("wavefront" in note for o in res.outcomes if "fronts" in [i.name for i in o.nest.inductions]
                for note in o.nest.rewrites)

@@ -14,8 +14,10 @@ the port restores j after it (Nest.inductions; c2gpu/codegen/wrapper.py).
 Only what is exact in C is rewritten:
 - the loop header is `i = lo` (or `int i = lo`) and steps i by one (`i++`, `++i`, `i += 1`, `i--`, ...), and
   the body neither writes nor declares i or anything lo reads, and lo reads no memory;
-- the counter is stepped by one (`j++`, `--j`, `j += 1`, `j = j - 1`, ...) in one statement of its own, directly
-  in the loop's body, so that it runs in every iteration; the body has no break, continue, return or goto;
+- the counter is stepped by one (`j++`, `--j`, `j += 1`, `j = j - 1`, ...) once, directly in the loop's body,
+  so that it runs in every iteration: in a statement of its own, or as `j++`/`++j` inside an assignment
+  (`out[j++] = x;`, not under `&&`, `||` or `?:`) that reads j nowhere else; the body has no break, continue,
+  return or goto;
 - the counter is a local variable or parameter of an integer type at least as wide as int (a narrower one
   wraps on conversion), not volatile, whose address is never taken, written nowhere else in the nest and not
   read in the loop header; no declaration in the loop hides it.
@@ -59,8 +61,11 @@ def substitute_inductions(loop: c_ast.For, lookup, address_taken, volatile) -> t
     counter when there is none.  lookup(name) -> the frontend's Var or None; address_taken: names whose
     address the function takes; volatile(name) -> whether a declaration of that name is volatile."""
     header = _header(loop)
-    body = loop.stmt
-    if header is None or not isinstance(body, c_ast.Compound) or not body.block_items:
+    if header is None or loop.stmt is None:
+        return loop, []
+    # a body without braces is a block of one statement (the rewrite gives it braces)
+    body = loop.stmt if isinstance(loop.stmt, c_ast.Compound) else c_ast.Compound([loop.stmt], loop.stmt.coord)
+    if not body.block_items:
         return loop, []
     var, lo, direction = header
     nodes = [n for n in _nodes(body)]
@@ -73,36 +78,85 @@ def substitute_inductions(loop: c_ast.For, lookup, address_taken, volatile) -> t
     if var in declared or _ids(lo) & declared:      # the substituted i - lo would read another variable there
         return loop, []
     in_header = _ids(loop.init) | _ids(loop.cond) | _ids(loop.next)
-    steps: dict[str, list[tuple[int, int]]] = {}     # counter -> [(index in the body, step)]
+    # counter -> [(index in the body, step, how)]: how is None for a statement of its own (`j++;`), "post" or
+    # "pre" for a step inside a statement (`out[j++] = x;`, `out[++j] = x;`)
+    steps: dict[str, list[tuple[int, int, str | None]]] = {}
     for k, item in enumerate(body.block_items):
         stepped = _step(item)
         if stepped is not None:
-            steps.setdefault(stepped[0], []).append((k, stepped[1]))
-    found: list[tuple[Induction, int]] = []
+            steps.setdefault(stepped[0], []).append((k, stepped[1], None))
+            continue
+        for name, step, how in _embedded_steps(item):
+            steps.setdefault(name, []).append((k, step, how))
+    found: list[tuple[Induction, int, str | None]] = []
     for name, where in steps.items():
         v = lookup(name)
         if (len(where) != 1 or name == var or name in declared or name in in_header or name in address_taken
                 or v is None or v.storage not in ("local", "param") or not v.ctype.is_scalar
                 or v.ctype.pointers or v.ctype.base not in WIDE_INTEGERS or volatile(name)):
             continue
-        k, step = where[0]
+        k, step, how = where[0]
         writes = sum(1 for n in nodes if _writes(n, name))
         if writes != 1:                   # the step itself is the only write
             continue
+        if how is not None and sum(1 for n in _nodes(body.block_items[k])
+                                   if isinstance(n, c_ast.ID) and n.name == name) != 1:
+            continue                      # read elsewhere in the statement that steps it: unsequenced in C
         found.append((Induction(name, v.ctype.base, step, body.block_items[k].coord.line
-                                if body.block_items[k].coord else 0), k))
+                                if body.block_items[k].coord else 0), k, how))
     if not found:
         return loop, []
     new = copy.deepcopy(loop)
+    if not isinstance(new.stmt, c_ast.Compound):
+        new.stmt = c_ast.Compound([new.stmt], new.stmt.coord)
     items = list(new.stmt.block_items)
     drop = set()
-    for ind, k in found:
-        drop.add(k)
+    for ind, k, how in found:
+        if how is None:
+            drop.add(k)
+        else:                             # the step's own value: the old one after `j++`, the new one after `++j`
+            step_node = next(n for n in _nodes(items[k]) if _writes(n, ind.name))
+            items[k] = _node_replaced(items[k], step_node, _value(ind, var, lo, direction, after=how == "pre"))
         for j, item in enumerate(items):
             if j != k:
                 items[j] = _replaced(item, ind.name, _value(ind, var, lo, direction, after=j > k))
     new.stmt.block_items = [item for j, item in enumerate(items) if j not in drop]
-    return new, [ind for ind, _ in found]
+    return new, [ind for ind, _, _ in found]
+
+
+def _embedded_steps(item: c_ast.Node) -> list[tuple[str, int, str]]:
+    """The steps by one of a variable inside an assignment statement (`out[j++] = x;`) that run whenever the
+    statement does: (name, +1 or -1, "post" or "pre"); none under `&&`, `||` or `?:`, which may skip them."""
+    if not isinstance(item, c_ast.Assignment):
+        return []
+    out = []
+    stack = [item]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.TernaryOp) or (isinstance(n, c_ast.BinaryOp) and n.op in ("&&", "||")):
+            if any(isinstance(m, c_ast.UnaryOp) and m.op in ("++", "p++", "--", "p--") for m in _nodes(n)):
+                return []
+            continue
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--") and isinstance(n.expr, c_ast.ID):
+            out.append((n.expr.name, 1 if "+" in n.op else -1, "post" if n.op.startswith("p") else "pre"))
+        stack.extend(c for _, c in n.children())
+    return out
+
+
+def _node_replaced(root: c_ast.Node, target: c_ast.Node, value: c_ast.Node) -> c_ast.Node:
+    """`root` with the node `target` (found in it by identity) replaced by `value` (in place)."""
+    if root is target:
+        return value
+    for n in _nodes(root):
+        for attr in n.__slots__:
+            child = getattr(n, attr, None)
+            if child is target:
+                setattr(n, attr, value)
+                return root
+            if isinstance(child, list) and any(c is target for c in child):
+                child[[id(c) for c in child].index(id(target))] = value
+                return root
+    return root
 
 
 def _header(loop: c_ast.For):
