@@ -49,6 +49,14 @@ def test_a_counter_stepped_once_per_iteration_is_substituted(tmp_path, body, cou
     assert any(f"'{counter}' counts the iterations" in r for r in nest.rewrites)
 
 
+def test_the_iteration_number_takes_the_counters_type(tmp_path):
+    # with an unsigned loop variable, j + (u - 0) would be unsigned: p[j + ...] would not be p[-5] for j = -5
+    nest, info = only(tmp_path, "int *p = idx + 50; for (u = 0; u < 50; u++) { p[j] = (int)u; j++; }",
+                      "unsigned u; int j = -5;")
+    assert table(info) == [("u", P)]
+    assert subscripts(nest, "p") == ["j + u"]
+
+
 def test_uses_before_and_after_the_step_see_this_iterations_values(tmp_path):
     nest, info = only(tmp_path, "for (i = 0; i < 100; i++) { c[j] = a[i]; j++; c[j + 100] = b[i]; }",
                       "int i; long j = 5;")

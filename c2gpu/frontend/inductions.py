@@ -106,6 +106,7 @@ def substitute_inductions(loop: c_ast.For, lookup, address_taken, volatile) -> t
                                 if body.block_items[k].coord else 0), k, how))
     if not found:
         return loop, []
+    loop_type = _loop_type(loop, lookup(var))
     new = copy.deepcopy(loop)
     if not isinstance(new.stmt, c_ast.Compound):
         new.stmt = c_ast.Compound([new.stmt], new.stmt.coord)
@@ -116,10 +117,10 @@ def substitute_inductions(loop: c_ast.For, lookup, address_taken, volatile) -> t
             drop.add(k)
         else:                             # the step's own value: the old one after `j++`, the new one after `++j`
             step_node = next(n for n in _nodes(items[k]) if _writes(n, ind.name))
-            items[k] = _node_replaced(items[k], step_node, _value(ind, var, lo, direction, after=how == "pre"))
+            items[k] = _node_replaced(items[k], step_node, _value(ind, var, lo, direction, how == "pre", loop_type))
         for j, item in enumerate(items):
             if j != k:
-                items[j] = _replaced(item, ind.name, _value(ind, var, lo, direction, after=j > k))
+                items[j] = _replaced(item, ind.name, _value(ind, var, lo, direction, j > k, loop_type))
     new.stmt.block_items = [item for j, item in enumerate(items) if j not in drop]
     return new, [ind for ind, _, _ in found]
 
@@ -173,6 +174,20 @@ def _header(loop: c_ast.For):
     if stepped is None or stepped[0] != var:
         return None
     return var, lo, stepped[1]
+
+
+def _loop_type(loop: c_ast.For, outer) -> str | None:
+    """The loop variable's type as the frontend spells it (after typedefs), when known: `outer` (its Var) for a
+    variable declared before the loop, the header's own spelling for `for (int i = ...)`."""
+    if isinstance(loop.init, c_ast.DeclList):
+        t = loop.init.decls[0].type
+        if isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
+            names = [n for n in t.type.names if n != "signed"] or ["int"]
+            spelled = " ".join(names)
+            return {"unsigned": "unsigned int", "long int": "long", "unsigned long int": "unsigned long",
+                    "long long int": "long long"}.get(spelled, spelled)
+        return None
+    return outer.ctype.base if outer is not None and outer.ctype.is_scalar and not outer.ctype.pointers else None
 
 
 def _step(node) -> tuple[str, int] | None:
@@ -237,13 +252,19 @@ def _written_names(nodes) -> set[str]:
     return out
 
 
-def _value(ind: Induction, var: str, lo: c_ast.Node, direction: int, after: bool) -> c_ast.Node:
+def _value(ind: Induction, var: str, lo: c_ast.Node, direction: int, after: bool, loop_type: str | None) -> c_ast.Node:
     """The counter's value in a statement of the body: j0 +/- t, t = i - lo (lo - i counting down), plus one
-    step after the statement that steps it."""
+    step after the statement that steps it.  t is converted to the counter's type when the loop variable's
+    differs (or is not known): with an unsigned i and an int j, j + t would be computed unsigned, and p[j + t]
+    would not be p[-2] where j is -2.  t is in [0, trip count], a value of the counter's type whenever the
+    counter's own values are."""
     i = c_ast.ID(var)
     t = c_ast.BinaryOp("-", i, copy.deepcopy(lo)) if direction > 0 else c_ast.BinaryOp("-", copy.deepcopy(lo), i)
     if after:
         t = c_ast.BinaryOp("+", t, c_ast.Constant("int", "1"))
+    if loop_type != ind.ctype:
+        t = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
+                                                                     c_ast.IdentifierType(ind.ctype.split()))), t)
     return c_ast.BinaryOp("+" if ind.step > 0 else "-", c_ast.ID(ind.name), t)
 
 
