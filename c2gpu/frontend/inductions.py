@@ -256,8 +256,8 @@ def _value(ind: Induction, var: str, lo: c_ast.Node, direction: int, after: bool
     """The counter's value in a statement of the body: j0 +/- t, t = i - lo (lo - i counting down), plus one
     step after the statement that steps it.  t is converted to the counter's type when the loop variable's
     differs (or is not known): with an unsigned i and an int j, j + t would be computed unsigned, and p[j + t]
-    would not be p[-2] where j is -2.  t is in [0, trip count], a value of the counter's type whenever the
-    counter's own values are."""
+    would not be p[-2] where j is -2.  t is in [0, trip count]: the conversion is exact while the trip count
+    fits the counter's type (an int counter over more than 2^31 iterations is the exception)."""
     i = c_ast.ID(var)
     t = c_ast.BinaryOp("-", i, copy.deepcopy(lo)) if direction > 0 else c_ast.BinaryOp("-", copy.deepcopy(lo), i)
     if after:
