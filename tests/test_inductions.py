@@ -195,3 +195,59 @@ def test_ports_with_counters_match_the_original(tmp_path):
         counted
     assert any("wavefront" in note for o in res.outcomes if "fronts" in [i.name for i in o.nest.inductions]
                for note in o.nest.rewrites)
+
+
+# Counters where a slip would show: one that bounds an inner loop, one a parameter read after the nest (and a
+# call where the loop runs zero times), one in a nest that runs three times inside a while loop, two in one
+# loop (one counting down, read in a guard), a long one stepped down inside an assignment under a size_t loop.
+TRICKY = r"""
+#include <stdio.h>
+#include <stddef.h>
+double a[200], b[200], c[400];
+long steps(long j, int n)
+{
+  int i;
+  for (i = 0; i < n; i++)              /* a parameter counter, read after the nest */
+    c[j++] += a[i];
+  return j * 3;
+}
+int main(void)
+{
+  int i, q, r = 0, j = 4, k = 10, h = 100, g = 0;
+  long d = 150;
+  for (i = 0; i < 200; i++) { a[i] = i * 0.25; b[i] = 0; }
+  for (i = 0; i < 50; i++) {           /* the counter bounds an inner loop */
+    for (q = 0; q < j; q++)
+      b[i] += 1;
+    j++;
+  }
+  while (r < 3) {                      /* the nest runs three times: the counter goes on */
+    for (i = 0; i < 20; i++) {
+      c[k] = a[i] + r;
+      k++;
+    }
+    r++;
+  }
+  for (i = 0; i < 60; i++) {           /* two counters, one down, one read in a guard */
+    if (h % 3 == 0)
+      c[h + 100] = a[i];
+    b[i + 100] += (double)g;
+    h--;
+    g += 1;
+  }
+  for (size_t s = 0; s < 40; s++)      /* a size_t loop variable, a long counter stepped down inside */
+    c[--d] += a[s];
+  printf("%ld %ld %d %d %d %d %ld %.3f %.3f %.3f %.3f\n", steps(7, 30), steps(2, 0), j, k, h, g, d,
+         b[10], c[40], c[160], b[150]);
+  return 0;
+}
+"""
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+def test_tricky_counters_match_the_original(tmp_path):
+    res = verify(str(write_c(tmp_path, TRICKY)), PreprocessOptions(), make_manager(PIPELINE, {}))
+    assert res.ok, res.message
+    counted = sorted(i.name for o in res.outcomes if o.ported for i in o.nest.inductions)
+    assert counted == ["d", "g", "h", "j", "j", "k"], counted
