@@ -49,6 +49,29 @@ def test_a_counter_stepped_once_per_iteration_is_substituted(tmp_path, body, cou
     assert any(f"'{counter}' counts the iterations" in r for r in nest.rewrites)
 
 
+def test_a_counter_stepped_in_an_inner_loop_counts_both_loops(tmp_path):
+    # flattening a matrix: k = k0 + (i * 10 + j) in the inner body; after the nest k0 + 100 * 10
+    nest, info = only(tmp_path, "for (i = 0; i < 100; i++) for (q = 0; q < 3; q++) c[k++] = a[i] * q;",
+                      "int i, q, k = 0;")
+    assert table(info) == [("i", P), ("q", P)]
+    assert [(ind.name, ind.loops, ind.inner_trips) for ind in nest.inductions] == [("k", ("i", "q"), ("3 - 0",))]
+    assert subscripts(nest, "c") == ["3*i + k + q"]
+
+
+@pytest.mark.parametrize("body, why", [
+    ("for (i = 0; i < 100; i++) for (q = 0; q < i; q++) c[k++] = a[i];", "triangular: the trip count changes"),
+    ("for (i = 0; i < 100; i++) { b[i] = k; for (q = 0; q < 3; q++) c[k++] = a[i]; }",
+     "read outside the inner loop's body"),
+    ("for (i = 0; i < 100; i++) if (a[i] > 0) for (q = 0; q < 3; q++) c[k++] = a[i];", "the inner loop under an if"),
+    ("for (i = 0; i < 100; i++) for (q = 0; q < m; q++) { c[k++] = a[i]; m = 2; }", "the body changes the bound"),
+    ("for (i = 0; i < 100; i++) for (q = 0; q != 3; q++) c[k++] = a[i];", "a condition that is no bound"),
+])
+def test_an_inner_counter_is_left_alone_unless_the_count_is_exact(tmp_path, body, why):
+    nests = run(write_c(tmp_path, HEAD + f"void f(int m) {{ int i, q, k = 0; {body} }}\n"))
+    nest, info = next(iter(nests.values()))
+    assert nest.inductions == (), why
+
+
 def test_the_iteration_number_takes_the_counters_type(tmp_path):
     # with an unsigned loop variable, j + (u - 0) would be unsigned: p[j + ...] would not be p[-5] for j = -5
     nest, info = only(tmp_path, "int *p = idx + 50; for (u = 0; u < 50; u++) { p[j] = (int)u; j++; }",
@@ -251,3 +274,55 @@ def test_tricky_counters_match_the_original(tmp_path):
     assert res.ok, res.message
     counted = sorted(i.name for o in res.outcomes if o.ported for i in o.nest.inductions)
     assert counted == ["d", "g", "h", "j", "j", "k"], counted
+
+
+# Counters stepped in inner loops: a flattening copy (constant sizes: parallel), one stepped inside an
+# assignment of a <= loop starting at 2 with another statement around, a triangular one (left alone), and a
+# function with symbolic sizes called once with an empty outer loop (the product of the trip counts, none below 0).
+FLATTENING = r"""
+#include <stdio.h>
+#define N 30
+double in[N][N], out[N * N + 10], out2[2000];
+void pack(int n, int m)
+{
+  int i, j, k = 0;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < m; j++)
+      out2[k++] = in[i][j] * 2;
+  printf("pack %d\n", k);
+}
+int main(void)
+{
+  int i, j, k = 5, z = 0;
+  long w = 3;
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      in[i][j] = i * 0.5 + j;
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++) {
+      out[k] = in[i][j];
+      k++;
+    }
+  for (i = 0; i < 10; i++) {
+    out2[i] = i;
+    for (j = 2; j <= 5; j++)
+      out2[100 + w++] = in[i][j];
+  }
+  for (i = 0; i < 10; i++)            /* triangular: not substituted */
+    for (j = 0; j < i; j++)
+      out2[500 + z++] = in[i][j];
+  pack(20, 25);
+  pack(0, 25);
+  printf("%d %ld %d %.2f %.2f %.2f\n", k, w, z, out[400], out2[120], out2[520]);
+  return 0;
+}
+"""
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+def test_counters_of_inner_loops_match_the_original(tmp_path):
+    res = verify(str(write_c(tmp_path, FLATTENING)), PreprocessOptions(), make_manager(PIPELINE, {}))
+    assert res.ok, res.message
+    ported = {o.nest.name: [(i.name, i.loops) for i in o.nest.inductions] for o in res.outcomes if o.ported}
+    assert ported["main@20"] == [("k", ("i", "j"))] and ported["main@25"] == [("w", ("i", "j"))], ported

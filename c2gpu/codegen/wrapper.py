@@ -152,6 +152,12 @@ def _counter_final(nest: Nest, ind, params: str) -> LoopFinal:
     if ind.trip is None:
         raise CodegenError(f"counter '{ind.name}' (line {ind.line}) keeps a value after the nest, and the loop "
                            "it counts has an unknown trip count")
+    if ind.inner_trips:
+        # stepped in an inner loop: the product of the trip counts (none below one), which isl cannot state for
+        # symbolic sizes (n * m is not affine): plain C, in 64 bits
+        factors = [ind.trip.to_c(), *ind.inner_trips]
+        gain = " * ".join(f"(long long)(({f}) > 0 ? ({f}) : 0)" for f in factors)
+        return LoopFinal(ind.name, ind.ctype, "1", f"{ind.step} * {gain}", added=True)
     trip = ph.sym_to_isl(ind.trip, {})
     gain = isl.Set(f"{params} -> {{ [c2gpu_x] : exists (c2gpu_t : c2gpu_t = {trip} and ((c2gpu_t >= 1 and "
                    f"c2gpu_x = {ind.step} * c2gpu_t) or (c2gpu_t <= 0 and c2gpu_x = 0))) }}").dim_max(0).coalesce()

@@ -23,6 +23,14 @@ Only what is exact in C is rewritten:
   read in the loop header; no declaration in the loop hides it.
 Signed arithmetic stays exact: j0 + t and j0 + t + 1 are values the counter itself takes in the original run
 (a signed overflow there is already undefined).  Unsigned counters wrap the same way in both forms.
+
+A counter stepped in the body of an inner loop (`for (i ...) for (j ...) out[k++] = in[i][j];`) counts the
+iterations of every loop on the way: k0 + (t_i * T_j + t_j), T_j the inner loop's trip count, when each of
+those loops sits directly in the body of the one around it (run once per iteration), steps by one with a bound
+(`<`, `<=`, `>`, `>=`) that reads nothing the nest writes and no loop variable around it (rectangular), and the
+counter is read nowhere in the nest outside the inner body.  After the nest it gains the product of the trip
+counts.  With a symbolic T_j the subscripts are products of variables, which the dependence analysis does not
+prove (the rewrite is still exact); with constant sizes the loops are parallel.
 """
 from __future__ import annotations
 
@@ -46,11 +54,18 @@ class Induction:
     ctype: str          # its type (after typedefs)
     step: int           # +1 or -1 per iteration
     line: int           # the statement that steps it
-    trip: Any = field(default=None, compare=False)   # the loop's trip count as first described (a wavefront
-    #                                                  or a reordering changes the nest's outer loop, not this)
+    trip: Any = field(default=None, compare=False)   # the outer loop's trip count as first described (a
+    #                                                  wavefront or a reordering changes the nest's outer loop)
+    inner_trips: tuple[str, ...] = ()   # C trip counts of the inner loops on the way, when an inner loop steps it
+    loops: tuple[str, ...] = ()         # the loops it counts the iterations of, outermost first
 
     def note(self, loop_var: str, loop_line: int) -> str:
         sign = "+" if self.step > 0 else "-"
+        if len(self.loops) > 1:
+            names = ", ".join(f"'{v}'" for v in self.loops)
+            return (f"'{self.name}' counts the iterations of loops {names} together (stepped at line {self.line}): "
+                    f"the nest reads {self.name} {sign} the number of iterations before, and the step is gone; after "
+                    f"the nest the port steps {self.name} by the product of their trip counts")
         return (f"'{self.name}' counts the iterations of loop '{loop_var}' (line {loop_line}): the nest reads "
                 f"{self.name} {sign} the iteration number where it read {self.name}, and the statement that steps it "
                 f"(line {self.line}) is gone; after the nest the port steps {self.name} by the trip count")
@@ -60,69 +75,156 @@ def substitute_inductions(loop: c_ast.For, lookup, address_taken, volatile) -> t
     """`loop` with its induction counters substituted (a new tree), and the counters; `loop` itself and no
     counter when there is none.  lookup(name) -> the frontend's Var or None; address_taken: names whose
     address the function takes; volatile(name) -> whether a declaration of that name is volatile."""
+    if not _counters(loop, lookup, address_taken, volatile):
+        return loop, []
+    new = copy.deepcopy(loop)
+    found = _counters(new, lookup, address_taken, volatile)      # the same counters, on the copy's nodes
+    drops: dict[int, tuple[c_ast.For, set[int]]] = {}
+    for c in found:
+        owner = c.owner
+        if not isinstance(owner.stmt, c_ast.Compound):
+            owner.stmt = c_ast.Compound([owner.stmt], owner.stmt.coord)
+        items = owner.stmt.block_items
+        if c.how is None:
+            drops.setdefault(id(owner), (owner, set()))[1].add(c.k)
+        else:                             # the step's own value: the old one after `j++`, the new one after `++j`
+            step_node = next(n for n in _nodes(items[c.k]) if _writes(n, c.induction.name))
+            items[c.k] = _node_replaced(items[c.k], step_node, c.value(c.how == "pre"))
+        for j, item in enumerate(items):
+            if j != c.k:
+                items[j] = _replaced(item, c.induction.name, c.value(j > c.k))
+    for owner, drop in drops.values():
+        owner.stmt.block_items = [item for j, item in enumerate(owner.stmt.block_items) if j not in drop]
+    return new, [c.induction for c in found]
+
+
+class _Counter:
+    """A counter found in `loop` (or its copy): the loop whose body steps it, the step's place, and how to
+    write its value there."""
+
+    def __init__(self, induction: Induction, owner: c_ast.For, k: int, how: str | None, chain, ctype: str):
+        self.induction, self.owner, self.k, self.how = induction, owner, k, how
+        self.chain, self.ctype = chain, ctype
+
+    def value(self, after: bool) -> c_ast.Node:
+        """j0 +/- n, n the number of steps before this point: t0 in the outer loop's body (t = i - lo, or lo - i
+        counting down); in the body of an inner loop, ((t0 * T1 + t1) * T2 + t2)..., each T the trip count of
+        an inner loop on the way, which no iteration changes.  Computed in the counter's type (cast first)
+        when a loop variable's type differs or is not known: with an unsigned i and an int j, j + t would be
+        unsigned, and p[j + t] would not be p[-2] where j is -2."""
+        count = None
+        for var, lo, direction, trip, _ in self.chain:
+            i = c_ast.ID(var)
+            t = c_ast.BinaryOp("-", i, copy.deepcopy(lo)) if direction > 0 else c_ast.BinaryOp("-", copy.deepcopy(lo), i)
+            count = t if count is None else c_ast.BinaryOp("+", c_ast.BinaryOp("*", count, copy.deepcopy(trip)), t)
+        if after:
+            count = c_ast.BinaryOp("+", count, c_ast.Constant("int", "1"))
+        if any(loop_type != self.ctype for *_, loop_type in self.chain):
+            count = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
+                                                                             c_ast.IdentifierType(self.ctype.split()))),
+                               count)
+        return c_ast.BinaryOp("+" if self.induction.step > 0 else "-", c_ast.ID(self.induction.name), count)
+
+
+def _counters(loop: c_ast.For, lookup, address_taken, volatile) -> list[_Counter]:
     header = _header(loop)
     if header is None or loop.stmt is None:
-        return loop, []
-    # a body without braces is a block of one statement (the rewrite gives it braces)
-    body = loop.stmt if isinstance(loop.stmt, c_ast.Compound) else c_ast.Compound([loop.stmt], loop.stmt.coord)
-    if not body.block_items:
-        return loop, []
+        return []
+    body = _block(loop)
+    if not body:
+        return []
     var, lo, direction = header
-    nodes = [n for n in _nodes(body)]
+    nodes = [n for n in _nodes(loop.stmt)]
     if any(isinstance(n, _JUMPS) for n in nodes):
-        return loop, []
+        return []
     written = _written_names(nodes)
     if var in written or (_ids(lo) & written) or var in _ids(lo) or not _plain(lo):
-        return loop, []
+        return []
     declared = {n.name for n in nodes if isinstance(n, c_ast.Decl) and n.name}
     if var in declared or _ids(lo) & declared:      # the substituted i - lo would read another variable there
-        return loop, []
+        return []
     in_header = _ids(loop.init) | _ids(loop.cond) | _ids(loop.next)
-    # counter -> [(index in the body, step, how)]: how is None for a statement of its own (`j++;`), "post" or
-    # "pre" for a step inside a statement (`out[j++] = x;`, `out[++j] = x;`)
-    steps: dict[str, list[tuple[int, int, str | None]]] = {}
-    for k, item in enumerate(body.block_items):
-        stepped = _step(item)
-        if stepped is not None:
-            steps.setdefault(stepped[0], []).append((k, stepped[1], None))
-            continue
-        for name, step, how in _embedded_steps(item):
-            steps.setdefault(name, []).append((k, step, how))
-    found: list[tuple[Induction, int, str | None]] = []
+    # the loops whose bodies run once per iteration of the loop around them, outermost first: the outer loop,
+    # then each inner loop directly in such a body, stepping by one, whose trip count nothing in the nest changes
+    chains = [(loop, [(var, lo, direction, None, _loop_type(loop, lookup(var)))])]
+    for owner, chain in chains:
+        for item in _block(owner):
+            inner = _header(item) if isinstance(item, c_ast.For) else None
+            trip = _trip(item, inner) if inner is not None else None
+            if trip is None:
+                continue
+            v, start, down = inner
+            fixed = _ids(trip) | _ids(start)
+            # rectangular: the bounds read no loop variable around (`q < i` changes the trip count every time)
+            if (v in declared or fixed & (written | declared | {entry[0] for entry in chain}) or not _plain(trip)
+                    or not _plain(start)
+                    or v in _written_names(list(_nodes(item.stmt)))):
+                continue
+            chains.append((item, chain + [(v, start, down, trip, _loop_type(item, lookup(v)))]))
+    # counter -> [(loop whose body steps it, its chain, index in that body, step, how)]: how is None for a
+    # statement of its own (`j++;`), "post" or "pre" for a step inside a statement (`out[j++] = x;`)
+    steps: dict[str, list] = {}
+    for owner, chain in chains:
+        for k, item in enumerate(_block(owner)):
+            stepped = _step(item)
+            if stepped is not None:
+                steps.setdefault(stepped[0], []).append((owner, chain, k, stepped[1], None))
+                continue
+            for name, step, how in _embedded_steps(item):
+                steps.setdefault(name, []).append((owner, chain, k, step, how))
+    loop_vars = {entry[0] for _, chain in chains for entry in chain}
+    found: list[_Counter] = []
     for name, where in steps.items():
         v = lookup(name)
-        if (len(where) != 1 or name == var or name in declared or name in in_header or name in address_taken
+        if (len(where) != 1 or name in loop_vars or name in declared or name in in_header or name in address_taken
                 or v is None or v.storage not in ("local", "param") or not v.ctype.is_scalar
                 or v.ctype.pointers or v.ctype.base not in WIDE_INTEGERS or volatile(name)):
             continue
-        k, step, how = where[0]
-        writes = sum(1 for n in nodes if _writes(n, name))
-        if writes != 1:                   # the step itself is the only write
+        owner, chain, k, step, how = where[0]
+        if sum(1 for n in nodes if _writes(n, name)) != 1:      # the step itself is the only write
             continue
-        if how is not None and sum(1 for n in _nodes(body.block_items[k])
-                                   if isinstance(n, c_ast.ID) and n.name == name) != 1:
+        item = _block(owner)[k]
+        if how is not None and sum(1 for n in _nodes(item) if isinstance(n, c_ast.ID) and n.name == name) != 1:
             continue                      # read elsewhere in the statement that steps it: unsequenced in C
-        found.append((Induction(name, v.ctype.base, step, body.block_items[k].coord.line
-                                if body.block_items[k].coord else 0), k, how))
-    if not found:
-        return loop, []
-    loop_type = _loop_type(loop, lookup(var))
-    new = copy.deepcopy(loop)
-    if not isinstance(new.stmt, c_ast.Compound):
-        new.stmt = c_ast.Compound([new.stmt], new.stmt.coord)
-    items = list(new.stmt.block_items)
-    drop = set()
-    for ind, k, how in found:
-        if how is None:
-            drop.add(k)
-        else:                             # the step's own value: the old one after `j++`, the new one after `++j`
-            step_node = next(n for n in _nodes(items[k]) if _writes(n, ind.name))
-            items[k] = _node_replaced(items[k], step_node, _value(ind, var, lo, direction, how == "pre", loop_type))
-        for j, item in enumerate(items):
-            if j != k:
-                items[j] = _replaced(item, ind.name, _value(ind, var, lo, direction, j > k, loop_type))
-    new.stmt.block_items = [item for j, item in enumerate(items) if j not in drop]
-    return new, [ind for ind, _, _ in found]
+        if owner is not loop and _mentions(loop.stmt, name) != _mentions(owner.stmt, name):
+            continue                      # read outside the inner loop's body, where no formula above holds
+        trips = tuple(_text(entry[3]) for entry in chain[1:])
+        found.append(_Counter(Induction(name, v.ctype.base, step, item.coord.line if item.coord else 0,
+                                        inner_trips=trips, loops=tuple(entry[0] for entry in chain)),
+                              owner, k, how, chain, v.ctype.base))
+    return found
+
+
+def _block(loop: c_ast.For) -> list:
+    """The statements of a loop's body (one, for a body without braces)."""
+    body = loop.stmt
+    if isinstance(body, c_ast.Compound):
+        return body.block_items or []
+    return [body] if body is not None else []
+
+
+def _trip(loop: c_ast.For, header) -> c_ast.Node | None:
+    """The trip count of `for (v = lo; v < hi; v++)` as C, where it runs at least once: hi - lo (hi - lo + 1
+    for <=; lo - hi counting down with >, lo - hi + 1 with >=); None for any other condition."""
+    var, lo, direction = header
+    cond = loop.cond
+    if not (isinstance(cond, c_ast.BinaryOp) and isinstance(cond.left, c_ast.ID) and cond.left.name == var):
+        return None
+    ops = ("<", "<=") if direction > 0 else (">", ">=")
+    if cond.op not in ops:
+        return None
+    span = c_ast.BinaryOp("-", copy.deepcopy(cond.right), copy.deepcopy(lo)) if direction > 0 else \
+        c_ast.BinaryOp("-", copy.deepcopy(lo), copy.deepcopy(cond.right))
+    return c_ast.BinaryOp("+", span, c_ast.Constant("int", "1")) if cond.op in ("<=", ">=") else span
+
+
+def _mentions(node, name: str) -> int:
+    return sum(1 for n in _nodes(node) if isinstance(n, c_ast.ID) and n.name == name)
+
+
+def _text(node: c_ast.Node) -> str:
+    from pycparser import c_generator
+    return c_generator.CGenerator().visit(node)
 
 
 def _embedded_steps(item: c_ast.Node) -> list[tuple[str, int, str]]:
@@ -250,22 +352,6 @@ def _written_names(nodes) -> set[str]:
         elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--", "&") and isinstance(n.expr, c_ast.ID):
             out.add(n.expr.name)
     return out
-
-
-def _value(ind: Induction, var: str, lo: c_ast.Node, direction: int, after: bool, loop_type: str | None) -> c_ast.Node:
-    """The counter's value in a statement of the body: j0 +/- t, t = i - lo (lo - i counting down), plus one
-    step after the statement that steps it.  t is converted to the counter's type when the loop variable's
-    differs (or is not known): with an unsigned i and an int j, j + t would be computed unsigned, and p[j + t]
-    would not be p[-2] where j is -2.  t is in [0, trip count]: the conversion is exact while the trip count
-    fits the counter's type (an int counter over more than 2^31 iterations is the exception)."""
-    i = c_ast.ID(var)
-    t = c_ast.BinaryOp("-", i, copy.deepcopy(lo)) if direction > 0 else c_ast.BinaryOp("-", copy.deepcopy(lo), i)
-    if after:
-        t = c_ast.BinaryOp("+", t, c_ast.Constant("int", "1"))
-    if loop_type != ind.ctype:
-        t = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
-                                                                     c_ast.IdentifierType(ind.ctype.split()))), t)
-    return c_ast.BinaryOp("+" if ind.step > 0 else "-", c_ast.ID(ind.name), t)
 
 
 def _replaced(node: c_ast.Node, name: str, value: c_ast.Node) -> c_ast.Node:
