@@ -155,7 +155,7 @@ _GAMMA_DEFAULT_SOURCE = (
     "then charge every warp 64 DRAM latencies per barrier, serialized on the SM, which predicts tiled and "
     "reduction kernels 10-100x slower than their plain versions; a barrier waits for the slowest warp of its "
     "block, about one memory latency, so Gamma = 1 charges one latency weighted by the memory-instruction "
-    "ratio. Not calibrated: shared/validation has no kernel with barriers")
+    "ratio. Not calibrated: testdata/validation/naive_cuda_measured.tsv has no kernel with barriers")
 
 
 # Defaults of the optional cache-hierarchy fields c2gpu.perf uses (see SCHEMA.md); a GPU whose file gives
@@ -165,11 +165,11 @@ _PERF_DEFAULTS = (
      "derived: shared_mem_latency_cycles (L1 and shared memory are one SRAM since Volta; the tag check adds a "
      "few cycles, ignored); not measured"),
     ("l2_bytes_per_cycle_per_sm", 32.0,
-     "estimate: 32 bytes/cycle/SM of L2-to-SM bandwidth, the value calibrated against shared/validation "
+     "estimate: 32 bytes/cycle/SM of L2-to-SM bandwidth, the value calibrated against testdata/validation/naive_cuda_measured.tsv "
      "on the A10 and H100 (see their files); not a vendor figure"),
     ("dram_efficiency", 0.8,
      "estimate: sustained fraction of peak DRAM bandwidth of a streaming kernel, about 0.8 as calibrated "
-     "against shared/validation on the A10 and H100; not a vendor figure"),
+     "against testdata/validation/naive_cuda_measured.tsv on the A10 and H100; not a vendor figure"),
 )
 
 

@@ -226,7 +226,7 @@ class NestPlan:
     trials:    the shared-memory budgets the model compared, when a GPU decided them (else empty).
     budget:    the budget that won (None: no shared memory, or no GPU decided).
     scalar_replacement: array elements invariant across an in-thread loop live in registers (c2gpu/promotion.py);
-               False models and emits every access where C makes it (the naive CUDA of shared/validation).
+               False models and emits every access where C makes it (the naive CUDA of testdata/validation/naive_cuda_measured.tsv).
     """
     nest: str
     mapping: Mapping

@@ -7,7 +7,7 @@ seconds of the commands a user types first.
 1. The README's first command, `c2gpu analyze testdata/matmul.c` (the default GPU; the CPU baseline compiled and
    run), cold (an empty CPU-baseline cache, as for a new user) and warm (the measurement cached).
 2. `c2gpu analyze testdata/matmul.c --gpu h100-sxm -D N=2048 --no-run`.
-3. The 30 PolyBench/C kernels of ../shared/corpora, `--gpu h100-sxm --no-run`: in one
+3. The 30 PolyBench/C kernels of testdata/corpora, `--gpu h100-sxm --no-run`: in one
    invocation, and one process per file.
 The targets (issue "The answer first", on the 2-core development machine): under 1 s of CPU for (1), under
 2 s for (2), under 5 s for (3) in one invocation.  Nothing here asserts a time: it prints them.

@@ -1,8 +1,8 @@
-"""Predicted vs measured kernel time on shared/validation (a script, not a test).
+"""Predicted vs measured kernel time on testdata/validation/naive_cuda_measured.tsv (a script, not a test).
 
     python tests/bench_validation.py [--registers auto|ptxas|estimate] [--own]
 
-Prints, for every kernel x GPU of ../shared/validation/naive_cuda_measured.tsv, the measured
+Prints, for every kernel x GPU of testdata/validation/naive_cuda_measured.tsv/naive_cuda_measured.tsv, the measured
 median, each model's prediction (kernel time x launches + launch overhead) and the ratio,
 then the median predicted/measured ratio per model (all cases, calibration cases, held-out
 cases).  See tests/validation_data.py for how the cases are ported.
@@ -19,9 +19,6 @@ def main() -> int:
     ap.add_argument("--registers", default="auto", choices=("auto", "ptxas", "estimate"))
     ap.add_argument("--own", action="store_true", help="also c2gpu's own port of each case against the measurement")
     args = ap.parse_args()
-    if validation.validation_dir() is None:
-        print("shared/validation not found (set C2GPU_VALIDATION_DIR)", file=sys.stderr)
-        return 1
     t0 = time.perf_counter()
     cases = validation.run(args.registers)
     print(validation.table(cases))

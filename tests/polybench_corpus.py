@@ -1,6 +1,6 @@
 """PolyBench/C 4.2.1 as an external oracle for ports: build a kernel as written and as c2gpu ports it, compare dumps.
 
-The corpus (../shared/corpora/polybench-c-4.2.1, Ohio State University) is 30 kernels nobody on this
+The corpus (testdata/corpora/polybench-c-4.2.1, Ohio State University, its licence beside it) is 30 kernels nobody on this
 project wrote.  Built with -DPOLYBENCH_DUMP_ARRAYS, a kernel prints its live-out arrays to stderr
 between "==BEGIN DUMP_ARRAYS==" and "==END   DUMP_ARRAYS==": that dump is the ground truth.  The port
 is built the way a user builds a split port (the .cu file with the CPU execution layer, the .host.c
@@ -32,7 +32,7 @@ from c2gpu.ir import Loop
 from c2gpu.port import port_file
 from c2gpu.verify import ORDERS
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "polybench-c-4.2.1"
+CORPUS = Path(__file__).resolve().parent.parent / "testdata" / "corpora" / "polybench-c-4.2.1"
 UTILITIES = CORPUS / "utilities"
 DEFINES = (("MINI_DATASET", "1"), ("POLYBENCH_DUMP_ARRAYS", "1"))
 TIMEOUT = 120.0          # seconds for each compile and each run (MINI runs take milliseconds)

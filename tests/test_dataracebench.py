@@ -1,6 +1,6 @@
 """DataRaceBench: c2gpu never claims a racy loop parallel, and reports subscripts that leave their array.
 
-The corpus (../shared/corpora/dataracebench, LLNL, see its README) holds
+The corpus (testdata/corpora/dataracebench, LLNL, see its README) holds
 OpenMP micro-benchmarks: `*-yes.c` have a data race under `#pragma omp
 parallel for`, named in the header comment ("Data race pair:
 a[i+1]@64:10:R vs. a[i]@64:5:W", or Write_set/Read_set lists); `*-no.c` have
@@ -35,7 +35,6 @@ value read after the loop makes the loop carried).
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,12 +48,9 @@ from c2gpu.subscript_bounds import CODE, openmp_clause_notes, openmp_clauses, ou
 from c2gpu.pipeline import PassManager
 from c2gpu.registry import available_passes
 
-DRB = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "dataracebench"
+DRB = Path(__file__).resolve().parent.parent / "testdata" / "corpora" / "dataracebench"
 BENCH = DRB / "micro-benchmarks"
 PROVEN = ("parallel", "reduction")
-
-needs_corpus = pytest.mark.skipif(not BENCH.is_dir() and os.environ.get("CI") != "true",
-                                  reason="DataRaceBench corpus not found next to the repository")
 
 # Constructs that make a file more than parallel loops.
 _OTHER_CONSTRUCT = re.compile(r"\b(task\w*|target|teams|critical|atomic|simd|sections?|single|master|masked|barrier|"
@@ -240,7 +236,6 @@ def _races(loops: list[PragmaLoop]) -> list[tuple[PragmaLoop, str]]:
     return [(p, kind) for p in loops if p.file.race and (kind := p.file.race_kind(p.lines))]
 
 
-@needs_corpus
 def test_classification(corpus):
     files, loops = corpus
     races = _races(loops)
@@ -254,7 +249,6 @@ def test_classification(corpus):
     assert {p.file.name for p, kind in races if kind == "dependence"} == DEPENDENCE_RACES
 
 
-@needs_corpus
 def test_no_dependence_race_claimed_parallel(corpus):
     files, loops = corpus
     races = _races(loops)
@@ -271,14 +265,12 @@ def test_no_dependence_race_claimed_parallel(corpus):
     assert not wrong, wrong
 
 
-@needs_corpus
 def test_openmp_programs_parse_with_our_omp_h():
     """c2gpu/include/omp.h: DRB169 includes <omp.h>; without it the file is an input error for port and verify."""
     program = load_program(str(BENCH / "DRB169-missingsyncwrite-orig-yes.c"), PreprocessOptions())
     assert [n.name for n in program.nests] == ["main@25", "main@35", "main@43"]
 
 
-@needs_corpus
 def test_row_leaving_subscripts_are_reported(corpus):
     """DRB014/015: `b[i][j-1]` at j = 0 reads the previous row; the outer loop was claimed parallel."""
     _, loops = corpus
@@ -289,7 +281,6 @@ def test_row_leaving_subscripts_are_reported(corpus):
                    for r in p.verdict.reasons), p.verdict.reasons
 
 
-@needs_corpus
 def test_only_the_row_leaks_leave_their_array(corpus):
     _, loops = corpus
     nests = {id(p.nest): p.nest for p in loops if p.nest is not None}.values()
@@ -297,7 +288,6 @@ def test_only_the_row_leaks_leave_their_array(corpus):
     assert files == {"DRB014-outofbounds-orig-yes.c", "DRB015-outofbounds-var-yes.c"}
 
 
-@needs_corpus
 def test_data_sharing_races_name_the_missing_clause(corpus):
     """A loop c2gpu proves despite a data-sharing race: the notes name the racing scalar's missing clause."""
     _, loops = corpus
@@ -314,7 +304,6 @@ def _proven_no_loops(loops: list[PragmaLoop]) -> int:
     return sum(p.status in PROVEN for p in loops if not p.file.race)
 
 
-@needs_corpus
 def test_no_loops_proven(corpus, monkeypatch):
     """How many loops of the -no files c2gpu proves, with and without the out-of-bounds check."""
     files, loops = corpus

@@ -125,7 +125,7 @@ def test_scop_regions(testdata):
 
 
 # --------------------------------------------------------------------------- c2gpu's headers parsed once
-POLYBENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "polybench-c-4.2.1"
+POLYBENCH = Path(__file__).resolve().parent.parent / "testdata" / "corpora" / "polybench-c-4.2.1"
 
 
 def _shown(ast) -> str:

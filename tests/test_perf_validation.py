@@ -1,4 +1,4 @@
-"""Predicted vs measured on shared/validation (naive PolyBench/GPU kernels on A10, H100 PCIe, H100 SXM).
+"""Predicted vs measured on testdata/validation/naive_cuda_measured.tsv (naive PolyBench/GPU kernels on A10, H100 PCIe, H100 SXM).
 
 Bands.  The seed's own validation (seed 004, Table 7.1) reports precisions
 (predicted / measured) from 0.93 to 2.12 for its five experiments on the GPU
@@ -29,8 +29,6 @@ from c2gpu.model import MODELS
 from c2gpu.perf.predict import SYNC_EACH_LAUNCH
 import validation_data as validation
 
-pytestmark = pytest.mark.skipif(validation.validation_dir() is None,
-                                reason="shared/validation not found (set C2GPU_VALIDATION_DIR)")
 
 
 @pytest.fixture(scope="module")

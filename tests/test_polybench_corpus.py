@@ -8,7 +8,6 @@ the test also requires a floor of kernels with a ported nest, measured when the 
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 
@@ -21,9 +20,6 @@ from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.pipelines import PORT
 from c2gpu.plan import HostLoop
 from conftest import requires_tool, sweep
-
-needs_corpus = pytest.mark.skipif(not pc.CORPUS.is_dir() and os.environ.get("CI") != "true",
-                                  reason="PolyBench/C corpus not found next to the repository")
 
 # Measured on 2026-11-24, per mode: (kernels with a ported nest, kernels whose main computation is
 # ported), over all 30 kernels, every other kernel and every third (the default run).  A regression that
@@ -63,7 +59,6 @@ def _assert_sound(outcomes, floor):
         assert main >= least_main, f"{mode}: the main computation of only {main} kernels is ported (of {least_main})"
 
 
-@needs_corpus
 @requires_tool("cc")
 @requires_tool("g++")
 def test_a_third_of_polybench_ports_print_the_original_dump(tmp_path):
@@ -72,7 +67,6 @@ def test_a_third_of_polybench_ports_print_the_original_dump(tmp_path):
 
 
 @pytest.mark.slow
-@needs_corpus
 @requires_tool("cc")
 @requires_tool("g++")
 def test_half_of_polybench_ports_print_the_original_dump(tmp_path):
@@ -81,7 +75,6 @@ def test_half_of_polybench_ports_print_the_original_dump(tmp_path):
 
 
 @pytest.mark.slow
-@needs_corpus
 @requires_tool("cc")
 @requires_tool("g++")
 def test_all_polybench_ports_print_the_original_dump(tmp_path):
@@ -111,7 +104,6 @@ def test_dump_comparison_allows_one_printed_unit_and_nothing_more():
         pc.parse_dump("the program crashed before dumping")
 
 
-@needs_corpus
 @requires_tool("cc")
 @requires_tool("g++")
 def test_the_oracle_catches_a_port_without_its_barriers(tmp_path):
@@ -129,7 +121,6 @@ def test_the_oracle_catches_a_port_without_its_barriers(tmp_path):
 NOT_PORTED: set[str] = set()     # every kernel ports since wavefronts (floyd-warshall, nussinov, seidel-2d)
 
 
-@needs_corpus
 @requires_tool("cc")
 @requires_tool("g++")
 @requires_tool("nvcc")
@@ -187,7 +178,6 @@ STRUCTURES = {
 }
 
 
-@needs_corpus
 @pytest.mark.parametrize("name", sorted(STRUCTURES))
 def test_main_computations_have_the_structure_a_cuda_programmer_picks(name):
     """The deepest nest of each kernel, as planned from the corpus file (its port is verified by

@@ -75,7 +75,7 @@ def test_the_model_counts_one_load_and_one_store_per_thread():
     a = next(a for a in mem.accesses if a.array == "A")
     assert a.requests == 64.0
     assert ka.instructions(kernel.block).memory == pytest.approx(64 + 64 + 3)
-    # as C writes it (NestPlan.scalar_replacement=False: the naive CUDA of shared/validation): a load and a
+    # as C writes it (NestPlan.scalar_replacement=False: the naive CUDA of testdata/validation/naive_cuda_measured.tsv): a load and a
     # store of C per iteration of k
     naive = KernelAnalysis(nest, kernel, load_gpu("a100"), {}, host_lids=host, registers="estimate", promote=False)
     c = [a for a in naive.memory(kernel.block).accesses if a.array == "C"]
@@ -278,7 +278,7 @@ def test_statements_repeated_by_the_scheduler_print_their_own_register(tmp_path)
         assert re.search(rf"{p.register} = V\[[^\]]*\];\n\s*for \(", k.text)
 
 
-POLYBENCH = TESTDATA.parent.parent / "shared" / "corpora" / "polybench-c-4.2.1"
+POLYBENCH = TESTDATA / "corpora" / "polybench-c-4.2.1"
 
 
 @pytest.mark.parametrize("kernel", ["linear-algebra/blas/symm/symm.c", "datamining/correlation/correlation.c"])

@@ -1,7 +1,8 @@
-"""Test support: predicted vs measured on the naive CUDA PolyBench/GPU kernels of shared/validation.
+"""Test support: predicted vs measured on the naive CUDA PolyBench/GPU kernels of testdata/validation/naive_cuda_measured.tsv.
 
-It reads data outside the package (../shared/validation or C2GPU_VALIDATION_DIR), so it lives
-with the tests (tests/test_perf_validation.py) and the bench (tests/bench_validation.py).
+It reads data the package does not install (testdata/validation/naive_cuda_measured.tsv, with its README
+MEASURED.md; C2GPU_VALIDATION_DIR names another folder holding a naive_cuda_measured.tsv, for example one with
+the held-back rows), so it lives with the tests (tests/test_perf_validation.py) and the bench (tests/bench_validation.py).
 
 The measured time (README there) is the kernel launches of one run: kernel execution plus the
 launch and synchronization costs, no copies.  The same loop nests are in testdata/validation/*.c;
@@ -13,7 +14,7 @@ cost of the host code as the measured program runs it (`Spec.synchronize`: PolyB
 synchronizes after every launch in most programs, once after all of them in a few), never the
 wrapper c2gpu would emit.
 
-Calibration (GPU files, "calibrated against shared/validation") used only the CALIBRATION cases;
+Calibration (GPU files, "calibrated against testdata/validation/naive_cuda_measured.tsv") used only the CALIBRATION cases;
 HELD_OUT cases were not looked at while choosing values.  The TSV holds 7 kernels; the HELD_OUT
 ones that it does not have (doitgen, convolution-3d, adi, atax, mvt: held back by whoever holds
 the measurements) are predicted and reported as "no measurement" until their rows are handed
@@ -70,12 +71,10 @@ HELD_OUT = ("syrk", "fdtd-2d", "gesummv", "doitgen", "convolution-3d", "adi", "a
 GPU_KEYS = {"A10": "a10", "H100-PCIe": "h100-pcie", "H100-SXM": "h100-sxm"}
 
 
-def validation_dir() -> Path | None:
+def validation_dir() -> Path:
+    """The folder of naive_cuda_measured.tsv: C2GPU_VALIDATION_DIR, else the copy in testdata/validation."""
     env = os.environ.get("C2GPU_VALIDATION_DIR")
-    for cand in ([Path(env)] if env else []) + [REPO.parent / "shared" / "validation", Path("/work/shared/validation")]:
-        if (cand / "naive_cuda_measured.tsv").is_file():
-            return cand
-    return None
+    return Path(env) if env else REPO / "testdata" / "validation"
 
 
 @dataclass
@@ -101,8 +100,6 @@ class Case:
 
 def measurements(directory: Path | None = None) -> list[dict]:
     d = directory or validation_dir()
-    if d is None:
-        return []
     with open(d / "naive_cuda_measured.tsv", newline="") as f:
         return [dict(r) for r in csv.DictReader(f, delimiter="\t")]
 

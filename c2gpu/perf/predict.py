@@ -44,12 +44,12 @@ from .profile import (Geometry, InstructionCounts, Intensity, KernelAnalysis, Me
 from .registers import Registers
 from ..records import dataclass
 
-# The default model (--model default): the one that validates better on shared/validation
+# The default model (--model default): the one that validates better on testdata/validation/naive_cuda_measured.tsv
 # (tests/bench_validation.py), by median predicted/measured ratio (closer to 1) and spread (geometric-mean
 # error); evidence in DEFAULT_MODEL_EVIDENCE.  GPUPerf wins on both, on the calibration and on the held-out
 # cases.  Caveat: its synchronization term (eq. 7-8) is uncalibrated and dominates kernels with barriers.
 DEFAULT_MODEL = "gpuperf"
-DEFAULT_MODEL_EVIDENCE = ("shared/validation, 21 cases (A10, H100 PCIe, H100 SXM): median predicted/measured "
+DEFAULT_MODEL_EVIDENCE = ("testdata/validation/naive_cuda_measured.tsv, 21 cases (A10, H100 PCIe, H100 SXM): median predicted/measured "
                           "GPUPerf 0.96, Resios 1.12; geometric-mean error x1.22 vs x1.25; held-out cases (syrk, "
                           "fdtd-2d, gesummv) GPUPerf 1.05, Resios 1.20; see tests/bench_validation.py")
 
