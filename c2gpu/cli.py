@@ -352,14 +352,24 @@ def cmd_port(args) -> int:
         _not_the_input(host, args.file)
         with open(host, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(result.host_text)
-        print(f"wrote {host}: the C code calling the kernels (split because "
-              f"{'; '.join(result.split_reasons)}); build with: nvcc -c {_q(out)} && cc -c {_q(host)} && "
-              f"nvcc -o prog {_q(out[:-3] + '.o')} {_q(host[:-2] + '.o')}", file=sys.stderr)
+        print(f"wrote {host}: the C code calling the kernels (split because {'; '.join(result.split_reasons)}); "
+              f"build with: {_split_build_line(out, host, options.preprocess)}", file=sys.stderr)
     if options.timings:
         _print_timings(manager.timings)
     if args.check_compile:
         return _check_compile(out, options)
     return EXIT_OK
+
+
+def _split_build_line(cu: str, host: str, preprocess) -> str:
+    """The commands that build a split port, objects named beside their sources (`-o`: `nvcc -c dir/x.cu` writes
+    x.o in the working directory), with the user's -D and -I for the C compiler and the link."""
+    flags = "".join(f" {_q(f'-D{n}={v}')}" for n, v in preprocess.defines) + \
+        "".join(f" {_q(f'-I{d}')}" for d in preprocess.include_dirs)
+    cu_o = (cu[:-3] if cu.endswith(".cu") else cu) + ".o"
+    host_o = (host[:-2] if host.endswith(".c") else host) + ".o"
+    return (f"nvcc -arch=sm_80 -c {_q(cu)} -o {_q(cu_o)} && cc{flags} -c {_q(host)} -o {_q(host_o)} && "
+            f"nvcc -arch=sm_80 -o prog {_q(cu_o)} {_q(host_o)} -lm")
 
 
 def _not_the_input(written: str, source: str) -> None:

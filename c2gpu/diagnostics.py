@@ -52,6 +52,8 @@ CODES: dict[str, Diagnostic] = {
     "unknown-identifier": Diagnostic("limit", "a name that is not declared"),
     "unsupported-access": Diagnostic("limit", "an access c2gpu does not analyse (struct member, dereference)"),
     "unsupported-statement": Diagnostic("limit", "a statement whose control flow c2gpu cannot analyse (break, goto, ...)"),
+    "long-double": Diagnostic("refusal", "the nest computes in long double, which CUDA's device code does not have"),
+    "errno-read": Diagnostic("refusal", "the nest's math calls set errno, which the file reads and device math never sets"),
     "not-analysed": Diagnostic("note", "a nest that could not be described (too deep, or an internal error)"),
     "skipped": Diagnostic("note", "a nest left out by a pragma or outside '#pragma scop' regions"),
     "unknown-pragma": Diagnostic("note", "a '#pragma c2gpu' that c2gpu does not know"),
@@ -70,10 +72,17 @@ CODES: dict[str, Diagnostic] = {
     "registers-pending": Diagnostic("refusal", "ptxas's register counts are compiled first (the first of two runs; "
                                                "never in a report)"),
     "not-generated": Diagnostic("refusal", "code generation cannot emit the nest (a gather, an array it cannot bound, ...)"),
+    "overlapping-copies": Diagnostic("refusal", "two names the nest writes may be one object, and their copy-outs could "
+                                                "overwrite each other"),
     "empty-nest": Diagnostic("refusal", "the nest never executes a statement"),
     "pass-failed": Diagnostic("refusal", "a pass refused the nest (the message says why)"),
     "internal-error": Diagnostic("bug", "a pass crashed on the nest: a bug in c2gpu or in a plugin pass"),
 }
+
+
+# Codes of what keeps a nest on the CPU whatever its loops are: C that CUDA's device code computes differently.
+# They do not limit the dependence proofs; the mapping pass refuses the nest with them.
+HOST_ONLY = frozenset({"long-double", "errno-read"})
 
 
 def silence(flags: Iterable[Flag], codes: Iterable[str]) -> list[Flag]:

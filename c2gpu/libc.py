@@ -17,3 +17,9 @@ for _name in ("abs", "labs", "llabs"):
     MATH_FUNCTIONS[_name] = ("int", "int")
 # `min` and `max` are not C library functions: in C they are the user's own (a macro is already expanded),
 # and a function of the user's is never taken for a library one (see NestContext.is_math).
+
+# The math functions that report a domain, pole or range error through errno (C11 7.12.1; glibc's default
+# math_errhandling includes MATH_ERRNO): every one above but the exact ones, which never fail.  CUDA's device
+# math never sets errno.
+_EXACT = _CHEAP + _MINMAX + ("abs", "labs", "llabs")
+SETS_ERRNO = frozenset(n for n in MATH_FUNCTIONS if n not in _EXACT and n.removesuffix("f") not in _EXACT)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pycparser import c_ast
 
-from .codegen import CodegenError, NestCode, build_nest_code, c_only_constructs, render_port, render_split
+from .codegen import CodegenError, NestCode, build_nest_code, host_not_cxx, render_port, render_split
 from .diagnostics import C2GPUError
 from .frontend import PreprocessOptions
 from .frontend.lower import lower_program
@@ -154,7 +154,7 @@ def port_file(path: str, options: PreprocessOptions, manager: PassManager, outpu
         print_warning(w)
     program, outcomes = analyse_for_port(path, options, manager, warn=warn)
     source = read_source(path)
-    reasons = c_only_constructs(program)
+    reasons = host_not_cxx(program, path, options) if split is not True else []
     if split is None:
         split = bool(reasons)
     if split:

@@ -37,7 +37,7 @@ from .diagnostics import C2GPUError
 from .emulate.build import CompilerNotFoundError, compile_for_cpu
 from .frontend import PreprocessOptions
 from .ir import Nest
-from .codegen import c_only_constructs, escape_c_string, nonempty_condition, render_port, render_split
+from .codegen import host_not_cxx, escape_c_string, nonempty_condition, render_port, render_split
 from .port import NestOutcome, analyse_for_port, read_source
 from .source import for_span, insert_at
 from .records import dataclass
@@ -221,6 +221,12 @@ def compare(expected, actual, rtol: float, atol: float) -> VerifyResult:
         if a.dtype.kind == "f":
             a64, b64 = a.astype(np.float64), b.astype(np.float64)
             same = (a64 == b64) | (np.isnan(a64) & np.isnan(b64))   # equal infinities and NaNs agree
+            signs = np.nonzero((a64 == 0) & (b64 == 0) & (np.signbit(a64) != np.signbit(b64)))[0]
+            if signs.size:          # -0 and +0 compare equal but print, divide and copysign apart
+                k = int(signs[0])
+                return VerifyResult(False, f"{_what(la, occ)} differs: element {k} is {b64[k]!r}, expected {a64[k]!r} "
+                                           "(the sign of zero differs)", len(expected), 0.0, 0.0,
+                                    Difference(la, occ, k, float(a64[k]), float(b64[k])))
             with np.errstate(invalid="ignore", over="ignore"):
                 diff = np.where(same, 0.0, np.abs(a64 - b64))
             diff = np.where(np.isnan(diff), np.inf, diff)
@@ -303,7 +309,7 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
         probed = _probed(outcomes, probes)
         port_cu = tmp / "ported.cu"
         orig_exe, port_exe = tmp / "original", tmp / "ported"
-        split = bool(c_only_constructs(program)) or bool(extra_sources)
+        split = bool(extra_sources) or bool(host_not_cxx(program, path, options))
         if split:
             # C host code (e.g. VLA parameters) + CUDA wrappers: compile apart and link, as a user would
             cu_text, host_text = render_split(path, source, probed, str(port_cu), "ported.host.c",

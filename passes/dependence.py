@@ -69,6 +69,8 @@ import islpy as isl
 
 from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement
 from c2gpu.libc import MATH_FUNCTIONS
+from c2gpu.diagnostics import HOST_ONLY
+from c2gpu.frontend.objects import SCALAR
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.isl_sets import Con, Domain, Encoder, Unencodable, con, parse_set, sub
 from c2gpu.symbolic import Poly
@@ -208,9 +210,10 @@ def _depth(lp: Loop) -> tuple[int, Loop | None]:
 
 # Flags that stop us from proving anything about the loops around them.  Codes
 # handled elsewhere: non-affine-subscript (per access, below), inside-while
-# (the nest itself runs an unknown number of times: no effect on its loops).
+# (the nest itself runs an unknown number of times: no effect on its loops), and the codes that keep a nest
+# on the CPU whatever its loops are (HOST_ONLY: the mapping pass refuses the nest).
 # Any other code, including ones added later, makes the enclosing loops unknown.
-_IGNORED_FLAGS = {"non-affine-subscript", "inside-while"}
+_IGNORED_FLAGS = {"non-affine-subscript", "inside-while"} | HOST_ONLY
 # Flags that do not change which iterations execute: a dependence found next to
 # them is still proven.  Other flags (break, goto, modified loop variables, ...)
 # make every dependence in the nest a "may" dependence.
@@ -560,9 +563,16 @@ def _is_pointer(info: ArrayInfo) -> bool:
 
 def _assumed_distinct(info: ArrayInfo, assume_no_alias: bool) -> bool:
     """Whether `--assume-no-alias` vouches for this array: a pointer parameter the function never reassigns
-    (an assumption about what the caller passes).  A local or global pointer, or a parameter the function
-    reassigns (`u1 = u2`), points where the code says: no assumption overrides that."""
-    return assume_no_alias and info.storage in ("param-pointer", "param-array") and not info.assigned
+    and whose target the file does not show (an assumption about what the caller passes).  A local or global
+    pointer, a parameter the function reassigns (`u1 = u2`), and a parameter the file shows is passed `&n` or an
+    array at every call point where the code says: no assumption overrides that."""
+    return assume_no_alias and info.storage in ("param-pointer", "param-array") and not info.assigned \
+        and info.target is None
+
+
+def _scalar_targets(info: ArrayInfo) -> set[str]:
+    """The scalar variables the file shows this pointer holds the address of (`f(&n)`), by name."""
+    return {label[len(SCALAR):].split("@")[0] for label in info.target or () if label.startswith(SCALAR)}
 
 
 def distinct_objects(a: ArrayInfo, b: ArrayInfo) -> bool:
@@ -574,6 +584,16 @@ def distinct_objects(a: ArrayInfo, b: ArrayInfo) -> bool:
     if {len(a.target), len(b.target)} - {1, n}:
         return False
     return all(x != y for x, y in zip(a.target * (n // len(a.target)), b.target * (n // len(b.target))))
+
+
+def may_share_memory(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
+    """Whether two different arrays of a nest may be (parts of) one object, whatever `restrict` says: at least
+    one is a pointer, the file does not show them distinct, and --assume-no-alias does not vouch for both."""
+    if not _is_pointer(a) and not _is_pointer(b):
+        return False
+    if distinct_objects(a, b):
+        return False
+    return not all(_assumed_distinct(x, assume_no_alias) or not _is_pointer(x) for x in (a, b))
 
 
 def _may_alias(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
@@ -589,13 +609,9 @@ def _may_alias(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
     `--assume-no-alias` asserts that the pointer parameters the function does not
     reassign point to distinct objects that overlap no other array or variable.
     """
+    if not may_share_memory(a, b, assume_no_alias):
+        return False
     pa, pb = _is_pointer(a), _is_pointer(b)
-    if not pa and not pb:
-        return False
-    if distinct_objects(a, b):
-        return False
-    if all(_assumed_distinct(x, assume_no_alias) or not _is_pointer(x) for x in (a, b)):
-        return False
     if pa and pb:
         return not (a.restrict and b.restrict)
     return not (a if pa else b).restrict
@@ -836,32 +852,43 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                 continue
             ka, kb = _kind_of(infos[a]), _kind_of(infos[b])
             who = f"{ka}s '{a}' and '{b}'" if ka == kb else f"{ka} '{a}' and {kb} '{b}'"
+            if infos[a].target is not None and infos[b].target is not None:     # a fact: no flag changes it
+                why = (f"{who} may alias: the whole file shows they may point into one object ({a}: "
+                       f"{infos[a].target_source}; {b}: {infos[b].target_source})")
+            else:
+                why = f"{who} may alias; declare them restrict or pass --assume-no-alias"
             for x in by_name[a]:
                 for y in by_name[b]:
                     if x.kind == "write" or y.kind == "write":
-                        ctx.block(common_lids(x, y), DepReason(
-                            "alias", f"{who} may alias; declare them restrict or pass --assume-no-alias",
-                            source=x.loc, sink=y.loc, array=a))
-    # a pointer the file shows points into an array or new memory cannot point to a scalar variable
+                        ctx.block(common_lids(x, y), DepReason("alias", why, source=x.loc, sink=y.loc, array=a))
+    # a pointer the file shows points into an array or new memory cannot point to a scalar variable; one the file
+    # shows holds `&s` points to s whatever restrict or --assume-no-alias say
     loose = [p for p in pointers if not infos[p].restrict and not _assumed_distinct(infos[p], assume_no_alias)
              and infos[p].target is None]
-    if loose:
+    aiming = {p: _scalar_targets(infos[p]) for p in pointers if _scalar_targets(infos[p])}
+    if loose or aiming:
+        def who(p: str, s: str) -> tuple[str, str]:
+            if s in aiming.get(p, ()):     # a fact of the file: no declaration or flag changes it
+                return f"pointer '{p}' points to '{s}' ({infos[p].target_source})", ""
+            return (f"pointer '{p}' may point to '{s}' (a global or address-taken variable)",
+                    "; declare it restrict or pass --assume-no-alias")
+
         for s in sorted(exposed & set(by_name)):
-            for p in loose:
+            for p in loose + [q for q in sorted(aiming) if s in aiming[q] and q not in loose]:
+                what, fix = who(p, s)
                 for x in by_name[s]:
                     for y in by_name[p]:
                         if x.kind == "write" or y.kind == "write":
-                            ctx.block(common_lids(x, y), DepReason(
-                                "alias", f"pointer '{p}' may point to '{s}' (a global or address-taken variable); "
-                                         "declare it restrict or pass --assume-no-alias",
-                                source=y.loc, sink=x.loc, array=p))
+                            ctx.block(common_lids(x, y), DepReason("alias", what + fix, source=y.loc, sink=x.loc,
+                                                                   array=p))
         for s in sorted(exposed & set(nest.params)):
-            for p in loose:
+            for p in loose + [q for q in sorted(aiming) if s in aiming[q] and q not in loose]:
+                what, fix = who(p, s)
                 for y in by_name[p]:
                     if y.kind == "write":
+                        via = "may overwrite" if fix else "writes"
                         ctx.block(list(y.site.stmt.loop_ids), DepReason(
-                            "alias", f"{y.describe()} may overwrite '{s}' (a global or address-taken variable "
-                                     "used in bounds or subscripts); declare it restrict or pass --assume-no-alias",
+                            "alias", f"{y.describe()} {via} '{s}', used in bounds or subscripts: {what}{fix}",
                             source=y.loc, array=p))
     if nest.stands_for:
         notes.append("struct fields as variables of their own: " + ", ".join(
@@ -875,12 +902,20 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
         if assumed:
             notes.append(f"--assume-no-alias given: {', '.join(assumed)} assumed not to overlap any other array "
                          "or variable")
-        if assume_no_alias and len(assumed) < len(pointers):
-            notes.append(f"--assume-no-alias does not cover {', '.join(p for p in pointers if p not in assumed)}: "
-                         "local, global and reassigned pointers point where the code says")
+        shown_by_file = [p for p in pointers if p not in assumed and infos[p].target is not None]
+        if assume_no_alias and shown_by_file:
+            notes.append(f"--assume-no-alias not used for {', '.join(shown_by_file)}: the whole file shows what "
+                         f"{'they point' if len(shown_by_file) > 1 else 'it points'} to")
+        others = [p for p in pointers if p not in assumed and p not in shown_by_file]
+        if assume_no_alias and others:
+            notes.append(f"--assume-no-alias does not cover {', '.join(others)}: local, global and reassigned "
+                         "pointers point where the code says")
         elif all(infos[p].restrict for p in pointers):
-            notes.append(f"assumed pointer parameters {', '.join(pointers)} do not alias (restrict)" if len(pointers) > 1
-                         else f"assumed pointer parameter {pointers[0]} does not alias (restrict)")
+            kinds: dict[str, list[str]] = {}
+            for p in pointers:
+                kinds.setdefault(_kind_of(infos[p]), []).append(p)
+            named = " and ".join(f"{k}s {', '.join(ps)}" if len(ps) > 1 else f"{k} {ps[0]}" for k, ps in kinds.items())
+            notes.append(f"assumed {named} {'do' if len(pointers) > 1 else 'does'} not alias (declared restrict)")
 
     verdicts = combine(ctx, found, refs, notes)
     notes.extend(subscript_bounds.pragma_notes(nest, DependenceInfo(verdicts, ())))

@@ -31,6 +31,7 @@ from dataclasses import replace
 
 from c2gpu.options import block_for
 from c2gpu.ir import Loop, Nest, Reduction, reduction_type
+from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.reorder import kernel_view
@@ -634,10 +635,12 @@ class MapLoops(Pass):
 
     def run(self, nest: Nest, ctx) -> Mapping:
         deps = ctx.get("dependence", nest)
-        blockers = [f for f in nest.all_flags() if f.code == "unsupported-statement"]
+        blockers = [f for f in nest.all_flags() if f.code in HOST_ONLY] or \
+            [f for f in nest.all_flags() if f.code == "unsupported-statement"]
         if blockers:
-            raise PassFailed(f"{blockers[0].message} (line {blockers[0].loc.line})", code="unsupported-statement",
-                             loc=blockers[0].loc)
+            b = blockers[0]         # host-only messages name their lines themselves
+            raise PassFailed(b.message if b.code in HOST_ONLY else f"{b.message} (line {b.loc.line})", code=b.code,
+                             loc=b.loc)
         rules = self.mapping(nest, deps, ctx.options)
         if ctx.options.get("gpu") is None or ctx.options.get("map") or ctx.options.get("map_host"):
             return rules              # no model to choose, or the user chose: the one structure

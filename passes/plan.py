@@ -15,6 +15,7 @@ from c2gpu.codegen import CodegenError, build_nest_code
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.plan import BudgetTrial, NestPlan, SharedDecision, SharedMemoryPlan, with_blocks
 from c2gpu.shared_tiles import plan_shared_memory
+from .dependence import may_share_memory
 
 PLAIN_FASTER = "the plain kernel is predicted faster than the tiled one (see the budget trials)"
 
@@ -39,10 +40,33 @@ class FinalizePlan(Pass):
         # bound, a gather, a loop variable whose exit value it cannot state) is refused here, so that the
         # verdict, the API and `check` never call a nest portable that `port` leaves alone
         try:
-            build_nest_code(nest, plan)
+            code = build_nest_code(nest, plan)
         except (CodegenError, ValueError) as e:
             raise PassFailed(str(e), code="not-generated") from None
+        _separate_copies(nest, code.arrays, ctx.options.get("assume_no_alias", False))
         return plan
+
+
+def _separate_copies(nest: Nest, arrays, assume_no_alias: bool) -> None:
+    """Refuse a port whose copy-outs could overwrite each other's results.  Each name gets a device copy of its
+    own, copied back over the whole region it writes; where a name does not write all of that region, the copy
+    puts back the host's old values in the gaps.  Two written names that may be one object (`restrict`
+    pointers called with one array, `f(buf, buf)`; only `restrict` or nothing rules that out) would then undo
+    each other's writes."""
+    written = [a for a in arrays if a.copy_out is not None]
+    for i, a in enumerate(written):
+        for b in written[i + 1:]:
+            if a.written_in_full and b.written_in_full:
+                continue
+            ia, ib = nest.array(a.name), nest.array(b.name)
+            if may_share_memory(ia, ib, assume_no_alias):
+                gap = a if not a.written_in_full else b
+                shown = ia.target and ib.target and set(ia.target) & set(ib.target)
+                one = (f"point into one object ({a.name}: {ia.target_source}; {b.name}: {ib.target_source})" if shown
+                       else "may be one object (only restrict says otherwise)")
+                raise PassFailed(f"'{a.name}' and '{b.name}' {one}, and the nest does not write every element of the "
+                                 f"region of '{gap.name}' it copies back: the two copy-outs could overwrite each other's "
+                                 "results", code="overlapping-copies")
 
 
 def finalize(nest: Nest, mapping, tiles: SharedMemoryPlan | None, perf, options: dict) -> NestPlan:

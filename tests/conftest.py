@@ -12,6 +12,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
 
 
+def testdata_programs() -> list[Path]:
+    """The C programs written for this project (testdata/, its third-party corpora left out)."""
+    return sorted(p for p in TESTDATA.rglob("*.c") if "corpora" not in p.relative_to(TESTDATA).parts)
+
+
 def requires_tool(name: str):
     """Skip when a tool is missing, except in CI (CI=true), where its absence is a failure."""
     if shutil.which(name) is None and os.environ.get("CI") != "true":

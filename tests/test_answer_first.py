@@ -14,7 +14,7 @@ from c2gpu.driver import make_manager
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.pipelines import PORT
 from c2gpu.port import analyse_for_port
-from conftest import TESTDATA
+from conftest import TESTDATA, testdata_programs
 
 VERDICT_CLASSES_WITH_A_PORT = {"port", "port-if-resident", "keep-on-cpu", "needs-size"}
 
@@ -28,7 +28,7 @@ def run(*args, cwd=None, env=None):
 
 # --------------------------------------------------------------------------- one truth: analyze agrees with port
 
-@pytest.mark.parametrize("path", sorted(p.relative_to(TESTDATA).as_posix() for p in TESTDATA.rglob("*.c")))
+@pytest.mark.parametrize("path", sorted(p.relative_to(TESTDATA).as_posix() for p in testdata_programs()))
 def test_analyze_calls_a_nest_portable_exactly_when_port_emits_it(path):
     src = TESTDATA / path
     report = c2gpu.analyze(src, gpu="h100-sxm", run_cpu=False)

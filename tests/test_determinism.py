@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TESTDATA
+from conftest import TESTDATA, testdata_programs
 
-FILES = sorted(TESTDATA.rglob("*.c"))
+FILES = sorted(testdata_programs())
 INCLUDE = ["-I", str(TESTDATA / "polybench")]
 SEEDS = ("1", "4242")
 

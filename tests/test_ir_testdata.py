@@ -24,6 +24,7 @@ from c2gpu.counting import enclosing_loops, evaluate_instances, instances
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.ir import Access, Nest, Program, Statement
 from c2gpu.symbolic import Poly
+from conftest import testdata_programs
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTDATA = ROOT / "testdata"
@@ -147,7 +148,7 @@ def assert_all(access_list, elem=F32, affine=True):
         assert a.affine is affine, a.text
 
 
-ALL_FILES = sorted(str(p.relative_to(TESTDATA)) for p in TESTDATA.rglob("*.c"))
+ALL_FILES = sorted(str(p.relative_to(TESTDATA)) for p in testdata_programs())
 
 
 # --------------------------------------------------------------------------- every file

@@ -449,13 +449,14 @@ def _env_with_tmp(tmp: Path) -> dict:
 
 
 def test_analyze_port_emit_never_run_compilers(tmp_path):
-    """User code is built and run only by the commands that say so (verify, port --check-compile)."""
+    """User code is built and run only by the commands that say so (verify, port --check-compile); port only asks
+    a C++ compiler whether the file is C++ (-fsyntax-only: nothing is built), to know whether to split it."""
     fake = tmp_path / "bin"
     fake.mkdir()
     log = tmp_path / "ran.log"
     for name in ("cc", "gcc", "g++", "c++", "clang", "clang++", "nvcc"):
         f = fake / name
-        f.write_text(f"#!/bin/sh\necho {name} >> '{log}'\nexit 1\n")
+        f.write_text(f"#!/bin/sh\ncase \"$*\" in *-fsyntax-only*) exit 1;; esac\necho {name} >> '{log}'\nexit 1\n")
         f.chmod(0o755)
     cpp = shutil.which("cpp")
     env = dict(os.environ, PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")

@@ -7,9 +7,10 @@ splice   the user's file with the calls spliced in (whole file, split .cu + .c, 
 """
 from .kernel import ArrayPlan, CodegenError, KernelCode
 from .precompiled import templates
-from .splice import c_only_constructs, emit_header, emit_kernels, escape_c_string, render_port, render_split, splice
+from .splice import (c_only_constructs, emit_header, emit_kernels, escape_c_string, host_not_cxx, render_port,
+                     render_split, splice)
 from .wrapper import NestCode, build_nest_code, declared_in_nest, loop_finals, nonempty_condition, rename_cxx_keywords
 
 __all__ = ["ArrayPlan", "CodegenError", "KernelCode", "NestCode", "build_nest_code", "c_only_constructs",
-           "declared_in_nest", "emit_header", "emit_kernels", "escape_c_string", "loop_finals", "nonempty_condition", "rename_cxx_keywords",
-           "render_port", "render_split", "splice", "templates"]
+           "declared_in_nest", "emit_header", "emit_kernels", "escape_c_string", "host_not_cxx", "loop_finals",
+           "nonempty_condition", "rename_cxx_keywords", "render_port", "render_split", "splice", "templates"]

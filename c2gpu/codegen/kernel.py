@@ -53,6 +53,8 @@ class ArrayPlan:
     why: str = ""
     low: str = "0"                # first element the device copy holds: negative for a pointer into an object
     #                               (`p = buf + 1; ... p[i - 1]`); d_<name> then points `-low` elements into it
+    written_in_full: bool = False  # every run writes every element copied out: the copy-out puts back nothing
+    #                               the nest did not write (else it puts back what was copied in)
 
 
 def _c(pw, params) -> str:
@@ -329,25 +331,26 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
         count = simplify(f"({hi}) - ({lo}) + 1")
         copy_in = (lo, count)
         why = "read by the nest" if reads else ""
-        copy_out = None
+        copy_out, dense = None, False
         if writes:
+            dense = _dense(nest, writes, extents, flat)
             wr = ph.subscript_ranges(nest, writes, ndims, flat)
             wlo = _flat(nest, [_clamp(_c(l, params), low=b[0]) for (l, _), b in zip(wr, bounds)], ext_c)
             whi = _flat(nest, [_clamp(_c(h, params), high=b[1]) for (_, h), b in zip(wr, bounds)], ext_c)
             copy_out = (wlo, simplify(f"({whi}) - ({wlo}) + 1"))
             if not reads:
-                if _dense(nest, writes, extents, flat):
+                if dense:
                     copy_in, why = None, "written in full, not read: no copy-in"
                 else:
                     why = "copied in because the nest writes only part of the region (the rest must survive the copy-out)"
-            elif _dense(nest, writes, extents, flat) and _written_before_read_exactly(nest, accs, flat):
+            elif dense and _written_before_read_exactly(nest, accs, flat):
                 # the device never needs the host's values: every element read was written first, and every
                 # element copied out is written by every run (matmul's C = 0, then += over k)
                 copy_in, why = None, "written in full before it is read: no copy-in"
         # the device copy starts at element 0, or lower when a pointer is indexed below it
         low = "0" if bounds[0][0] == "0" else _clamp(lo, high="0")
         plans.append(ArrayPlan(name, info.elem_type, ndims, ext_c, bool(reads), bool(writes),
-                               simplify(f"({hi}) + 1 - ({low})"), copy_in, copy_out, why, low))
+                               simplify(f"({hi}) + 1 - ({low})"), copy_in, copy_out, why, low, dense))
     return plans
 
 

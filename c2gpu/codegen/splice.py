@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, process
 from ..ir import Program
 from ..source import SpanError, for_span
 from .precompiled import templates
@@ -160,9 +162,49 @@ def c_only_constructs(program: Program) -> list[str]:
     return reasons
 
 
-# Functions CUDA (and so c2gpu's CPU execution layer) defines that C does not: a C file defining one cannot
-# be compiled together with the kernels.
-CUDA_FUNCTIONS = frozenset("min max umin umax llmin llmax ullmin ullmax rsqrt rsqrtf saturate".split())
+def _cuda_host_names() -> frozenset[str]:
+    text = (Path(__file__).resolve().parent / "cuda_host_names.txt").read_text()
+    return frozenset(w for line in text.splitlines() if not line.startswith("#") for w in line.split())
+
+
+# Functions a CUDA translation unit declares before the user's code (cuda_host_names.txt says where they come
+# from), and those c2gpu's CPU execution layer defines: a C file defining or declaring one cannot share a .cu
+# file with the kernels.
+CUDA_FUNCTIONS = _cuda_host_names() | {"saturate"}
+CXX_CHECK_SECONDS = 30.0
+_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<message>.*)$", re.M)
+
+
+def host_not_cxx(program: Program, path: str, options) -> list[str]:
+    """Why the user's C cannot be compiled as C++ in one .cu file with the kernels ([] when it can): the
+    constructs c2gpu knows (c_only_constructs), else what a C++ compiler on PATH says of the file compiled as
+    C++17 (nvcc's dialect) with the port's own shims (`restrict`, malloc's void *), syntax only.  C++ rejects
+    more of C than any list holds (a call before its declaration, a `void *` from a struct field, `int f();`
+    called with arguments, a jump over an initialization); a header the compiler cannot find says nothing
+    either way.  Without a C++ compiler, only the known constructs are checked."""
+    reasons = c_only_constructs(program)
+    if reasons:
+        return reasons
+    cxx = next((c for c in ("g++", "clang++", "c++") if shutil.which(c)), None)
+    if cxx is None or not Path(path).is_file():
+        return []
+    shims = templates().get_template("prelude.cu.j2").render(version=__version__, source=path, output="",
+                                                              summary="", cxx_compat=True, atomics=False, prototypes=[])
+    with tempfile.TemporaryDirectory(prefix="c2gpu_cxx_") as tmp:
+        prelude = Path(tmp) / "prelude.h"
+        prelude.write_text(shims)
+        argv = [shutil.which(cxx), "-x", "c++", "-std=c++17", "-fsyntax-only", "-w", "-include", str(prelude),
+                *[f"-D{n}={v}" for n, v in options.defines], *[f"-I{d}" for d in options.include_dirs], path]
+        try:
+            r = process.run(argv, timeout=CXX_CHECK_SECONDS, env=process.user_environment(LC_ALL="C"))
+        except OSError:
+            return []
+    if r.returncode != 0 and r.returncode is not None:
+        errors = list(_ERROR.finditer(r.stderr_text))
+        if errors and not any("No such file or directory" in e["message"] for e in errors):
+            e = errors[0]
+            return [f"{cxx} rejects it as C++ ({e['file']}:{e['line']}: {e['message'].strip()})"]
+    return []
 
 
 def render_split(path: str, source: str, outcomes: list[NestOutcome], cu_name: str, host_name: str,

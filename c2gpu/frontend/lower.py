@@ -10,6 +10,7 @@ because one nest is strange.
 """
 from __future__ import annotations
 
+import copy
 import gc
 from collections import Counter
 from dataclasses import field, replace
@@ -21,7 +22,7 @@ from pycparser import c_ast, c_generator
 from ..ir import (Access, ArrayInfo, Constraint, Flag, Guard, Loc, Loop, Nest, Program,
                   Reduction, ScalarInfo, Statement)
 from ..symbolic import Poly, Sym
-from ..libc import MATH_FUNCTIONS
+from ..libc import MATH_FUNCTIONS, SETS_ERRNO
 from .preprocess import INCLUDE_DIR
 from .objects import FileObjects
 from .fields import renamed, struct_fields
@@ -1529,6 +1530,7 @@ class Candidate:
     stands_for: c_ast.Node | None = None   # a rewrite of the nest: the for-statement in the function it replaces
     fields: tuple[tuple[str, str], ...] = ()   # struct fields renamed in it: (variable, the C expression it is)
     inductions: tuple[Induction, ...] = ()     # counters substituted in it (frontend/inductions.py)
+    aliases: tuple[str, ...] = ()              # pointers replaced by the array they always are (aliases_resolved)
 
 
 class FileLowerer:
@@ -1559,6 +1561,7 @@ class FileLowerer:
         except RecursionError:       # an expression too deep to walk: no pointer is known to be distinct
             self.objects = None
         self.pure = pure_functions(self.ast, self.typedefs, lambda n: loc_of(n, Loc(self.path, 0)))
+        self.errno_read = _errno_read(self.ast, Loc(self.path, 0))
         nests: list[Nest] = []
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.Typedef):
@@ -1702,6 +1705,7 @@ class FileLowerer:
     def lower_nest(self, function: str, cand: Candidate, facts: "FunctionFacts") -> Nest:
         cand, stands_for = self.fields_renamed(cand, facts)
         cand = self.inductions_substituted(cand, facts)
+        cand = self.aliases_resolved(cand, facts)
         loc = loc_of(cand.node, Loc(self.path, 0))
         ctx = NestContext(cand.scope, self.typedefs, self.functions, loc, frozenset(self.user_functions),
                           facts.address_taken)
@@ -1762,7 +1766,7 @@ class FileLowerer:
                 exposed = found.storage in ("global", "static") or name in facts.address_taken
                 scalars.append(ScalarInfo(name, found.ctype.base, "invariant", found.loc, exposed=exposed))
         scalars.sort(key=lambda s: s.name)
-        flags = list(ctx.flags) + _exposed_loop_variables(root, cand.scope, arrays)
+        flags = list(ctx.flags) + _exposed_loop_variables(root, cand.scope, arrays) + self.host_only(cand, stmts)
         if cand.outer == "while":
             flags.append(Flag("inside-while", "this nest sits inside a while loop, so it runs an unknown number of times", loc))
         loop_vars = {lp.var for lp in root.loops()}
@@ -1781,7 +1785,7 @@ class FileLowerer:
                     region=cand.region, sizes=tuple(sizes), live_after=tuple(sorted(outside & live)),
                     functions=needed(self.pure, {c for s in stmts for c in s.calls}),
                     stands_for=stands_for, inductions=cand.inductions,
-                    rewrites=tuple(ind.note(root.var, root.loc.line) for ind in cand.inductions),
+                    rewrites=tuple(ind.note(root.var, root.loc.line) for ind in cand.inductions) + cand.aliases,
                     relower=lambda node: self.relower(function, cand, facts, node))
 
     def inductions_substituted(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
@@ -1796,6 +1800,72 @@ class FileLowerer:
         self._adopt(cand.node, node, facts)
         return replace(cand, node=node, stands_for=cand.stands_for or cand.node,
                        inductions=cand.inductions + tuple(found))
+
+    def host_only(self, cand: Candidate, stmts: list[Statement]) -> list[Flag]:
+        """What keeps a nest on the CPU although its loops may be parallel: C that CUDA's device code computes
+        differently.  `long double` (nvcc makes it `double`: 8 bytes where the host copies 16, another
+        rounding), and math calls whose errno the file reads (device math never sets errno)."""
+        pure = needed(self.pure, {c for s in stmts for c in s.calls})
+        flags = []
+        bodies = [(cand.node, cand.scope)] + [(f.ast, None) for f in pure]
+        for body, scope in bodies:
+            found = _long_double_use(body, scope, self.typedefs)
+            if found is not None:
+                node, what = found
+                where = loc_of(node, Loc(self.path, 0))
+                flags.append(Flag("long-double", f"{what} (line {where.line}) is long double, which CUDA's device code does not have (nvcc "
+                                  "computes it as double, in 8 bytes where the host has 16)", where))
+                break
+        if self.errno_read is not None:
+            calls = [(c, s.loc) for s in stmts for c in s.calls if c in SETS_ERRNO and c not in self.user_functions]
+            calls += [(n.name.name, loc_of(n, Loc(self.path, 0))) for f in pure for n, _ in _walk(f.ast)
+                      if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in SETS_ERRNO
+                      and n.name.name not in self.user_functions]
+            if calls:
+                name, where = calls[0]
+                flags.append(Flag("errno-read", f"{name}() (line {where.line}) sets errno on the CPU and never on the GPU, and the file "
+                                  f"reads errno (line {self.errno_read.line})", where))
+        return flags
+
+    def aliases_resolved(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
+        """The candidate with every pointer that the file shows is always a declared array at a constant offset
+        (FileObjects.alias: `float *xx = flat;`) replaced by that array, `xx[e]` by `flat[e + k]`: one object,
+        one name, so its dependences are exact and the port copies it once.  Only where the nest sees the
+        array's declaration, uses the pointer for nothing but subscripts and never assigns it."""
+        if self.objects is None:
+            return cand
+        names = {n.name for n, _ in _walk(cand.node) if isinstance(n, c_ast.ID)}
+        declared = {n.name for n, _ in _walk(cand.node) if isinstance(n, c_ast.Decl)}
+        chosen = {}
+        for name in sorted(names - declared):
+            var = cand.scope.lookup(name)
+            alias = self.objects.alias(var.loc) if var is not None and var.ctype.pointers == 1 else None
+            if alias is None:
+                continue
+            seen = cand.scope.lookup(alias.array)
+            if seen is None or seen.loc != alias.array_loc or alias.array in declared:
+                continue
+            chosen[name] = alias
+        if not chosen:
+            return cand
+        for n, up in _walk(cand.node):       # the pointer only as the base of a subscript (so never assigned)
+            if isinstance(n, c_ast.ID) and n.name in chosen and not (isinstance(up, c_ast.ArrayRef) and up.name is n):
+                chosen.pop(n.name)
+        if not chosen:
+            return cand
+        node = copy.deepcopy(cand.node)
+        for ref, _ in list(_walk(node)):
+            if isinstance(ref, c_ast.ArrayRef) and isinstance(ref.name, c_ast.ID) and ref.name.name in chosen:
+                alias = chosen[ref.name.name]
+                ref.name = c_ast.ID(alias.array, coord=ref.name.coord)
+                if alias.offset:
+                    ref.subscript = c_ast.BinaryOp("+" if alias.offset > 0 else "-", ref.subscript,
+                                                   c_ast.Constant("int", str(abs(alias.offset))), coord=ref.subscript.coord)
+        self._adopt(cand.node, node, facts)
+        notes = tuple(f"'{name}' is always the array '{a.array}' ({a.source}): one object under two names, so the "
+                      f"nest reads {name}[...] as {a.array}[...{f' + {a.offset}' if a.offset > 0 else f' - {-a.offset}' if a.offset < 0 else ''}] "
+                      f"and the port copies {a.array} once" for name, a in sorted(chosen.items()))
+        return replace(cand, node=node, stands_for=cand.stands_for or cand.node, aliases=cand.aliases + notes)
 
     def fields_renamed(self, cand: Candidate, facts: "FunctionFacts") -> tuple[Candidate, tuple[tuple[str, str], ...]]:
         """The candidate with its struct field accesses renamed to variables of their own (fields.renamed), in a
@@ -1837,6 +1907,36 @@ class FileLowerer:
         liveness scans, the candidate's own position stands for the new root's."""
         self._adopt(cand.stands_for or cand.node, node, facts)
         return self.lower_nest(function, replace(cand, node=node, stands_for=cand.stands_for or cand.node), facts)
+
+
+def _errno_read(ast: c_ast.FileAST, fallback: Loc) -> Loc | None:
+    """Where the file first reads `errno` (anything but `errno = ...`), or None."""
+    for n, up in _walk(ast):
+        if isinstance(n, c_ast.ID) and n.name == "errno" and not (
+                isinstance(up, c_ast.Assignment) and up.op == "=" and up.lvalue is n):
+            return loc_of(n, fallback)
+    return None
+
+
+def _long_double_use(body: c_ast.Node, scope: Scope | None, typedefs: dict[str, CType]):
+    """(the node, what it is) of the first long double value in `body`: a variable declared long double (in
+    `body` or, with `scope`, around it), a constant with an L suffix, a cast to long double; None if there is
+    none.  A function's parameters and return type count too."""
+    for n, _ in sorted(_walk(body), key=lambda nu: (getattr(nu[0].coord, "line", 0), getattr(nu[0].coord, "column", 0))):
+        if isinstance(n, c_ast.Decl) and not isinstance(n.type, c_ast.FuncDecl) and n.name \
+                and decl_type(n, typedefs).base == "long double":
+            return n, f"'{n.name}'"
+        if isinstance(n, c_ast.FuncDef) and decl_type(n.decl.type.type, typedefs).base == "long double":
+            return n, f"the value {n.decl.name}() returns"
+        if isinstance(n, c_ast.ID) and scope is not None:
+            var = scope.lookup(n.name)
+            if var is not None and var.ctype.base == "long double":
+                return n, f"'{n.name}'"
+        if isinstance(n, c_ast.Constant) and n.type == "long double":
+            return n, f"the constant {n.value}"
+        if isinstance(n, c_ast.Cast) and decl_type(n.to_type, typedefs).base == "long double":
+            return n, "a cast to long double"
+    return None
 
 
 def _exposed_loop_variables(root: Loop, scope: Scope, arrays: list[ArrayInfo]) -> list[Flag]:

@@ -25,7 +25,7 @@ which holds in every context.  Two pointers are distinct when their labels diffe
 from __future__ import annotations
 
 
-from pycparser import c_ast
+from pycparser import c_ast, c_generator
 
 from ..ir import Loc
 from .ctypes import CType, decl_type
@@ -39,7 +39,18 @@ ALLOCATORS = {
     "polybench_alloc_data": "PolyBench/C 4.2.1 utilities/polybench.c",
 }
 OUT_ALLOCATORS = {"posix_memalign": "POSIX.1-2008"}    # stores a new object through its first argument
+_GEN = c_generator.CGenerator()
+SCALAR = "scalar:"        # the label of a scalar variable whose address a pointer holds (`&x`): scalar:NAME@LINE:COL
 MAX_CONTEXTS = 64         # calls followed through (beyond: unknown), so a call tree cannot blow up
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A pointer that is always a declared array at a constant offset (FileObjects.alias)."""
+    array: str                   # the array's name
+    array_loc: Loc               # where it is declared (to check the nest sees that declaration)
+    offset: int                  # in elements of the pointer's rows
+    source: str                  # the fact, for the report
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,7 @@ class _Decl:
         self.node, self.name, self.ctype, self.kind, self.function, self.loc = node, name, ctype, kind, function, loc
         self.defs: list[tuple[c_ast.Node, str]] = []     # (assigned expression, function it is assigned in)
         self.address_taken = False
+        self.moved = False                # stepped in place (`p++`, `p += k`): still in its object, at another offset
         self.swapped_with: set["_Decl"] = set()
 
     @property
@@ -153,9 +165,16 @@ class FileObjects:
                     swap = id(node) in self.swap_nodes         # a swap only trades objects (see _swap)
                     d.defs.append((None if swap else node.rvalue, fn))
                     self._env[id(node.rvalue)] = scope
-                elif node.op not in ("+=", "-="):        # p += k stays in its object
+                elif node.op in ("+=", "-="):            # p += k stays in its object
+                    d.moved = True
+                else:
                     d.defs.append((node, fn))
             self._walk(node.rvalue, scope, fn)
+            return
+        if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--") and isinstance(node.expr, c_ast.ID):
+            d = scope.get(node.expr.name)
+            if d is not None:
+                d.moved = True
             return
         if isinstance(node, c_ast.UnaryOp) and node.op == "&" and isinstance(node.expr, c_ast.ID):
             d = scope.get(node.expr.name)
@@ -217,6 +236,52 @@ class FileObjects:
         """The labels of the variable declared at `loc`, or None when the file does not determine them."""
         d = self.decls.get(loc)
         return None if d is None else self._target(d)
+
+    def alias(self, loc: Loc) -> Alias | None:
+        """The declared array that the pointer declared at `loc` always is, at a constant offset, or None.
+
+        Every assignment the file makes to the pointer is `A`, `A + k`, `A - k`, `k + A` or `&A[k]` (one A, one
+        constant k) with A a declared array whose rows are the pointer's rows; the pointer is never stepped
+        (`p++`, `p += k`), swapped or passed by address, and the file holds all its assignments (a global in a
+        file with `main`).  Before its first assignment the pointer is null or indeterminate, so every
+        dereference the program may make reads A: `p[e]` is `A[e + k]`, one object under two names."""
+        d = self.decls.get(loc)
+        if d is None or not d.is_pointer or d.ctype.pointers != 1 or d.kind == "param" or d.address_taken \
+                or d.moved or d.swapped_with or (d.kind == "global" and not self.whole_program) or not d.defs:
+            return None
+        found = {self._offset_into(e, self._env.get(id(e))) for e, _ in d.defs}
+        if len(found) != 1 or None in found:
+            return None
+        array, offset = found.pop()
+        rows = [_text(x) for x in array.ctype.dims[1:]]
+        if array.ctype.base != d.ctype.base or array.ctype.pointers or rows != [_text(x) for x in d.ctype.dims] \
+                or None in rows:
+            return None
+        lines = sorted({self.loc_of(e).line for e, _ in d.defs})
+        at = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
+        where = f"{array.name}{f' + {offset}' if offset > 0 else f' - {-offset}' if offset < 0 else ''}"
+        return Alias(array.name, array.loc, offset, f"{d.name} = {where} at {at}, never assigned anything else")
+
+    def _offset_into(self, e: c_ast.Node | None, scope: dict[str, _Decl] | None) -> tuple[_Decl, int] | None:
+        """(A, k) for an expression `A`, `A + k`, `k + A`, `A - k` or `&A[k]` with A a declared array in `scope`."""
+        if e is None or scope is None:
+            return None
+        offset = 0
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
+            base, k = (e.left, _constant(e.right)) if isinstance(e.left, c_ast.ID) else \
+                (e.right, _constant(e.left)) if e.op == "+" else (None, None)
+            if base is None or k is None:
+                return None
+            e, offset = base, (k if e.op == "+" else -k)
+        elif isinstance(e, c_ast.UnaryOp) and e.op == "&" and isinstance(e.expr, c_ast.ArrayRef) \
+                and isinstance(e.expr.name, c_ast.ID):
+            k = _constant(e.expr.subscript)
+            if k is None:
+                return None
+            e, offset = e.expr.name, k
+        if not isinstance(e, c_ast.ID) or e.name not in scope or not scope[e.name].is_array:
+            return None
+        return scope[e.name], offset
 
     def value(self, loc: Loc) -> tuple[int, str] | None:
         """The one integer value the file gives the scalar declared at `loc` wherever the nest can read it,
@@ -399,9 +464,17 @@ class FileObjects:
                 e = _array_base(e)             # A[k] of a 2-D array is a row of A, in A's object
             else:
                 break
+        if isinstance(e, c_ast.UnaryOp) and e.op == "&" and isinstance(e.expr, c_ast.ID) and e.expr.name in scope \
+                and scope[e.expr.name].ctype.is_scalar:
+            d = scope[e.expr.name]            # &x: the scalar variable x itself
+            return Target((f"{SCALAR}{d.name}@{d.loc.line}:{d.loc.col}",), f"the address of '{d.name}' (line {d.loc.line})")
         if not isinstance(e, c_ast.ID) or e.name not in scope:
             return None
         return self._target(scope[e.name])
+
+
+def _text(e: c_ast.Node | None) -> str | None:
+    return None if e is None else _GEN.visit(e)
 
 
 def _constant(e: c_ast.Node | None) -> int | None:

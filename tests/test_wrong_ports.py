@@ -1,0 +1,183 @@
+"""Ports that used to be wrong (the claim was right, the CUDA was not): each is now correct or refused with
+its reason.  Where a nest is ported, the port is compiled with nvcc and run on the CPU execution layer against
+the original program; where it is refused, the reason is checked, since a refusal is the fix.
+"""
+import c2gpu
+
+from conftest import requires_tool, write_c
+from test_port_semantics import assert_nvcc_compiles, port, ported, run_both
+
+
+def nests(tmp_path, source: str, **options) -> dict:
+    """{nest name: NestReport} of c2gpu.analyze on the source (no GPU: loop verdicts and the port's refusals)."""
+    return {n.name: n for n in c2gpu.analyze(source, name=str(tmp_path / "a.c"), **options).nests}
+
+
+# 1. Two names for one object: each element written through one name only (well-defined C, restrict or not)
+
+ONE_OBJECT = r"""
+#include <stdio.h>
+float flat[1000]; float *restrict xx;
+double buf[1001]; double *p = buf + 1;
+int main(void) { xx = flat;
+  for (int i = 0; i < 500; i++) { xx[2*i] = 1.0f + i; flat[2*i+1] = 2.0f + i; }
+  double s = 0; for (int i = 0; i < 500; i++) s += xx[2*i]*3 + flat[2*i+1];
+  for (int i = 0; i < 1001; i++) buf[i] = -1;
+  for (int i = 0; i < 500; i++) { p[2*i] = i; buf[2*i + 2] += 0.5; }
+  double t = 0; for (int i = 0; i < 1001; i++) t += buf[i] * (i % 7);
+  printf("%a %a\n", s, t); }
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_a_pointer_that_is_an_array_is_that_array_copied_once(tmp_path):
+    cu, log = port(tmp_path, ONE_OBJECT)
+    assert ported(log) == {"main@6", "main@7", "main@8", "main@9", "main@10"}, log
+    assert "assumed pointer parameter" not in log             # xx is a global: no parameter was assumed anything
+    assert "'xx' is always the array 'flat' (xx = flat at line 5" in log
+    assert "cudaMalloc((void **)&d_xx" not in cu.read_text()  # one object, one device copy
+    assert_nvcc_compiles(cu)
+    original, port_out = run_both(tmp_path, cu)
+    assert original == port_out
+
+
+SAME_OBJECT_PARAMETERS = r"""
+#include <stdio.h>
+float buf[1000];
+static void f(float *restrict a, float *restrict b, int n) {
+  for (int i = 0; i < n; i++) { a[2*i] = 1.0f + i; b[2*i+1] = 2.0f + i; }
+}
+int main(void) {
+  f(buf, buf, 500);
+  double s = 0; for (int i = 0; i < 1000; i++) s += buf[i] * (i % 7);
+  printf("%a\n", s); }
+"""
+
+
+def test_two_written_names_of_one_object_with_gaps_are_not_copied_back_separately(tmp_path):
+    f = nests(tmp_path, SAME_OBJECT_PARAMETERS)["f@5"]
+    assert not f.ported and f.refusal.startswith("'a' and 'b' point into one object (a: the array 'buf'"), f.refusal
+    assert f.loops[0].status == "parallel"
+
+
+# 2. long double: nvcc makes it double (8 bytes) while the host copies 16-byte elements
+
+LONG_DOUBLE = r"""
+#include <stdio.h>
+long double a[100], b[100]; double c[100];
+int main(void) {
+  for (int i = 0; i < 100; i++) b[i] = i * 0.5L;
+  for (int i = 0; i < 100; i++) a[i] = b[i] * 2 + 1;
+  for (int i = 0; i < 100; i++) c[i] = i * 1.5L;
+  for (int i = 0; i < 100; i++) c[i] = c[i] * 2;
+  long double s = 0; for (int i = 0; i < 100; i++) s += a[i] + c[i];
+  printf("%Lf\n", s); }
+"""
+
+
+def test_nests_touching_long_double_stay_on_the_cpu_with_the_reason(tmp_path):
+    found = nests(tmp_path, LONG_DOUBLE)
+    refused = {name: n.refusal for name, n in found.items() if "is long double" in n.refusal}
+    assert set(refused) == {"main@5", "main@6", "main@7", "main@9"}, refused
+    assert refused["main@7"].startswith("the constant 1.5L (line 7) is long double, which CUDA's device code does not "
+                                        "have"), refused
+    assert found["main@8"].ported                                          # double only
+    assert found["main@5"].loops[0].status == "parallel"                   # the loop is parallel; the port is not
+
+
+# 3. A user function named like a CUDA math function (no <math.h>), 4. C that C++ rejects
+
+NAMED_LIKE_CUDA = r"""
+#include <stdio.h>
+static double cospi(double x) { return x * 2.0 + 1.0; }
+static float sinpif(float x) { return x * 3.0f; }
+double a[100]; float b[100];
+int main(void) {
+  for (int i = 0; i < 100; i++) { a[i] = cospi(i); b[i] = sinpif((float)i); }
+  double s = 0; for (int i = 0; i < 100; i++) s += a[i] + b[i];
+  printf("%f\n", s); }
+"""
+
+NOT_CXX = r"""
+#include <stdio.h>
+struct S { void *p; int n; };
+int a[100];
+int main(void) {
+  struct S s; s.p = a; s.n = 100;
+  int *ip = s.p;
+  for (int i = 0; i < 100; i++) ip[i] = i;
+  for (int i = 0; i < 100; i++) a[i] = a[i] * 2;
+  printf("%d\n", later(a[5]));
+  return 0; }
+int later(int x) { return x + 1; }
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_a_function_named_like_cudas_splits_the_port(tmp_path):
+    cu, log = port(tmp_path, NAMED_LIKE_CUDA)
+    assert ported(log) == {"main@7", "main@8"}, log
+    assert "cospi() (line 3) has the name of a CUDA function" in log
+    assert (tmp_path / "t.host.c").exists()
+    assert_nvcc_compiles(cu)
+    original, port_out = run_both(tmp_path, cu)
+    assert original == port_out
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_c_that_cxx_rejects_splits_the_port_and_the_build_line_builds_it(tmp_path):
+    cu, log = port(tmp_path, NOT_CXX)
+    assert ported(log) == {"main@8", "main@9"}, log
+    assert "split because g++ rejects it as C++ (" in log and "t.c:7: invalid conversion from 'void*'" in log, log
+    # the printed build line names its objects with -o, beside their sources, and an architecture
+    line = log.split("build with: ")[1].splitlines()[0]
+    assert line.startswith(f"nvcc -arch=sm_80 -c {cu} -o {tmp_path / 't.o'} && cc -c {tmp_path / 't.host.c'} -o "
+                           f"{tmp_path / 't.host.o'} && nvcc -arch=sm_80 -o prog"), line
+    assert_nvcc_compiles(cu)
+    original, port_out = run_both(tmp_path, cu)
+    assert original == port_out
+
+
+# 6. errno: device math never sets it
+
+ERRNO = r"""
+#include <stdio.h>
+#include <math.h>
+#include <errno.h>
+double a[100], x[100];
+int main(void) {
+  for (int i = 0; i < 100; i++) x[i] = i - 50;
+  errno = 0;
+  for (int i = 0; i < 100; i++) a[i] = sqrt(x[i]);
+  for (int i = 0; i < 100; i++) a[i] = fabs(x[i]);
+  printf("%d %f\n", errno, a[3]); }
+"""
+
+
+def test_math_calls_whose_errno_the_file_reads_stay_on_the_cpu(tmp_path):
+    found = nests(tmp_path, ERRNO)
+    assert not found["main@9"].ported
+    assert found["main@9"].refusal == ("sqrt() (line 9) sets errno on the CPU and never on the GPU, and the file reads "
+                                       "errno (line 11)")
+    assert found["main@10"].ported and found["main@7"].ported             # fabs never sets errno
+
+
+# 7. --assume-no-alias never overrides what the file shows
+
+ASSUMED = r"""
+#include <stdio.h>
+int nglob = 10;
+float a[100];
+void f(float *a, int *p) { for (int i = 0; i < nglob; i++) { a[i] = 1; if (i == 2) p[0] = 5; } }
+int main(void) { f(a, &nglob); float s = 0; for (int i = 0; i < 100; i++) s += a[i]; printf("%f %d\n", s, nglob); }
+"""
+
+
+def test_assume_no_alias_does_not_override_a_pointer_the_file_shows(tmp_path):
+    loop = nests(tmp_path, ASSUMED, assume_no_alias=True)["f@5"].loops[0]
+    assert loop.status == "unknown", loop
+    assert loop.reason.startswith("p[0] (line 5) writes 'nglob', used in bounds or subscripts: pointer 'p' points to "
+                                  "'nglob' (the address of 'nglob' (line 3) at the call of f())"), loop
