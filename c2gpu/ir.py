@@ -116,6 +116,11 @@ class Reduction:
     loops: tuple[str, ...]  # the loops it accumulates over (their variables do not index the target)
     array_access: Access | None = None
     guard: Guard | None = None   # the condition of `if (e > t) t = e;` when the max/min was matched through it
+    # a max/min as C wrote it (frontend/lower.py Order): which of equal values it keeps ("first": `x < m`, "last":
+    # `x <= m`), whether a NaN accumulator takes the next value (fmin/fmax), and the value compared (its syntax)
+    ties: str = ""
+    nan_init: bool = False
+    value: Any = field(default=None, compare=False, repr=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -357,6 +362,12 @@ class Program:
         rank = {pos: k for k, pos in enumerate(self.run_order)}
         last = len(rank)
         return sorted(nests, key=lambda n: rank.get((n.loc.file, n.loc.line, n.loc.col), last))
+
+
+def ordered_reduction(nest: Nest, r: Reduction) -> bool:
+    """A floating-point max/min: equal values can differ (-0.0 and 0.0), so which one C keeps depends on the
+    order; across threads it is reduced over (value, iteration) pairs (codegen/kernel.py)."""
+    return r.op in ("max", "min") and reduction_type(nest, r) in ("float", "double")
 
 
 def reduction_type(nest: Nest, r: Reduction) -> str:

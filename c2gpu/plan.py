@@ -65,6 +65,13 @@ class Kernel:
         """The loops that run inside each thread, outermost first."""
         return [lp for node in self.nodes(by_id) if isinstance(node, Loop) for lp in node.loops()]
 
+    def rank_loops(self, r: Reduction, by_id: dict[int, Loop]) -> list[Loop]:
+        """The loops of reduction `r` that run in this kernel (mapped or in each thread), in the order `r` lists
+        them: an ordered max/min (codegen/kernel.py Ordered) keeps the iteration of each value over them."""
+        inside = {m.lid for m in self.loops} | {lp.lid for lp in self.inner_loops(by_id)}
+        by_var = {lp.var: lp for lp in by_id.values()}
+        return [by_var[v] for v in r.loops if v in by_var and by_var[v].lid in inside]
+
 
 @dataclass(frozen=True)
 class HostLoop:

@@ -30,7 +30,7 @@ from dataclasses import replace
 
 
 from c2gpu.options import block_for
-from c2gpu.ir import Loop, Nest, Reduction, reduction_type
+from c2gpu.ir import Loop, Nest, Reduction, ordered_reduction, reduction_type
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
@@ -582,8 +582,14 @@ class Mapper:
         unit = self.unit_stride_counts(chain)[x_loop.lid]
         scatters = sorted({a.text for s in self.nest.statements() if s.scatter and chain[-1].lid in s.loop_ids
                            for a in s.accesses if a.array == s.scatter})
+        ordered = [r for r in reds if ordered_reduction(self.nest, r)]
+        atomic = [r.target for r in reds if r not in ordered]
+        ops = sorted({r.op for r in ordered})
+        how = "; ".join(([f"reduction of {', '.join(atomic)} by block tree and atomics"] if atomic else []) +
+                        ([f"{'/'.join(ops)} of {', '.join(r.target for r in ordered)} by block tree over (value, "
+                          "iteration) pairs, as C keeps equal values"] if ordered else []))
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped)} (proven parallel"
-               f"{'; reduction of ' + ', '.join(r.target for r in reds) + ' by block tree and atomics' if reds else ''}"
+               f"{'; ' + how if how else ''}"
                f"{'; ' + ', '.join(scatters) + ' updated with atomics' if scatters else ''}); "
                + (f"x is '{x_loop.c_var}', the fastest-varying subscript of most accesses" if unit else
                   f"no access has '{x_loop.c_var}' as its fastest-varying subscript: a warp's accesses are not "

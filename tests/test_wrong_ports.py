@@ -181,3 +181,47 @@ def test_assume_no_alias_does_not_override_a_pointer_the_file_shows(tmp_path):
     assert loop.status == "unknown", loop
     assert loop.reason.startswith("p[0] (line 5) writes 'nglob', used in bounds or subscripts: pointer 'p' points to "
                                   "'nglob' (the address of 'nglob' (line 3) at the call of f())"), loop
+
+
+# 5. max/min over floating point keep the value C keeps among equal ones (-0.0, 0.0) and C's NaN rules
+
+MIN_MAX = r"""
+#include <stdio.h>
+#include <math.h>
+#define N 700
+double x[N], y[40][50];
+float f[N];
+int main(void) {
+  for (int i = 0; i < N; i++) x[i] = (i % 5 == 1) ? -0.0 : (i % 5 == 2 ? 0.0 : (i % 5 == 3 ? NAN : 3.0 + i % 7));
+  for (int i = 0; i < N; i++) f[i] = (i % 4 == 0) ? 0.0f : (i % 4 == 1 ? -0.0f : 2.0f);
+  for (int i = 0; i < 40; i++) for (int j = 0; j < 50; j++) y[i][j] = (i * 50 + j) % 3 == 0 ? -0.0 : (i + j) % 3 == 1 ? 0.0 : 1.0;
+  double a = 1.0; for (int i = 0; i < N; i++) if (x[i] < a) a = x[i];
+  double b = 1.0; for (int i = 0; i < N; i++) if (x[i] <= b) b = x[i];
+  double c = 1.0; for (int i = 0; i < N; i++) c = fmin(c, x[i]);
+  double d = 1.0; for (int i = 0; i < N; i++) d = fmin(x[i], d);
+  double e = -1.0; for (int i = 0; i < N; i++) e = x[i] > e ? x[i] : e;
+  double g = -1.0; for (int i = N - 1; i >= 0; i--) g = (g <= x[i]) ? x[i] : g;
+  double h = NAN; for (int i = 0; i < N; i++) h = fmax(h, x[i]);
+  double k = NAN; for (int i = 0; i < N; i++) if (x[i] > k) k = x[i];
+  float m = 1.0f; for (int i = 0; i < N; i++) m = fminf(m, f[i]);
+  float q = -1.0f; for (int i = 0; i < N; i++) if (f[i] >= q) q = f[i];
+  double r = 1.0; for (int i = 0; i < 40; i++) for (int j = 0; j < 50; j++) if (y[i][j] < r) r = y[i][j];
+  double s = 1.0; for (int i = 0; i < 40; i++) for (int j = 49; j >= 0; j--) if (y[i][j] <= s) s = y[i][j];
+  double t = -5; for (int z = 0; z < 3; z++) for (int i = 0; i < N; i++) if (-x[i] >= t) t = -x[i];
+  double u = -1.0; for (int i = 0; i < N; i++) u = u > x[i] ? u : x[i];   /* takes a NaN: not a reduction */
+  printf("%g %g %g %g %g %g %g %g %g %g %g %g %g %g\n", a, b, c, d, e, g, h, k, m, q, r, s, t, u);
+}
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_floating_point_max_and_min_keep_the_value_c_keeps(tmp_path):
+    cu, log = port(tmp_path, MIN_MAX)
+    reduced = {f"main@{line}" for line in range(11, 24)}
+    assert reduced <= ported(log), reduced - ported(log)
+    assert "main@24" not in ported(log)     # the NaN-taking form is not a reduction (the loop carries u)
+    assert log.count("by block tree over (value, iteration) pairs, as C keeps equal values") == 13, log
+    assert_nvcc_compiles(cu)
+    original, port_out = run_both(tmp_path, cu)
+    assert original == port_out and "-0" in original

@@ -17,13 +17,14 @@ import copy
 import functools
 import re
 from dataclasses import field
+from typing import Any
 
 import islpy as isl
 from pycparser import c_ast, c_generator
 
 from .. import isl_sets as ph
 from ..frontend.lower import _array_chain
-from ..ir import Access, Loop, Nest, reduction_type
+from ..ir import Access, Loop, Nest, ordered_reduction, reduction_type
 from ..promotion import Promotion, certain_write, promotions
 from ..symbolic import Poly
 from ..records import dataclass
@@ -389,11 +390,13 @@ class KernelPrinter(c_generator.CGenerator):
 
     def __init__(self, arrays: dict[str, ArrayPlan], renames: dict[str, str], atomics: dict[int, str] | None = None,
                  registers: dict[int, str] | None = None,
-                 around: dict[int, tuple[list[str], list[str]]] | None = None):
+                 around: dict[int, tuple[list[str], list[str]]] | None = None,
+                 ordered: dict[int, "Ordered"] | None = None):
         super().__init__()
         self.arrays = arrays
         self.renames = renames
         self.atomics = atomics or {}     # id of a scatter statement's syntax tree -> its element's C type
+        self.ordered = ordered or {}     # id of a floating-point max/min statement's syntax tree -> how it is kept
         self.registers = registers or {}   # id of a promoted access's ArrayRef node -> its register (promotion.py)
         self.around = around or {}       # id of a loop's syntax tree -> (lines before it, lines after it): the
         #                                  loads and stores of the registers promoted across it
@@ -405,6 +408,11 @@ class KernelPrinter(c_generator.CGenerator):
         if id(n) in self.atomics:       # a scatter: a[e] += v as one atomic update
             value = self.visit(n.rvalue)
             return self._atomic(n, n.lvalue, value if n.op == "+=" else f"-({value})")
+        if id(n) in self.ordered:       # the thread's partial max/min, with the iteration that set it
+            o = self.ordered[id(n)]
+            ranks = " ".join(f"{v} = {c};" for v, c in zip(o.rank_vars, o.rank))
+            return (f"{{ {o.ctype} c2gpu_v = {self.visit(o.value)}; if ({o.keeps('c2gpu_v', o.part)}) "
+                    f"{{ {o.part} = c2gpu_v; {ranks} }} }}")
         return super().visit_Assignment(n)
 
     def visit_UnaryOp(self, n: c_ast.UnaryOp) -> str:
@@ -465,6 +473,46 @@ def register_maps(proms, arrays: dict[str, ArrayPlan], by_id: dict[int, Loop]):
         before.extend(load)
         after[:0] = store
     return registers, around
+
+
+@dataclass(frozen=True)
+class Ordered:
+    """A floating-point max/min reduced across threads.  Equal values can differ (-0.0 and 0.0), and which one C
+    keeps depends on the order it saw them in (Reduction.ties), so the threads reduce (value, iteration) pairs:
+    the iteration is the tuple of the reduction's loop variables in the kernel, outermost first, compared
+    lexicographically (a loop counting down is negated).  A thread keeps its pair as C does, a block tree and
+    then the last block to finish keep the pair C would; that pair replaces the running total (the value before
+    the launch, the earliest of all) as C's own comparison says."""
+    target: str
+    ctype: str
+    op: str                      # "max" or "min"
+    ties: str                    # Reduction.ties
+    nan_init: bool               # Reduction.nan_init
+    value: Any                   # the syntax of the value compared (Reduction.value)
+    part: str                    # the thread's partial value
+    rank: tuple[str, ...]        # C expressions of the iteration, outermost loop first
+    rank_vars: tuple[str, ...]   # the thread's variables holding the iteration of its partial value
+
+    @property
+    def none(self) -> str:
+        """The iteration of a partial that holds no value: it loses every tie."""
+        return "LLONG_MAX" if self.ties == "first" else "LLONG_MIN"
+
+    def keeps(self, v: str, m: str) -> str:
+        """C's own test: the value v, seen after m, replaces it."""
+        cmp = ("<" if self.op == "min" else ">") + ("" if self.ties == "first" else "=")
+        test = f"{v} {cmp} {m}"
+        return f"({test} || ({m} != {m} && {v} == {v}))" if self.nan_init else test
+
+    def beats(self, v: str, vr: list[str], w: str, wr: list[str]) -> str:
+        """The pair (v, vr) is kept over (w, wr), whichever came first: the better value, or between equal ones
+        the earlier (ties "first") or later iteration.  Neither value is NaN (a partial never takes one)."""
+        lt = "<" if self.ties == "first" else ">"
+        order = f"{vr[-1]} {lt} {wr[-1]}"
+        for a, b in zip(reversed(vr[:-1]), reversed(wr[:-1])):
+            order = f"{a} {lt} {b} || ({a} == {b} && ({order}))"
+        better = "<" if self.op == "min" else ">"
+        return f"{v} {better} {w} || ({v} == {w} && ({order}))"
 
 
 def reduction_key(r) -> str:
@@ -547,6 +595,8 @@ class KernelCode:
     #                                                         type: printed as atomics (KernelPrinter)
     prelude: str = ""            # what the kernel text needs before it to compile alone (__device__ functions)
     promotions: tuple[Promotion, ...] = ()   # array elements kept in registers across an in-thread loop
+    scratch: list[str] = field(default_factory=list)   # host lines before each launch (c2gpu_grid known): the
+    #                                                    device memory an ordered max/min keeps between launches
 
 
 def _loops_by_id(nest: Nest) -> dict[int, Loop]:
@@ -718,7 +768,10 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     proms = promotions(nest, kernel) if promote else ()
     locals_.extend(f"{p.ctype} {p.register};" for p in proms)
     registers, around = register_maps(proms, arrays, by_id)
-    printer = KernelPrinter(arrays, renames, atomics, registers, around)
+    ordered = {r.target: _ordered(nest, kernel, r, renames[r.target], by_id) for r in kernel.reductions
+               if ordered_reduction(nest, r)}
+    by_stmt = {id(s.ast): ordered[r.target] for s in stmts for r in s.reductions if r.target in ordered}
+    printer = KernelPrinter(arrays, renames, atomics, registers, around, by_stmt)
     if kernel.serial:
         body = "{\n" + "".join(printer._generate_stmt(n.ast) for n in kernel.nodes(by_id)) + "}"
     else:
@@ -740,23 +793,114 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             plan = arrays[r.array_access.array]
             result = f"&{r.array_access.array}[" + _flat(None, [p.to_c() for p in r.array_access.subscripts],
                                                           plan.extents, wide_index(plan)) + "]"
-        reductions.append({"target": key, "type": t, "identity": ident, "part": renames[r.target],
-                           "combine": combine.format(a=f"c2gpu_red_{key}[c2gpu_tid]",
-                                                     b=f"c2gpu_red_{key}[c2gpu_tid + c2gpu_s]"),
-                           "atomic": atomic_call(r.op, t, result, f"c2gpu_red_{key}[0]"),
-                           "helper": r.op != "+" and t in FLOAT_TYPES, "result": result,
-                           "element": r.array_access is not None})
+        red = f"c2gpu_red_{key}"
+        entry = {"target": key, "type": t, "identity": ident, "part": renames[r.target], "result": result,
+                 "element": r.array_access is not None, "helper": False, "ordered": None,
+                 "decls": [f"{t} {renames[r.target]} = {ident};"],
+                 "shared": [f"__shared__ {t} {red}[{block[0] * block[1] * block[2]}];",
+                            f"{red}[c2gpu_tid] = {renames[r.target]};"]}
+        o = ordered.get(r.target)
+        if o is None:
+            entry["combine"] = f"{red}[c2gpu_tid] = " + combine.format(a=f"{red}[c2gpu_tid]", b=f"{red}[c2gpu_tid + c2gpu_s]") + ";"
+            entry["atomic"] = atomic_call(r.op, t, result, f"{red}[0]")
+            entry["helper"] = r.op != "+" and t in FLOAT_TYPES
+        else:
+            entry.update(_ordered_code(o, red, result, block))
+            params.extend([f"{t} *c2gpu_{key}_pv", f"long long *c2gpu_{key}_pr"])
+            args.extend([f"d_{kernel.name}_{key}_pv", f"d_{kernel.name}_{key}_pr"])
+        reductions.append(entry)
+    scratch = []
+    if ordered:
+        params.append("unsigned int *c2gpu_done")
+        args.append(f"d_{kernel.name}_done")
+        scratch = _scratch_lines(kernel.name, [(f"d_{kernel.name}_{reduction_key(r)}_pv", o.ctype, 1) for r in
+                                               kernel.reductions if (o := ordered.get(r.target))] +
+                                 [(f"d_{kernel.name}_{reduction_key(r)}_pr", "long long", len(o.rank)) for r in
+                                  kernel.reductions if (o := ordered.get(r.target))])
     _check_index_range(kernel, extents, grid, {a: arrays[a] for a in used_arrays}, by_id)
     dynamic = [e for e in extents if not ((p := c_to_poly(e)) is not None and p.is_const() and p.const_value() > 0)]
     launch_if = " && ".join(f"({e}) > 0" for e in dynamic)
     body = "\n".join(line.rstrip() for line in body.strip().splitlines() if line.strip())
     from ..frontend.ctypes import SIZES
-    tree_bytes = sum(block[0] * block[1] * block[2] * SIZES.get(r["type"], 8) for r in reductions)
+    tree_bytes = sum(block[0] * block[1] * block[2] * (SIZES.get(r["type"], 8) + 8 * len(r["ordered"] or ()))
+                     for r in reductions)
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),
                       tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes,
                       epilogue=epilogue, last_values=[(v, scalar_types[v]) for v in private if v not in device_scalars],
                       device_writes=[(v, scalar_types[v]) for v in serial_writes], renames=renames, atomics=atomics,
-                      promotions=proms)
+                      promotions=proms, scratch=scratch)
+
+
+def _ordered(nest: Nest, kernel, r, part: str, by_id: dict[int, Loop]) -> Ordered:
+    """The Ordered of a floating-point max/min reduction across the kernel's threads: its iteration is the
+    reduction's loops that run in the kernel (loops on the host run in order, launch after launch), as C names
+    them."""
+    rank = []
+    for lp in kernel.rank_loops(r, by_id):
+        c_var = lp.origin.var if lp.origin is not None else lp.var
+        rank.append(f"-(long long)({c_var})" if lp.origin is not None and lp.origin.step < 0 else f"(long long)({c_var})")
+    if not rank:
+        raise CodegenError(f"the {r.op} of {r.target} runs across threads but none of its loops is in {kernel.name}")
+    key = reduction_key(r)
+    return Ordered(r.target, reduction_type(nest, r), r.op, r.ties or "first", r.nan_init, r.value, part, tuple(rank),
+                   tuple(f"c2gpu_{key}_r{k}" for k in range(len(rank))))
+
+
+def _ordered_code(o: Ordered, red: str, result: str, block) -> dict:
+    """The template's lines of an ordered max/min (see Ordered): declarations, the tree, and what the last block
+    does with the blocks' pairs."""
+    d, threads = len(o.rank), block[0] * block[1] * block[2]
+    key = red[len("c2gpu_red_"):]
+    ranks = [f"{red}_r{k}" for k in range(d)]
+    here, there = [f"{x}[c2gpu_tid]" for x in ranks], [f"{x}[c2gpu_tid + c2gpu_s]" for x in ranks]
+    copy = " ".join(f"{a} = {b};" for a, b in zip([f"{red}[c2gpu_tid]"] + here, [f"{red}[c2gpu_tid + c2gpu_s]"] + there))
+    mine = [f"c2gpu_{key}_q{k}" for k in range(d)]
+    seen = [f"c2gpu_{key}_w{k}" for k in range(d)]
+    return {
+        "ordered": ranks,
+        "decls": [f"{o.ctype} {o.part} = {IDENTITY[o.op]};"] +
+                 [f"long long {v} = {o.none if k == 0 else '0'};" for k, v in enumerate(o.rank_vars)],
+        "shared": [f"__shared__ {o.ctype} {red}[{threads}];", f"{red}[c2gpu_tid] = {o.part};"] +
+                  [f"__shared__ long long {x}[{threads}];" for x in ranks] +
+                  [f"{x}[c2gpu_tid] = {v};" for x, v in zip(ranks, o.rank_vars)],
+        "combine": f"if ({o.beats(f'{red}[c2gpu_tid + c2gpu_s]', there, f'{red}[c2gpu_tid]', here)}) {{ {copy} }}",
+        # every block leaves its pair in global memory; the last block to finish reduces them
+        "publish": [f"c2gpu_{key}_pv[c2gpu_bid] = {red}[0];"] +
+                   [f"c2gpu_{key}_pr[c2gpu_bid * {d} + {k}] = {x}[0];" for k, x in enumerate(ranks)],
+        "gather": [f"{o.ctype} c2gpu_{key}_v = {IDENTITY[o.op]};"] +
+                  [f"long long {q} = {o.none if k == 0 else '0'};" for k, q in enumerate(mine)] +
+                  ["for (unsigned int c2gpu_b = c2gpu_tid; c2gpu_b < c2gpu_blocks; c2gpu_b += "
+                   f"{threads}) {{",
+                   f"  const {o.ctype} c2gpu_{key}_w = ((volatile {o.ctype} *)c2gpu_{key}_pv)[c2gpu_b];"] +
+                  [f"  const long long {w} = ((volatile long long *)c2gpu_{key}_pr)[c2gpu_b * {d} + {k}];"
+                   for k, w in enumerate(seen)] +
+                  [f"  if ({o.beats(f'c2gpu_{key}_w', seen, f'c2gpu_{key}_v', mine)}) {{ "
+                   + " ".join(f"{a} = {b};" for a, b in zip([f"c2gpu_{key}_v"] + mine, [f"c2gpu_{key}_w"] + seen))
+                   + " }", "}",
+                   f"{red}[c2gpu_tid] = c2gpu_{key}_v;"] +
+                  [f"{x}[c2gpu_tid] = {q};" for x, q in zip(ranks, mine)],
+        # the total so far (before this launch: the earliest of all) is replaced only as C's comparison says
+        "finish": [f"if ({ranks[0]}[0] != {o.none} && {o.keeps(f'{red}[0]', f'*{result}')})",
+                   f"  *{result} = {red}[0];"],
+    }
+
+
+def _scratch_lines(kernel: str, buffers: list[tuple[str, str, int]]) -> list[str]:
+    """Host lines before a launch: each (name, C type, elements per block) buffer, kept between calls and launches
+    (static) and grown when a launch has more blocks, and the kernel's counter of finished blocks (zeroed once;
+    the last block zeroes it again)."""
+    lines = ["const size_t c2gpu_blocks = (size_t)c2gpu_grid.x * c2gpu_grid.y * c2gpu_grid.z;"]
+    for name, ctype, per_block in buffers:
+        lines += [f"static {ctype} *{name} = NULL;", f"static size_t {name}_blocks = 0;",
+                  f"if (c2gpu_blocks > {name}_blocks) {{",
+                  f"  if ({name}) C2GPU_CHECK(cudaFree({name}));",
+                  f"  C2GPU_CHECK(cudaMalloc((void **)&{name}, c2gpu_blocks * {per_block} * sizeof({ctype})));",
+                  f"  {name}_blocks = c2gpu_blocks;", "}"]
+    done = f"d_{kernel}_done"
+    lines += [f"static unsigned int *{done} = NULL;", f"if (!{done}) {{",
+              f"  C2GPU_CHECK(cudaMalloc((void **)&{done}, sizeof(unsigned int)));",
+              f"  C2GPU_CHECK(cudaMemset({done}, 0, sizeof(unsigned int)));", "}"]
+    return lines
 
 
 def _last_iteration(nest: Nest, kernel, host_vars: list[str]) -> str:

@@ -721,9 +721,9 @@ class StatementBuilder:
         via_guard = None
         if isinstance(stmt, c_ast.UnaryOp) and stmt.op in ("++", "--", "p++", "p--") \
                 and isinstance(stmt.expr, (c_ast.ID, c_ast.ArrayRef)):
-            target, op, rhs_other, value_type = stmt.expr, "+", None, "int"   # count++ is count += 1
+            target, op, rhs_other, value_type, order = stmt.expr, "+", None, "int", None   # count++ is count += 1
         elif isinstance(stmt, c_ast.Assignment):
-            target, op, rhs_other, value_type, via_guard = _reduction_form(self.ctx, stmt, self.idiom_guard)
+            target, op, rhs_other, value_type, via_guard, order = _reduction_form(self.ctx, stmt, self.idiom_guard)
         else:
             return []
         if target is None:
@@ -742,7 +742,7 @@ class StatementBuilder:
             over = loops[depth:]
             if not over:
                 return []
-            return [Reduction(ir, op, ctx.loc(stmt), tuple(over), guard=via_guard)]
+            return [Reduction(ir, op, ctx.loc(stmt), tuple(over), guard=via_guard, **_order_fields(order))]
         base, subs = _array_chain(target)
         if not isinstance(base, c_ast.ID) or _mentions_besides_elements(rhs_other, base.name, text_of(target)):
             return []
@@ -756,7 +756,11 @@ class StatementBuilder:
         if not over:
             return []
         acc = next((a for a in self.accesses if a.kind == "write" and a.array == base.name), None)
-        return [Reduction(text_of(target), op, ctx.loc(stmt), over, acc)]
+        return [Reduction(text_of(target), op, ctx.loc(stmt), over, acc, **_order_fields(order))]
+
+
+def _order_fields(order: Order | None) -> dict:
+    return {} if order is None else {"ties": order.ties, "nan_init": order.nan_init, "value": order.value}
 
 
 def _mentions(node: c_ast.Node | None, name: str) -> bool:
@@ -792,52 +796,73 @@ def _same(a: c_ast.Node, b: c_ast.Node) -> bool:
     return text_of(a) == text_of(b)
 
 
+class Order(NamedTuple):
+    """How a max/min form picks between equal values and treats NaN, as C wrote it: what a port across threads
+    must reproduce (Reduction.ties, Reduction.nan_init, Reduction.value)."""
+    ties: str             # "first": a later equal value does not replace the accumulator (x < m); "last": it does
+    nan_init: bool        # a NaN accumulator takes the next value (fmin/fmax); a comparison never replaces it
+    value: c_ast.Node     # the value compared with the accumulator
+
+
 def _reduction_form(ctx: NestContext, stmt: c_ast.Assignment, idiom_guard: Guard | None):
-    """Match `t op= e`, `t = t op e`, `t = fmax(t, e)`, `t = t > e ? t : e`, `if (e > t) t = e`.
+    """`target op= other` read off an assignment, or Nones.
 
     Returns (target node, op, the other operand, the type the operation combines in, the guard when matched
-    through `if (e > t) t = e;`), or Nones.  `idiom_guard` is that `if`'s guard when the `if` has no `else`
+    through an `if`, the Order of a max/min).  A max/min is a reduction only where its result is the same in
+    any grouping: a floating-point form that takes a NaN value (`m = m > x ? m : x` takes x when x is NaN, and
+    the next value replaces that NaN) depends on where the NaN falls, so it is not one.  The `if` form is
+    matched only when the guard is exactly the comparison of the statement with its accumulator, has no else
     and controls nothing but this statement: a guard that also controls a counter, a flag or an
     else-branch makes the statement part of something that is not a max/min.
     """
-    none = None, None, None, None, None
+    none = None, None, None, None, None, None
     lv, rv = stmt.lvalue, stmt.rvalue
     if not isinstance(lv, (c_ast.ID, c_ast.ArrayRef)):
         return none
     if stmt.op in ("+=", "-=", "*="):
-        return lv, "*" if stmt.op == "*=" else "+", rv, ctx.type_of(rv), None
+        return lv, "*" if stmt.op == "*=" else "+", rv, ctx.type_of(rv), None, None
     if stmt.op != "=":
         return none
     if isinstance(rv, c_ast.BinaryOp) and rv.op in ("+", "*", "-"):
         if _same(rv.left, lv):
-            return lv, "*" if rv.op == "*" else "+", rv.right, ctx.type_of(rv.right), None
+            return lv, "*" if rv.op == "*" else "+", rv.right, ctx.type_of(rv.right), None, None
         if _same(rv.right, lv) and rv.op != "-":
-            return lv, rv.op, rv.left, ctx.type_of(rv.left), None
+            return lv, rv.op, rv.left, ctx.type_of(rv.left), None, None
     if isinstance(rv, c_ast.FuncCall) and rv.args and len(rv.args.exprs) == 2:
         name = text_of(rv.name)
         a, b = rv.args.exprs
         if name in _MAX_NAMES | _MIN_NAMES and ctx.is_math(name):
             op = "max" if name in _MAX_NAMES else "min"
             kind = MATH_FUNCTIONS[name][1]       # fmaxf compares in float, whatever its arguments are
+            # a NaN argument gives the other one; between -0.0 and 0.0 C leaves fmin and fmax unspecified
+            # (F.10.9.2), and gcc takes them as commutative: with glibc, which returns its first argument on a
+            # tie, an optimized build keeps the accumulator whichever side it is written on, and so does the port
             if _same(a, lv):
-                return lv, op, b, kind, None
+                return lv, op, b, kind, None, Order("first", True, b)
             if _same(b, lv):
-                return lv, op, a, kind, None
+                return lv, op, a, kind, None, Order("first", True, a)
     if isinstance(rv, c_ast.TernaryOp) and isinstance(rv.cond, c_ast.BinaryOp) and rv.cond.op in ("<", "<=", ">", ">="):
         c = rv.cond
         if {text_of(c.left), text_of(c.right)} == {text_of(rv.iftrue), text_of(rv.iffalse)} and text_of(lv) in (text_of(c.left), text_of(c.right)):
             # (l > r) ? l : r is max(l, r)
             picks_larger = (c.op in (">", ">=")) == _same(rv.iftrue, c.left)
             other = c.right if _same(c.left, lv) else c.left
-            return lv, "max" if picks_larger else "min", other, ctx.type_of(other), None
+            op = "max" if picks_larger else "min"
+            if _same(rv.iftrue, lv) and ctx.type_of(lv) in FLOAT_TYPES:
+                return none                      # m = (m > x) ? m : x takes x when the comparison fails: a NaN
+            # x replaces m when the comparison holds: strict keeps the first of equal values, <= / >= the last
+            return lv, op, other, ctx.type_of(other), None, Order("first" if c.op in ("<", ">") else "last", False, other)
     if idiom_guard is not None and idiom_guard.constraints is None and not idiom_guard.negated:
         cond = idiom_guard.ast
         if isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">="):
+            ties = "first" if cond.op in ("<", ">") else "last"
             # if (e > t) t = e;  -> max ;  if (e < t) t = e;  -> min
             if _same(cond.left, rv) and _same(cond.right, lv):
-                return lv, "max" if cond.op in (">", ">=") else "min", rv, ctx.type_of(rv), idiom_guard
+                return (lv, "max" if cond.op in (">", ">=") else "min", rv, ctx.type_of(rv), idiom_guard,
+                        Order(ties, False, rv))
             if _same(cond.right, rv) and _same(cond.left, lv):
-                return lv, "max" if cond.op in ("<", "<=") else "min", rv, ctx.type_of(rv), idiom_guard
+                return (lv, "max" if cond.op in ("<", "<=") else "min", rv, ctx.type_of(rv), idiom_guard,
+                        Order(ties, False, rv))
     return none
 
 

@@ -94,7 +94,7 @@ import numpy as np
 from .. import isl_sets as ph
 from ..counting import evaluate_instances
 from ..gpu import GPU
-from ..ir import Access, Loop, Nest, Statement, reduction_type
+from ..ir import Access, Loop, Nest, Statement, ordered_reduction, reduction_type
 from ..model.inputs import (Branch, Compute, GlobalMem, KernelProfile, Loop as TLoop, MachineParams,
                             SharedMem, TraceNode, counts_from_trace)
 from ..occupancy import InvalidLaunchError, Occupancy, occupancy as occupancy_of
@@ -1017,6 +1017,8 @@ class KernelAnalysis:
         for r in self.kernel.reductions:
             total += threads * (8 if reduction_type(self.nest, r) in ("double", "long", "long long",
                                                                      "unsigned long", "unsigned long long") else 4)
+            if ordered_reduction(self.nest, r):      # and the iteration of each value (codegen/kernel.py Ordered)
+                total += threads * 8 * len(self.kernel.rank_loops(r, self.by_id))
         for opp in self._tiles():
             total += opp.size_bytes
         return total
@@ -1202,6 +1204,13 @@ class KernelAnalysis:
             nodes.append(SharedMem(f"reduction tree {r.target} (combine)", 1.0, 8, 2 * active))
             nodes.append(SharedMem(f"reduction tree {r.target} (store)", 1.0, 8, active, is_store=True))
             nodes.append(Compute("compare", float(steps)))
+            if ordered_reduction(self.nest, r):
+                # the iterations travel with the values (one more compare and move per step, as shared memory);
+                # the block's pair goes to global memory and a counter; the last block's pass over the blocks'
+                # pairs is one block's work and is left out
+                ranks = len(self.kernel.rank_loops(r, self.by_id))
+                nodes.append(SharedMem(f"reduction tree {r.target} (iterations)", 1.0, 8, (2 + ranks) * active))
+                nodes.append(Compute("compare", float(steps)))
             nodes.append(GlobalMem(f"atomic {r.target}", 1.0, 1.0 / warps, is_store=True))
         return nodes
 

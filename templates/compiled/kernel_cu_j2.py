@@ -9,6 +9,8 @@ def root(context, missing=missing):
     cond_expr_undefined = Undefined
     if 0: yield None
     l_0_k = resolve('k')
+    l_0_atomics = resolve('atomics')
+    l_0_ordered = resolve('ordered')
     try:
         t_1 = environment.filters['indent']
     except KeyError:
@@ -21,6 +23,24 @@ def root(context, missing=missing):
         @internalcode
         def t_2(*unused):
             raise TemplateRuntimeError("No filter named 'join' found.")
+    try:
+        t_3 = environment.filters['list']
+    except KeyError:
+        @internalcode
+        def t_3(*unused):
+            raise TemplateRuntimeError("No filter named 'list' found.")
+    try:
+        t_4 = environment.filters['rejectattr']
+    except KeyError:
+        @internalcode
+        def t_4(*unused):
+            raise TemplateRuntimeError("No filter named 'rejectattr' found.")
+    try:
+        t_5 = environment.filters['selectattr']
+    except KeyError:
+        @internalcode
+        def t_5(*unused):
+            raise TemplateRuntimeError("No filter named 'selectattr' found.")
     pass
     yield '/* '
     yield str(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'why'))
@@ -41,13 +61,13 @@ def root(context, missing=missing):
         for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
             _loop_vars = {}
             pass
-            yield '  '
-            yield str(environment.getattr(l_1_r, 'type'))
-            yield ' '
-            yield str(environment.getattr(l_1_r, 'part'))
-            yield ' = '
-            yield str(environment.getattr(l_1_r, 'identity'))
-            yield ';\n'
+            for l_2_line in environment.getattr(l_1_r, 'decls'):
+                _loop_vars = {}
+                pass
+                yield '  '
+                yield str(l_2_line)
+                yield '\n'
+            l_2_line = missing
         l_1_r = missing
         yield '  if ('
         yield str(t_2(context.eval_ctx, environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'guards'), ' && '))
@@ -67,21 +87,28 @@ def root(context, missing=missing):
             yield str(t_1(l_1_line, 4, True))
             yield '\n'
         l_1_line = missing
-        yield '  }\n  /* block-level tree reduction, then one atomic per block */\n  const int c2gpu_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n'
+        yield '  }\n'
+        l_0_atomics = t_3(context.eval_ctx, t_4(context, environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'), 'ordered'))
+        context.vars['atomics'] = l_0_atomics
+        context.exported_vars.add('atomics')
+        l_0_ordered = t_3(context.eval_ctx, t_5(context, environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'), 'ordered'))
+        context.vars['ordered'] = l_0_ordered
+        context.exported_vars.add('ordered')
+        yield '  /* block-level tree reduction, then '
+        yield str(('one atomic per block' if (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics) else ''))
+        yield str((' and ' if ((undefined(name='atomics') if l_0_atomics is missing else l_0_atomics) and (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered)) else ''))
+        yield str(("the last block combines the blocks' results" if (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered) else ''))
+        yield ' */\n  const int c2gpu_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n'
         for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
             _loop_vars = {}
             pass
-            yield '  __shared__ '
-            yield str(environment.getattr(l_1_r, 'type'))
-            yield ' c2gpu_red_'
-            yield str(environment.getattr(l_1_r, 'target'))
-            yield '['
-            yield str(((environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 0) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 1)) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 2)))
-            yield '];\n  c2gpu_red_'
-            yield str(environment.getattr(l_1_r, 'target'))
-            yield '[c2gpu_tid] = '
-            yield str(environment.getattr(l_1_r, 'part'))
-            yield ';\n'
+            for l_2_line in environment.getattr(l_1_r, 'shared'):
+                _loop_vars = {}
+                pass
+                yield '  '
+                yield str(l_2_line)
+                yield '\n'
+            l_2_line = missing
         l_1_r = missing
         yield '  __syncthreads();\n  for (int c2gpu_s = '
         yield str((((environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 0) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 1)) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 2)) // 2))
@@ -89,21 +116,71 @@ def root(context, missing=missing):
         for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
             _loop_vars = {}
             pass
-            yield '      c2gpu_red_'
-            yield str(environment.getattr(l_1_r, 'target'))
-            yield '[c2gpu_tid] = '
+            yield '      '
             yield str(environment.getattr(l_1_r, 'combine'))
-            yield ';\n'
+            yield '\n'
         l_1_r = missing
-        yield '    }\n    __syncthreads();\n  }\n  if (c2gpu_tid == 0) {\n'
-        for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
-            _loop_vars = {}
+        yield '    }\n    __syncthreads();\n  }\n'
+        if (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics):
             pass
-            yield '    '
-            yield str(environment.getattr(l_1_r, 'atomic'))
-            yield ';\n'
-        l_1_r = missing
-        yield '  }\n'
+            yield '  if (c2gpu_tid == 0) {\n'
+            for l_1_r in (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics):
+                _loop_vars = {}
+                pass
+                yield '    '
+                yield str(environment.getattr(l_1_r, 'atomic'))
+                yield ';\n'
+            l_1_r = missing
+            yield '  }\n'
+        if (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+            pass
+            yield '  /* a max/min over floating point keeps the value C keeps among equal ones (-0.0, 0.0): each block leaves its\n     (value, iteration) pair, and the last block to finish reduces them and updates the total as C compares */\n  const unsigned int c2gpu_blocks = gridDim.x * gridDim.y * gridDim.z;\n  __shared__ bool c2gpu_last_block;\n  if (c2gpu_tid == 0) {\n    const unsigned int c2gpu_bid = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);\n'
+            for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+                _loop_vars = {}
+                pass
+                for l_2_line in environment.getattr(l_1_r, 'publish'):
+                    _loop_vars = {}
+                    pass
+                    yield '    '
+                    yield str(l_2_line)
+                    yield '\n'
+                l_2_line = missing
+            l_1_r = missing
+            yield '    __threadfence();\n    c2gpu_last_block = atomicAdd(c2gpu_done, 1u) == c2gpu_blocks - 1;\n  }\n  __syncthreads();\n  if (c2gpu_last_block) {\n'
+            for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+                _loop_vars = {}
+                pass
+                for l_2_line in environment.getattr(l_1_r, 'gather'):
+                    _loop_vars = {}
+                    pass
+                    yield '    '
+                    yield str(l_2_line)
+                    yield '\n'
+                l_2_line = missing
+            l_1_r = missing
+            yield '    __syncthreads();\n    for (int c2gpu_s = '
+            yield str((((environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 0) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 1)) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 2)) // 2))
+            yield '; c2gpu_s > 0; c2gpu_s >>= 1) {\n      if (c2gpu_tid < c2gpu_s) {\n'
+            for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+                _loop_vars = {}
+                pass
+                yield '        '
+                yield str(environment.getattr(l_1_r, 'combine'))
+                yield '\n'
+            l_1_r = missing
+            yield '      }\n      __syncthreads();\n    }\n    if (c2gpu_tid == 0) {\n'
+            for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+                _loop_vars = {}
+                pass
+                for l_2_line in environment.getattr(l_1_r, 'finish'):
+                    _loop_vars = {}
+                    pass
+                    yield '      '
+                    yield str(l_2_line)
+                    yield '\n'
+                l_2_line = missing
+            l_1_r = missing
+            yield '      *c2gpu_done = 0;\n    }\n  }\n'
     else:
         pass
         yield '  if (!('
@@ -127,4 +204,4 @@ def root(context, missing=missing):
     yield '}\n'
 
 blocks = {}
-debug_info = '1=25&2=27&4=31&5=35&7=38&8=40&9=44&11=52&12=54&13=58&15=61&16=63&17=66&22=70&23=74&24=80&27=86&29=88&30=92&36=98&37=102&41=109&43=111&44=115&46=118&47=120&48=123'
+debug_info = '1=45&2=47&4=51&5=55&7=58&8=60&9=63&10=67&13=72&14=74&15=78&17=81&18=83&19=86&22=90&23=93&24=97&26=101&27=104&28=108&32=113&34=115&35=119&40=123&42=126&43=130&47=134&54=137&55=140&56=144&64=149&65=152&66=156&70=161&72=163&73=167&79=171&80=174&81=178&89=186&91=188&92=192&94=195&95=197&96=200'
