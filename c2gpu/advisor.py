@@ -29,6 +29,7 @@ class AdvisorOptions:
     cflags: tuple[str, ...] = ("-O2",)
     repeats: int = 3
     timeout: float = 60.0
+    extra_sources: tuple[str, ...] = ()      # the program's other C files, linked into the timed build
     break_even: bool = True
     break_even_param: str | None = None
     targets: tuple[float, ...] = (1.0,)
@@ -112,21 +113,33 @@ def recommendations(v: Verdict, perf) -> list[str]:
     if getattr(perf, "without_shared_s", None) and perf.shared_budget is not None:
         tiles_gain = 1.0 - perf.total_s(model) / perf.without_shared_s
     for k in perf.kernels:
+        # one line per array and kind of problem: a stencil's nine uncoalesced reads of A are one piece of advice
+        groups: dict[tuple, list] = {}
         for c in k.memory.accesses:
             # a warp whose 32 threads touch consecutive elements needs elem_size 32-byte sectors per request
             # (4 for float, 8 for double): coalesced is that, not a fixed count
             ideal = max(1, c.elem_size)
             if getattr(c, "where", "") == "shared tile" or c.sectors < 2 * ideal:
                 continue
-            what = "read" if c.kind == "read" else "written"
-            if c.unknown:
-                advice = (f"{c.text} (line {c.line}) is {what} at addresses chosen by data ({c.sectors:.0f} sectors "
-                          f"per warp request, {ideal} when coalesced): no loop order coalesces it")
-                out.append(advice)
+            groups.setdefault((c.text.split("[")[0], bool(c.unknown), ideal), []).append(c)
+        for (array, unknown, ideal), accs in groups.items():
+            lines = sorted({c.line for c in accs})
+            where = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
+            kinds = " and ".join(f"{n} {w}{'s' if n > 1 else ''}" for w, n in (
+                ("read", sum(c.kind == "read" for c in accs)), ("write", sum(c.kind != "read" for c in accs))) if n)
+            what = f"{accs[0].text} ({where}) is {'read' if accs[0].kind == 'read' else 'written'}" if len(accs) == 1 \
+                else f"{kinds} of {array} ({where}) are"
+            sectors = max(c.sectors for c in accs)
+            if unknown:
+                out.append(f"{what} at addresses chosen by data ({sectors:.0f} sectors per warp request, {ideal} when "
+                           "coalesced): no loop order coalesces them" if len(accs) > 1 else
+                           f"{what} at addresses chosen by data ({sectors:.0f} sectors per warp request, {ideal} when "
+                           "coalesced): no loop order coalesces it")
                 continue
-            advice = (f"{c.text} (line {c.line}) is {what} uncoalesced ({c.sectors:.0f} sectors per warp "
-                      f"request, {ideal} when coalesced): make the x-mapped loop the last subscript (interchange "
-                      "the loops)")
+            advice = (f"{what} uncoalesced (up to {sectors:.0f} sectors per warp request, {ideal} when coalesced): make "
+                      "the x-mapped loop the last subscript (interchange the loops)" if len(accs) > 1 else
+                      f"{what} uncoalesced ({sectors:.0f} sectors per warp request, {ideal} when coalesced): make the "
+                      "x-mapped loop the last subscript (interchange the loops)")
             if tiles_gain and tiles_gain > 0.01:
                 advice += f" or stage it in shared memory (predicted -{100 * tiles_gain:.0f}%)"
             out.append(advice)
@@ -143,8 +156,8 @@ def recommendations(v: Verdict, perf) -> list[str]:
                        "B_serial": "less serialization (barriers, divergence, bank conflicts)",
                        "B_fp": "fewer non-floating-point instructions (address arithmetic, conversions)"}[name]
             if val > 0.1 * t:
-                out.append(f"{k.name}: GPUPerf's {name} says {meaning} could save up to {units.seconds(val)} "
-                           f"per launch ({100 * val / t:.0f}% of the kernel)")
+                out.append(f"{k.name}: {meaning} could save up to {units.seconds(val)} per launch "
+                           f"({100 * val / t:.0f}% of the kernel; GPUPerf's benefit metric {name}, seed 000)")
     return out
 
 
@@ -155,7 +168,7 @@ def advise(path: str, program: Program, manager, options: PreprocessOptions, mak
     with manager.phase("cpu baseline"):
         cpu_times = cpu_baseline(path, program, options, run=aopts.run_cpu, cc=aopts.cc, cflags=aopts.cflags,
                                  repeats=aopts.repeats, timeout=aopts.timeout, params=params,
-                                 cache_dir=aopts.cache_dir, source=source)
+                                 cache_dir=aopts.cache_dir, source=source, extra_sources=aopts.extra_sources)
     candidates = size_candidates(path, options, source) if aopts.break_even else []
     probes: dict[str, SizeProbe] = {}
     out: dict[str, NestAdvice] = {}

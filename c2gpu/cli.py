@@ -58,6 +58,7 @@ def _prediction_fields(args) -> dict:
 def _baseline_fields(args) -> dict:
     """analyze's and check's CPU baseline and break-even options."""
     return {"run_cpu": not args.no_run, "cc": args.cc, "cflags": tuple(args.cflags.split()), "runs": args.runs,
+            "timeout": args.timeout, "extra_sources": tuple(args.extra_source),
             "break_even": _wants_break_even(args), "break_even_param": args.break_even or None,
             "targets": tuple(args.target)}
 
@@ -107,7 +108,15 @@ def _mapping_args(p: argparse.ArgumentParser) -> None:
     """port's, emit's and verify's common options."""
     _add_frontend_args(p)
     p.add_argument("--gpu", metavar="NAME|FILE.toml",
-                   help="decide shared memory (tiles and budget) by the predicted time on this GPU")
+                   help="plan the kernels (structure, block shapes, shared-memory tiles) by the predicted time on "
+                        "this GPU, as analyze does (default: the GPU analyze predicts for: $C2GPU_GPU, else `gpu` in "
+                        "c2gpu.toml or [tool.c2gpu] of pyproject.toml, else h100-sxm); `none`: c2gpu's rules and "
+                        "default block shapes")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="value of a symbolic size (a function argument such as n) for the plan, as for analyze")
+    p.add_argument("--registers", choices=("auto", "ptxas", "estimate"), default="auto",
+                   help="registers per thread for the plan from ptxas (auto: when nvcc is on PATH) or the Alg. 6.4 "
+                        "estimate, as for analyze")
     p.add_argument("--shared-memory", choices=("auto", "off"), default="auto",
                    help="stage reused data in shared memory (auto) or never (off)")
     p.add_argument("--shared-budget", type=int, metavar="BYTES", help="shared memory per block for the tiles")
@@ -252,6 +261,8 @@ def cmd_analyze(args) -> int:
     style = TextStyle(details=args.details, colour=_colour(args), gpu_origin=choice.origin if choice else "")
     # the files (directories expand to their *.c files), analysed in order or by --jobs worker processes
     paths, expand_errors = _expand_inputs(args.files)
+    for written in filter(None, (args.output, args.html)):
+        _not_an_input(written, paths)
     results = _analyze_all(args.jobs, paths, options, manager, style, want_report)
     status = EXIT_INPUT if expand_errors or any(r.status for r in results) else EXIT_OK
     files = [r.file_dict for r in results if r.file_dict is not None]
@@ -303,10 +314,10 @@ def _port_outcomes_report(outcomes) -> str:
                 lines.append(f"    {k.name}: block {k.block[0]}x{k.block[1]}x{k.block[2]}; {k.why}")
             for n in o.code.notes:
                 lines.append(f"    note: {n}")
-            for d in o.code.shared_decisions:
+            for kernel, d in o.code.shared_decisions:
                 opp = d.opportunity
                 shape = "][".join(str(e) for e in opp.shape)
-                lines.append(f"    shared memory {'KEPT' if d.taken else 'not kept'}: {opp.array} [{shape}] ({opp.kind}, "
+                lines.append(f"    shared memory {'KEPT' if d.taken else 'not kept'}: {opp.array} [{shape}] in {kernel} ({opp.kind}, "
                              f"{opp.size_bytes} B, saves {opp.loads_saved_per_block:.0f} global loads per block, "
                              f"value {units.significant(opp.value)} loads/B, bank conflicts {opp.conflicts}-way"
                              f"{' with padding' if opp.pad else ''}): {d.reason}")
@@ -324,14 +335,18 @@ def _port_outcomes_report(outcomes) -> str:
                 lines.append(f"    predicted on {perf.gpu.key} ({perf.default_model}): {units.seconds(perf.without_shared_s)} "
                              f"without shared memory, {units.seconds(with_s)} with it -> {kept}")
         else:
-            lines.append(f"{o.loc or o.nest.loc}: note: not ported: {o.reason} [{o.nest.name}]")
+            lines.append(f"{o.loc or o.nest.loc}: note: not portable: {o.reason} [{o.nest.name}]")
     return "\n".join(lines)
 
 
 def _port_options(args) -> Options:
-    """port/emit/verify's options; with --gpu the performance pass decides shared memory by predicted time."""
-    return _options(args, pipeline=PORT.name, registers="estimate", shared_budget=args.shared_budget,
-                    shared_force=tuple(args.shared), shared_exclude=tuple(args.no_shared))
+    """port/emit/verify's options: the plan analyze predicts for (the same default GPU, sizes and register counts),
+    so that the kernels emitted are the kernels whose times analyze printed."""
+    from .config import choose_gpu
+    args.gpu = choose_gpu(args.gpu).name
+    return _options(args, pipeline=PORT.name, registers=args.registers, params=parse_params(args.param),
+                    shared_budget=args.shared_budget, shared_force=tuple(args.shared),
+                    shared_exclude=tuple(args.no_shared))
 
 
 def cmd_port(args) -> int:
@@ -373,8 +388,14 @@ def _split_build_line(cu: str, host: str, preprocess) -> str:
 
 
 def _not_the_input(written: str, source: str) -> None:
-    if os.path.exists(source) and os.path.exists(written) and os.path.samefile(written, source):
-        raise UsageError(f"the output '{written}' would overwrite the input file; choose another -o")
+    _not_an_input(written, [source])
+
+
+def _not_an_input(written: str, sources) -> None:
+    """No command writes over a file it reads."""
+    for source in sources:
+        if os.path.exists(source) and os.path.exists(written) and os.path.samefile(written, source):
+            raise UsageError(f"the output '{written}' would overwrite the input file '{source}'; choose another")
 
 
 def _q(path: str) -> str:
@@ -501,6 +522,7 @@ def _add_verdict_args(a: argparse.ArgumentParser) -> None:
     a.add_argument("--cc", default="cc", help="C compiler for the CPU baseline (default: cc)")
     a.add_argument("--cflags", default="-O2", help="flags for the CPU baseline build (default: -O2)")
     a.add_argument("--runs", type=int, default=3, help="program runs for the CPU baseline median (default: 3)")
+    _add_baseline_build_args(a)
     a.add_argument("--break-even", metavar="NAME", nargs="?", const="",
                    help="also find the size at which porting pays off (it analyses the file again at other sizes; "
                         "the HTML report always has it): over the size macro NAME (default: the -D sizes, then the "
@@ -511,6 +533,14 @@ def _add_verdict_args(a: argparse.ArgumentParser) -> None:
     a.add_argument("--details", action="store_true",
                    help="also print each nest's IR and the performance analysis behind the verdict")
     a.add_argument("--brief", action="store_true", help=argparse.SUPPRESS)          # the default since 0.2
+
+
+def _add_baseline_build_args(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="seconds allowed for each compile and run of the CPU baseline (default: 60)")
+    a.add_argument("--extra-source", action="append", default=[], metavar="FILE.c",
+                   help="another C file of the program, compiled and linked with it for the CPU baseline "
+                        "(repeatable; e.g. PolyBench's utilities/polybench.c)")
 
 
 def _colour(args) -> bool:
@@ -628,7 +658,7 @@ def _check_args(c: argparse.ArgumentParser) -> None:
     c.add_argument("--kernel-only", action="store_true",
                    help="compare the kernels-only speedup (data already on the GPU) with --min-speedup")
     c.add_argument("--strict", action="store_true",
-                   help="also fail for a nest that cannot be assessed (no CPU time or no prediction, e.g. a symbolic "
+                   help="also fail for a nest with no verdict (no CPU time or no prediction, e.g. a symbolic "
                         "size without --param)")
     c.add_argument("--exit-zero", action="store_true",
                    help="exit 0 even when the gate fails (1 and 2 still report unreadable input and bad options)")
@@ -644,6 +674,7 @@ def _check_args(c: argparse.ArgumentParser) -> None:
     c.add_argument("--cc", default="cc", help="C compiler for the CPU baseline (default: cc)")
     c.add_argument("--cflags", default="-O2", help="flags for the CPU baseline build (default: -O2)")
     c.add_argument("--runs", type=int, default=3, help="program runs for the CPU baseline median (default: 3)")
+    _add_baseline_build_args(c)
     _add_pass_manager_args(c)
     c.set_defaults(break_even=None, no_break_even=True, target=[])
 
@@ -661,6 +692,8 @@ def cmd_check(args) -> int:
     options = _options(args, pipeline=PORT.name, **_prediction_fields(args), **_baseline_fields(args))
     manager = manager_for(options)
     paths, expand_errors = _expand_inputs(args.files)
+    if args.output:
+        _not_an_input(args.output, paths)
     results = _analyze_all(args.jobs, paths, options, manager, None, want_report=True)
     reports = [r.report for r in results if r.report is not None]
     findings = {id(n): _check_nest(n, args.min_speedup, args.kernel_only, args.strict)
@@ -683,7 +716,7 @@ def cmd_check(args) -> int:
     reached, checked = count["c2gpu/reaches-min-speedup"], len(findings)
     others = [f"{count[rule]} {what}" for rule, what in (("c2gpu/below-min-speedup", "below"),
                                                         ("c2gpu/not-portable", "cannot be ported"),
-                                                        ("c2gpu/cannot-assess", "cannot be assessed")) if count[rule]]
+                                                        ("c2gpu/no-verdict", "have no verdict")) if count[rule]]
     summary = (f"c2gpu check: {reached} of {checked} nest{'s' if checked != 1 else ''} "
                f"reach{'es' if checked == 1 else ''} {args.min_speedup:g}x on {args.gpu}"
                + (" (kernels only)" if args.kernel_only else "") + (f"; {', '.join(others)}" if others else "")
@@ -706,12 +739,15 @@ def cmd_check(args) -> int:
         print(summary)
     if expand_errors or any(r.status for r in results):
         return EXIT_INPUT
+    if not checked:           # a gate that checked nothing has not passed
+        print("c2gpu check: error: no loop nests in the files given: nothing was checked", file=sys.stderr)
+        return EXIT_INPUT
     return EXIT_BELOW_MIN if failed and not args.exit_zero else EXIT_OK
 
 
 def _check_nest(nest, minimum: float, kernel_only: bool, strict: bool) -> Finding:
     """The gate's finding for a NestReport: a nest that cannot be ported fails (error); one with no speedup to
-    compare cannot be assessed (a warning, an error with --strict); otherwise its speedup against the minimum."""
+    compare has no verdict (a warning, an error with --strict); otherwise its speedup against the minimum."""
     if nest.verdict_class == "not-portable":
         return Finding("c2gpu/not-portable", "error", f"cannot be ported: {nest.refusal}")
     what = "kernel speedup" if kernel_only else "speedup"
@@ -719,7 +755,7 @@ def _check_nest(nest, minimum: float, kernel_only: bool, strict: bool) -> Findin
     if s is None:
         why = (f"{nest.verdict}: no {what} ({nest.reason})" if nest.has_verdict
                else nest.no_verdict_reason or nest.reason or "no prediction")
-        return Finding("c2gpu/cannot-assess", "error" if strict else "warning", f"cannot assess: {why}")
+        return Finding("c2gpu/no-verdict", "error" if strict else "warning", f"no verdict: {why}")
     ok = s >= minimum
     return Finding("c2gpu/reaches-min-speedup" if ok else "c2gpu/below-min-speedup", "note" if ok else "error",
                    f"{nest.verdict}, {what} {units.speedup(s)} ({'>=' if ok else '<'} min {minimum:g}x)")
@@ -747,7 +783,7 @@ SUBCOMMANDS = {
         "description": "Analyse the nests marked `#pragma c2gpu port` (every nest when none is marked) and print one "
                        "line per failing nest (every nest with -v), with its rule id, then a summary line. Exit "
                        "status: 0 every nest passes (or --exit-zero), 3 a nest falls below --min-speedup or cannot "
-                       "be ported (or, with --strict, cannot be assessed), 1 an input could not be analysed, 2 bad "
+                       "be ported (or, with --strict, has no verdict), 1 an input could not be analysed, 2 bad "
                        "command line."}),
     "port": (_port_args, {"help": "write the whole file with the parallel nests ported to CUDA"}),
     "emit": (_emit_args, {"help": "write only the kernels and host wrappers (extern \"C\", for C code to call)"}),

@@ -106,6 +106,13 @@ def analyze_file(path: str, options: Options, manager: PassManager, *, source: s
         status = 1
     if program is None:
         return FileAnalysis(path, None, "", errors, status)
+    from .options import check_map_loops
+    try:
+        check_map_loops((options.map or ()) + tuple(options.map_host), program, path)
+    except C2GPUError as e:
+        err(f"{path}: error: {e.message}")
+        errors.append({"path": path, "message": e.message, "location": None})
+        return FileAnalysis(path, None, "", errors, 1)
     from .perf.registers import run_with_one_nvcc_call
     program = run_with_one_nvcc_call(manager, program)
     from .options import planned_kernels, unmatched_block_keys
@@ -151,7 +158,8 @@ def _advise(options: Options, path: str, program, manager: PassManager, source: 
         return None
     from .advisor import AdvisorOptions, advise
     aopts = AdvisorOptions(run_cpu=options.run_cpu, cc=options.cc, cflags=options.cflags,
-                           repeats=max(1, options.runs), break_even=options.break_even,
+                           repeats=options.runs, timeout=options.timeout, extra_sources=options.extra_sources,
+                           break_even=options.break_even,
                            break_even_param=options.break_even_param, targets=(1.0, *options.targets))
     steps = [p.name for p in manager.steps]
     return advise(path, program, manager, options.preprocess,
@@ -184,6 +192,8 @@ def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None
     from .report.verdict_text import nest_table
     gpu = manager.options.get("gpu")
     n = len(program.nests)
+    if not n:
+        return f"{program.path}: no loop nests: nothing to analyse or port\n"
     head = f"{program.path}: {n} loop nest{'s' if n != 1 else ''}"
     if gpu is not None:
         origin = style.gpu_origin

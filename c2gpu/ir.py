@@ -105,6 +105,9 @@ class Access:
     elem_size: int
     reason: str = ""                       # why it is not affine
     linearized: tuple[Poly, ...] | None = None  # 2-D form recovered from a[i*n + j]
+    # the conditions of the statement's own conditional expressions under which the access is evaluated, as
+    # (condition, whether it holds): `c ? a[i] : b[i-1]` reads b[i-1] only where c does not hold; `c && a[i]`
+    when: tuple[tuple["Guard", bool], ...] = field(default=(), compare=False, repr=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -362,6 +365,12 @@ class Program:
         rank = {pos: k for k, pos in enumerate(self.run_order)}
         last = len(rank)
         return sorted(nests, key=lambda n: rank.get((n.loc.file, n.loc.line, n.loc.col), last))
+
+
+def loop_words(var: str) -> str:
+    """A loop as messages name it: `loop 'i'`; a `for` whose header names no variable (its IR name is `?LINE`)
+    is "the for loop without a loop variable" (its location is given with the message)."""
+    return "the for loop without a loop variable" if var.startswith("?") else f"loop '{var}'"
 
 
 def ordered_reduction(nest: Nest, r: Reduction) -> bool:

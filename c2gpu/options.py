@@ -52,6 +52,8 @@ class Options:
     cc: str = "cc"
     cflags: tuple[str, ...] = ("-O2",)
     runs: int = 3
+    timeout: float = 60.0                          # seconds for each compile and run of the CPU baseline
+    extra_sources: tuple[str, ...] = ()            # the program's other C files, linked into the timed build
     break_even: bool = True
     break_even_param: str | None = None
     targets: tuple[float, ...] = ()                # speedups to find sizes for, besides 1x
@@ -62,6 +64,10 @@ class Options:
     silenced: tuple[str, ...] = ()
 
     def __post_init__(self):
+        if self.runs < 1:
+            raise OptionsError(f"--runs {self.runs}: the CPU baseline needs at least one run")
+        if not self.timeout > 0:
+            raise OptionsError(f"--timeout {self.timeout:g}: expected a number of seconds > 0")
         if self.shared_budget is not None and self.shared_budget < 0:
             raise OptionsError("--shared-budget must be a number of bytes >= 0")
         unknown = sorted(set(self.silenced) - CODES.keys())
@@ -190,6 +196,17 @@ def unmatched_block_keys(block, kernels) -> list[str]:
         return []
     return [f"--block {key}=...: no kernel of this file is named '{key}' (its kernels: {', '.join(kernels) or 'none'})"
             for key, _ in block if not any(_names(key, k) for k in kernels)]
+
+
+def check_map_loops(names, program, path: str) -> None:
+    """--map (and --map host:) must name loops of the file: a name no nest has is an error (C2GPUError), not a
+    refusal of every nest."""
+    loops = sorted({lp.origin.var if lp.origin is not None else lp.var for n in program.nests for lp in n.loops()})
+    unknown = [x for x in dict.fromkeys(names or ()) if x not in loops]
+    if unknown:
+        from .diagnostics import C2GPUError
+        raise C2GPUError(f"--map names {', '.join(repr(x) for x in unknown)}, which no loop nest of {path} has "
+                         f"(its loops: {', '.join(loops) or 'none'})")
 
 
 def planned_kernels(program, manager) -> list[str]:

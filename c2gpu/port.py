@@ -80,7 +80,10 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
             raise C2GPUError(f"{e.message} ({headers} could not be found: a name used here may be declared there)", e.loc) from None
         raise
     from .perf.registers import run_with_one_nvcc_call
-    program = run_with_one_nvcc_call(manager, lower_program(ast, path, options, original_source=source))
+    from .options import check_map_loops
+    program = lower_program(ast, path, options, original_source=source)
+    check_map_loops(list(manager.options.get("map") or ()) + list(manager.options.get("map_host") or ()), program, path)
+    program = run_with_one_nvcc_call(manager, program)
     from .options import planned_kernels, unmatched_block_keys
     for message in unmatched_block_keys(manager.options.get("block"), planned_kernels(program, manager)):
         warn(C2GPUError(f"{path}: {message}"))

@@ -75,7 +75,7 @@ def out_of_bounds(nest: Nest) -> list[OutOfBounds]:
         for acc in stmt.accesses:
             info = arrays.get(acc.array)
             checks = _checked_dims(acc, info)
-            key = (stmt.sid, acc.array, acc.subscripts)
+            key = (stmt.sid, acc.array, acc.subscripts, acc.when)
             if not checks or key in seen:
                 continue
             seen.add(key)
@@ -84,7 +84,7 @@ def out_of_bounds(nest: Nest) -> list[OutOfBounds]:
                 if domain is None:
                     break               # bounds c2gpu cannot express: those loops are unknown anyway
             for k in checks:
-                message = domain.leaves(acc.subscripts[k], info.dims[k])
+                message = domain.leaves(acc.subscripts[k], info.dims[k], acc.when)
                 if message:
                     text = f"{acc.text} (line {acc.loc.line}): subscript {k + 1} {message}"
                     found.append(OutOfBounds(acc, k, stmt.loop_ids, acc.array in written, Flag(CODE, text, acc.loc)))
@@ -155,9 +155,10 @@ class _Domain:
                 lo, hi = lo + min(a, b), hi + max(a, b)
         return lo >= 0 and (extent is None or hi < extent.const_value())
 
-    def leaves(self, sub_: Poly, extent: Poly | None) -> str:
+    def leaves(self, sub_: Poly, extent: Poly | None, when=()) -> str:
         """'can be -1, outside [0, 100)' when `sub_` leaves [0, extent) for every parameter value
-        with which the statement runs; '' otherwise."""
+        with which the statement runs (and the conditional expressions `when` let the access be evaluated:
+        Access.when); '' otherwise."""
         if extent is not None and not extent.is_affine():
             extent = None
         if sub_.is_const() and 0 <= sub_.const_value() and (extent is None or (
@@ -172,14 +173,15 @@ class _Domain:
             return ""
         low = con(sub({"": Fraction(-1)}, f), ">=")             # sub <= -1
         high = con(sub(f, e), ">=") if e is not None else None   # sub >= extent
+        evaluated, left_out = self.conditions(when)
         try:
-            bad = enc.points(dom, [f"(({low}) or ({high}))" if high else low])
+            bad = enc.points(dom, [f"(({low}) or ({high}))" if high else low] + evaluated)
             if bad.is_empty():
                 return ""               # the common case: one isl set
-            if not enc.points(dom, []).params().is_subset(bad.params()):
+            if not enc.points(dom, evaluated).params().is_subset(bad.params()):
                 return ""               # in bounds for some parameter values: see the module docstring
-            below = enc.points(dom, [low])
-            side = below if not below.is_empty() else enc.points(dom, [high])
+            below = enc.points(dom, [low] + evaluated)
+            side = below if not below.is_empty() else enc.points(dom, [high] + evaluated)
             value = isl.Map(f"{enc.space()}{{ [{', '.join(dom.dims)}] -> [v] : {con(sub({'v': Fraction(1)}, f), '=')} }}")
             values = side.apply(value)
             pw = values.dim_min(0) if side is below else values.dim_max(0)
@@ -189,9 +191,31 @@ class _Domain:
         names = {v: k for k, v in enc.params.items()}
         shown = re.sub(r"\bp\d+\b", lambda m: names.get(m.group(0), m.group(0)), shown)
         out = f"can be {shown}, outside [0, {extent.to_c()})" if extent is not None else f"can be {shown}, below 0"
-        if not dom.exact:
-            out += f" (unless what c2gpu left out excludes it: {dom.why})"
+        if not dom.exact or left_out:
+            out += f" (unless what c2gpu left out excludes it: {dom.why if not dom.exact else left_out})"
         return out
+
+    def conditions(self, when) -> tuple[list[str], str]:
+        """isl constraints for the conditions of Access.when (a condition that does not hold: the negation of a
+        conjunction, one disjunction), and why one was left out ('' when none was)."""
+        out, left_out = [], ""
+        for g, holds in when:
+            cons = self.enc.guard(g, self.dom.names)
+            if cons is None:
+                left_out = left_out or f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out"
+            elif holds:
+                out.extend(str(c) for c in cons)
+            else:       # not (f >= 0) is -f - 1 >= 0; not (f = 0) is f >= 1 or -f >= 1
+                pieces = []
+                for c in cons:
+                    form = {v: Fraction(n) for v, n in c.terms}
+                    if c.op == "=":
+                        pieces += [str(con(sub(form, {"": Fraction(1)}), ">=")),
+                                   str(con(sub(sub({"": Fraction(-1)}, form), {}), ">="))]
+                    else:
+                        pieces.append(str(con(sub({"": Fraction(-1)}, form), ">=")))
+                out.append("(" + " or ".join(f"({x})" for x in pieces) + ")")
+        return out, left_out
 
 
 # --------------------------------------------------------------------------- OpenMP clauses

@@ -67,7 +67,7 @@ from typing import Any, Iterable
 
 import islpy as isl
 
-from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement
+from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement, loop_words
 from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.frontend.objects import SCALAR
@@ -550,7 +550,7 @@ def _bounds(ctx: _Ctx) -> None:
             continue
         if not lp.polyhedral:
             ctx.block(ctx.ancestors(lp.lid), DepReason(
-                "bound", f"loop '{ctx.name(lp)}' (line {lp.loc.line}): bounds or step cannot be modelled "
+                "bound", f"{loop_words(ctx.name(lp))} (line {lp.loc.line}): bounds or step cannot be modelled "
                          f"('{lp.header}')", source=lp.loc, code="non-affine-bound"))
 
 
@@ -714,10 +714,10 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
                 if not live:
                     private.append(s)
                     kept = " (the last iteration's value is kept after the nest)" if outlives else ""
-                    notes.append(f"{s} is written before it is read in every iteration of loop '{ctx.name(lp)}' "
+                    notes.append(f"{s} is written before it is read in every iteration of {loop_words(ctx.name(lp))} "
                                  f"(line {w.loc.line}): privatized{kept}")
                     continue
-                notes.append(f"{s} is written before it is read in every iteration of loop '{ctx.name(lp)}' "
+                notes.append(f"{s} is written before it is read in every iteration of {loop_words(ctx.name(lp))} "
                              f"(line {w.loc.line}) but not privatized: its value after the loop may be used ({live})")
             kinds_seen = set()
             for dep, src, snk in deps:

@@ -251,22 +251,22 @@ class Performance(Pass):
         # (from the GPU's shared memory per SM and the occupancy to keep), keep the fastest, report them all
         plain = plain or self.predict(nest, mapping, gpu, None, opts)
         model = plain.default_model
-        trials = [(None, "no shared memory", plain)]
+        trials = [(None, "no shared memory", plain, None)]
         budgets = [(int(opts["shared_budget"]), "--shared-budget")] if opts.get("shared_budget") else candidate_budgets(gpu)
         seen = {}
         for budget, why in budgets:
             plan = plan_shared_memory(nest, mapping, opts, budget)
             key = _tiles_key(plan)
-            if key in seen:
-                trials.append((budget, why, seen[key]))
-                continue
-            seen[key] = self.predict(nest, mapping, gpu, plan, dict(opts, shared_budget=budget))
-            trials.append((budget, why, seen[key]))
+            if key not in seen:
+                seen[key] = (self.predict(nest, mapping, gpu, plan, dict(opts, shared_budget=budget)), budget)
+            # the same tiles on the mapping's blocks: the same prediction, whose block search planned the tiles of
+            # every other block under the budget it was made with (the plan must use that one)
+            trials.append((budget, why) + seen[key])
         # ties: no shared memory (simpler), then the smallest budget (more resident blocks)
         best = min(trials, key=lambda t: (round(t[2].total_s(model), 12), t[0] or 0))
         chosen = best[2]
-        chosen.shared_trials = [(b, why, p.total_s(model), p.kernel_s(model)) for b, why, p in trials]
-        chosen.shared_budget = best[0]
+        chosen.shared_trials = [(b, why, p.total_s(model), p.kernel_s(model)) for b, why, p, _ in trials]
+        chosen.shared_budget = best[3]
         chosen.without_shared_s = plain.total_s(model)
         chosen.mapping, chosen.structure_trials = mapping, structures
         return chosen

@@ -30,7 +30,7 @@ from dataclasses import replace
 
 
 from c2gpu.options import block_for
-from c2gpu.ir import Loop, Nest, Reduction, ordered_reduction, reduction_type
+from c2gpu.ir import Loop, Nest, Reduction, loop_words, ordered_reduction, reduction_type
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
@@ -123,7 +123,7 @@ class Mapper:
     def reason(self, loop: Loop) -> str:
         v = self.deps.verdicts.get(loop.lid)
         if v is None or not v.reasons:
-            return f"loop '{self.c_var(loop)}' is not proven parallel"
+            return f"{loop_words(self.c_var(loop))} is not proven parallel"
         return v.reasons[0].message
 
     def blocking_loc(self, loop: Loop):
@@ -202,9 +202,9 @@ class Mapper:
         if ok:
             return self.kernel(loop, reds)
         if self.wanted(loop) is True:
-            raise PassFailed(f"--map asks for loop '{self.c_var(loop)}' (line {loop.loc.line}), but {self.reason(loop)}",
+            raise PassFailed(f"--map asks for {loop_words(self.c_var(loop))} (line {loop.loc.line}), but {self.reason(loop)}",
                              code="map-refused", loc=loop.loc)
-        where = f"loop '{self.c_var(loop)}' at line {loop.loc.line}"
+        where = f"{loop_words(self.c_var(loop))} at line {loop.loc.line}"
         host = self.stays_on_host(loop)
         if host:
             return self.host_loop(loop, host)
@@ -224,7 +224,7 @@ class Mapper:
             # not proven either way (aliasing, calls, non-affine accesses): the nest stays on the CPU
             raise PassFailed(f"{where} is not proven parallel: {self.reason(loop)}", code="not-proven-parallel",
                              loc=self.blocking_loc(loop))
-        return self.host_loop(loop, f"loop '{self.c_var(loop)}' stays on the host: {self.reason(loop)}")
+        return self.host_loop(loop, f"{loop_words(self.c_var(loop))} stays on the host: {self.reason(loop)}")
 
     def stays_on_host(self, loop: Loop) -> str | None:
         """Why a loop proven parallel (or a mappable reduction) stays on the host with a launch per iteration:
@@ -234,18 +234,18 @@ class Mapper:
             return None
         name = self.c_var(loop)
         if self.one_trip(loop):
-            return f"loop '{name}' runs once: folded away (a launch for its one iteration), never a grid dimension"
+            return f"{loop_words(name)} runs once: folded away (a launch for its one iteration), never a grid dimension"
         if name in self.host_names:
-            return f"loop '{name}' stays on the host with a launch per iteration (the structure chosen)"
+            return f"{loop_words(name)} stays on the host with a launch per iteration (the structure chosen)"
         if self.map_override and self.wanted(loop) is False and any(
                 self.wanted(lp) for lp in loop.loops() if lp is not loop):
-            return f"loop '{name}' stays on the host with a launch per iteration (--map leaves it out of the grid)"
+            return f"{loop_words(name)} stays on the host with a launch per iteration (--map leaves it out of the grid)"
         return None
 
     def host_loop(self, loop: Loop, why: str) -> HostLoop:
         """`loop` kept on the host around the kernels of the loops inside it; the statements and loops between
         those kernels run as written in one-thread kernels, on the device data."""
-        where = f"loop '{self.c_var(loop)}' at line {loop.loc.line}"
+        where = f"{loop_words(self.c_var(loop))} at line {loop.loc.line}"
         kids = [n for n in loop.body if isinstance(n, Loop)]
         if not kids:
             raise PassFailed(f"{where} cannot run in parallel: {self.reason(loop)}", code="carried-dependence",
@@ -257,7 +257,7 @@ class Mapper:
             raise PassFailed(f"{where} cannot run in parallel ({self.reason(loop)}), and no loop inside it can",
                              code="carried-dependence", loc=self.blocking_loc(loop))
         if any(n.guards != loop.guards for n in loop.body):
-            raise PassFailed(f"loop '{self.c_var(loop)}' at line {loop.loc.line}: guarded code under a host loop "
+            raise PassFailed(f"{loop_words(self.c_var(loop))} at line {loop.loc.line}: guarded code under a host loop "
                              "is not supported", code="guarded-host-loop", loc=loop.loc)
         body: list[HostLoop | Kernel] = []
         run: list[int] = []
@@ -465,7 +465,7 @@ class Mapper:
         self.kernel_count += 1
         first, last = items[0].loc.line, max(n.loc.line for n in items)
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped_loops)} (proven parallel); distributed "
-               f"from loop '{self.c_var(root)}' (line {root.loc.line}): runs line{'s' if first != last else ''} "
+               f"from {loop_words(self.c_var(root))} (line {root.loc.line}): runs line{'s' if first != last else ''} "
                f"{first}{'-' + str(last) if first != last else ''}")
         moved = [lp for lp in inner if any(m is x for m in mapped for x in lp.loops())]   # was outside one
         if moved:
@@ -521,19 +521,19 @@ class Mapper:
             v = self.deps.verdicts.get(lid)
             doubt = next((r for r in (v.reasons if v is not None else ()) if r.kind not in SERIAL_SAFE), None)
             if doubt is not None:
-                raise PassFailed(f"the code between the kernels of loop '{self.c_var(host)}' (line {host.loc.line}) "
+                raise PassFailed(f"the code between the kernels of {loop_words(self.c_var(host))} (line {host.loc.line}) "
                                  f"would run in one thread on the device, but {doubt.message}",
                                  code="not-proven-parallel", loc=doubt.sink or doubt.source or host.loc)
         flag = next((f for f in self.nest.all_flags() if f.loop_ids is None or lids & set(f.loop_ids)), None)
         if flag is not None:
-            raise PassFailed(f"the code between the kernels of loop '{self.c_var(host)}' (line {host.loc.line}) would "
+            raise PassFailed(f"the code between the kernels of {loop_words(self.c_var(host))} (line {host.loc.line}) would "
                              f"run in one thread on the device, but {flag.message} (line {flag.loc.line})",
                              code="not-proven-parallel", loc=flag.loc)
         first, last = nodes[0].loc.line, max(n.loc.line for n in nodes)
         lines = f"line {first}" if first == last else f"lines {first}-{last}"
         name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")
         self.kernel_count += 1
-        why = (f"runs {lines} in one thread between the launches of loop '{self.c_var(host)}' (they are not parallel; "
+        why = (f"runs {lines} in one thread between the launches of {loop_words(self.c_var(host))} (they are not parallel; "
                "the data stays on the device)")
         return Kernel(name, (), host.lid, (1, 1, 1), (), why, tuple(positions))
 
@@ -551,7 +551,7 @@ class Mapper:
                 chain.append(nxt)
                 continue
             if want is True:
-                raise PassFailed(f"--map asks for loop '{self.c_var(nxt)}' (line {nxt.loc.line}), but {self.reason(nxt)}",
+                raise PassFailed(f"--map asks for {loop_words(self.c_var(nxt))} (line {nxt.loc.line}), but {self.reason(nxt)}",
                                  code="map-refused", loc=nxt.loc)
             break
         # a short innermost loop (RGB channels, a 3-point stencil) would leave most of a warp idle as a
@@ -566,7 +566,7 @@ class Mapper:
         shared = [v for v in getattr(verdict, "outer_writes", ()) if v not in verdict.private and v not in red_targets]
         if shared:
             # each thread would need the one value the scalar has across iterations (or after the loop)
-            raise PassFailed(f"loop '{self.c_var(root)}' at line {root.loc.line}: scalar '{shared[0]}' is written in "
+            raise PassFailed(f"{loop_words(self.c_var(root))} at line {root.loc.line}: scalar '{shared[0]}' is written in "
                              "the loop and keeps its value across iterations or after it; c2gpu ports only private "
                              "scalars and +, max, min reductions", code="shared-scalar", loc=root.loc)
         dims = self.assign_dims(chain)

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
 
 
-def testdata_programs() -> list[Path]:
+def project_programs() -> list[Path]:
     """The C programs written for this project (testdata/, its third-party corpora left out)."""
     return sorted(p for p in TESTDATA.rglob("*.c") if "corpora" not in p.relative_to(TESTDATA).parts)
 

@@ -14,9 +14,9 @@ from c2gpu.driver import make_manager
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.pipelines import PORT
 from c2gpu.port import analyse_for_port
-from conftest import TESTDATA, testdata_programs
+from conftest import TESTDATA, project_programs
 
-VERDICT_CLASSES_WITH_A_PORT = {"port", "port-if-resident", "keep-on-cpu", "needs-size"}
+VERDICT_CLASSES_WITH_A_PORT = {"port", "port-if-resident", "keep-on-cpu", "no-verdict"}
 
 
 def run(*args, cwd=None, env=None):
@@ -28,7 +28,7 @@ def run(*args, cwd=None, env=None):
 
 # --------------------------------------------------------------------------- one truth: analyze agrees with port
 
-@pytest.mark.parametrize("path", sorted(p.relative_to(TESTDATA).as_posix() for p in testdata_programs()))
+@pytest.mark.parametrize("path", sorted(p.relative_to(TESTDATA).as_posix() for p in project_programs()))
 def test_analyze_calls_a_nest_portable_exactly_when_port_emits_it(path):
     src = TESTDATA / path
     report = c2gpu.analyze(src, gpu="h100-sxm", run_cpu=False)
@@ -84,7 +84,7 @@ def test_gpu_from_the_environment_and_the_settings_files(tmp_path):
 def test_no_gpu_still_gives_each_loops_verdict_in_text_and_json(tmp_path):
     r = run("analyze", TESTDATA / "prefix_sum.c", "--gpu", "none", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert re.search(r"^  verdict +NOT PORTED: loop 'i' at line 15 cannot run in parallel", r.stdout, re.M)
+    assert re.search(r"^  verdict +NOT PORTABLE: loop 'i' at line 15 cannot run in parallel", r.stdout, re.M)
     assert re.search(r"^  loops +i +line 15 +carries a flow dependence on out: out\[i - 1\] \(line 16\)", r.stdout, re.M)
     assert re.search(r"^  verdict +NO VERDICT: no GPU chosen", r.stdout, re.M)
     doc = json.loads(run("analyze", TESTDATA / "prefix_sum.c", "--gpu", "none", "--format", "json").stdout)
@@ -102,9 +102,9 @@ def test_a_missing_size_is_no_verdict_not_a_refusal(tmp_path):
                    "  for (int i = 0; i < n; i++) y[i] = a * x[i] + y[i];\n}\n")
     r = run("analyze", src, "--no-run", cwd=tmp_path)
     assert re.search(r"^  verdict +NO VERDICT: give n a value \(--param n=VALUE\)", r.stdout, re.M), r.stdout
-    assert "NOT PORTED" not in r.stdout
+    assert "NOT PORTABLE" not in r.stdout
     nest = c2gpu.analyze(src, gpu="h100-sxm", run_cpu=False).nests[0]
-    assert nest.ported and nest.verdict_class == "needs-size" and nest.speedup is None
+    assert nest.ported and nest.verdict_class == "no-verdict" and nest.speedup is None
     doc = json.loads(run("analyze", src, "--no-run", "--format", "json", cwd=tmp_path).stdout)
     v = doc["files"][0]["nests"][0]["verdict"]
     assert v["verdict"] == "no verdict" and v["ported"] is True and v["needs"] == ["n"]

@@ -164,7 +164,7 @@ def test_without_a_gpu_loops_mapping_and_cuda_only():
     r = c2gpu.analyze(SOURCE)
     assert r.gpu is None
     first, second = r.nests
-    assert first.verdict_class == "not-portable" and second.verdict is None and second.verdict_class == "unknown"
+    assert first.verdict_class == "not-portable" and second.verdict is None and second.verdict_class == "no-verdict"
     assert second.predicted_s == {} and second.speedup is None and second.gpu_s == {}
     assert "__global__" in second.cuda and second.kernels[0].grid_loops == {"i": "x"}
 

@@ -166,8 +166,10 @@ def test_fewer_threads_than_the_gpu_holds_are_idle():
     big = predict(TESTDATA / "vecadd.c", env={"n": 1 << 24})
     for m in small.models:
         s, b = small.kernels[0].categories[m], big.kernels[0].categories[m]
-        # 4096 threads fill 16 of the H100's 132 SMs (256-thread blocks): most of its warp slots have no thread
-        assert s.share("idle") > 0.9 and s.limiter == "idle", m
+        # 4096 threads fill 16 of the H100's 132 SMs (256-thread blocks): most of its warp slots have no thread;
+        # the limiter is still the work the kernel does (idle slots are a share of the slots, not a cost)
+        assert s.share("idle") > 0.9 and s.limiter != "idle", m
+        assert s.limiter == max((c for c in s.per_launch_s if c != "idle"), key=s.per_launch_s.get), m
         assert s.share("idle") == pytest.approx(1 - s.busy_share, rel=1e-9)
         # 16M threads: 65,536 blocks over 132 SMs, only the last wave's imbalance is idle
         assert b.share("idle") < 0.01, m

@@ -81,10 +81,12 @@ def test_check_exit_codes_for_input_and_usage_errors(capsys, tmp_path):
 def test_check_file_without_nests(capsys, tmp_path):
     p = tmp_path / "none.c"
     p.write_text("int f(int x) { return x + 1; }\n")
-    status, out, _ = _check(capsys, str(p), *FAST, "-v")
-    assert status == 0 and f"{p}: note: no loop nests to check" in out
+    # a gate that checked nothing has not passed (a CI job pointed at the wrong file must not go green)
+    status, out, err = _check(capsys, str(p), *FAST, "-v")
+    assert status == 1 and f"{p}: note: no loop nests to check" in out
+    assert "c2gpu check: error: no loop nests in the files given: nothing was checked" in err
     status, out, _ = _check(capsys, str(p), *FAST)
-    assert status == 0 and out == "c2gpu check: 0 of 0 nests reach 1x on h100-sxm\n"
+    assert status == 1 and out == "c2gpu check: 0 of 0 nests reach 1x on h100-sxm\n"
 
 
 SYMBOLIC = """void scale(int n, float *restrict a, const float *restrict b)
@@ -111,9 +113,9 @@ def test_cannot_assess_is_a_warning_unless_strict(capsys, tmp_path):
     status, out, _ = _check(capsys, str(p), *FAST)
     line, summary = out.splitlines()
     m = LINE.match(line)
-    assert status == 0 and m["level"] == "warning" and m["rule"] == "c2gpu/cannot-assess"
-    assert m["msg"].startswith("cannot assess: ") and "--param n=VALUE" in m["msg"]
-    assert summary == "c2gpu check: 0 of 1 nest reaches 1x on h100-sxm; 1 cannot be assessed"
+    assert status == 0 and m["level"] == "warning" and m["rule"] == "c2gpu/no-verdict"
+    assert m["msg"].startswith("no verdict: ") and "--param n=VALUE" in m["msg"]
+    assert summary == "c2gpu check: 0 of 1 nest reaches 1x on h100-sxm; 1 have no verdict"
     status, out, _ = _check(capsys, str(p), *FAST, "--strict")
     assert status == 3 and LINE.match(out.splitlines()[0])["level"] == "error"
     assert main(["check", str(p), *FAST, "--param", "n=100000", "--min-speedup", "1e-9"]) == 0   # now assessed
@@ -126,9 +128,9 @@ def test_marked_refused_nest_fails_and_counts_apart(capsys, tmp_path):
     q.write_text(SYMBOLIC)
     status, out, _ = _check(capsys, str(p), str(q), str(TESTDATA / "selected.c"), *FAST, "--min-speedup", "1e9")
     rules = [LINE.match(x)["rule"] for x in out.splitlines()[:-1]]
-    assert status == 3 and rules == ["c2gpu/not-portable", "c2gpu/cannot-assess", "c2gpu/below-min-speedup"]
+    assert status == 3 and rules == ["c2gpu/not-portable", "c2gpu/no-verdict", "c2gpu/below-min-speedup"]
     assert out.splitlines()[-1] == ("c2gpu check: 0 of 3 nests reach 1e+09x on h100-sxm; 1 below, "
-                                    "1 cannot be ported, 1 cannot be assessed")
+                                    "1 cannot be ported, 1 have no verdict")
 
 
 def test_exit_zero_reports_but_does_not_fail(capsys, tmp_path):

@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import ROOT, TESTDATA, testdata_programs, write_c
+from conftest import ROOT, TESTDATA, project_programs, write_c
 
 SCHEMA = json.loads((ROOT / "c2gpu" / "schemas" / "analysis.schema.json").read_text())
 
@@ -110,7 +110,7 @@ void f(int n, float *restrict a, float *restrict b) {
 
 
 def test_json_validates_against_schema_for_all_testdata():
-    files = sorted(str(p) for p in testdata_programs())
+    files = sorted(str(p) for p in project_programs())
     r = run("analyze", *files, "-I", str(TESTDATA / "polybench"), "--format", "json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)

@@ -12,7 +12,7 @@ from c2gpu.cpu import CpuTiming, cpu_baseline, host_cpu, load_cpu, measure_file,
 from c2gpu.diagnostics import C2GPUError
 from c2gpu.frontend import PreprocessOptions, load_program
 
-from conftest import TESTDATA, requires_tool, testdata_programs, write_c
+from conftest import TESTDATA, requires_tool, project_programs, write_c
 
 needs_cc = requires_tool("cc")
 
@@ -51,7 +51,7 @@ SIZES = {
     "validation/jacobi-2d-imper.c": {"N": 128, "TSTEPS": 5},
     "validation/syrk.c": {"NI": 64, "NJ": 64},
 }
-FILES = sorted(str(p.relative_to(TESTDATA)) for p in testdata_programs())
+FILES = sorted(str(p.relative_to(TESTDATA)) for p in project_programs())
 
 
 def opts(rel: str, **extra) -> PreprocessOptions:

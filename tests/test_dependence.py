@@ -28,7 +28,7 @@ from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.passes.dependence import DependenceAnalysis, DependenceInfo
 from c2gpu.pipeline import PassManager
 from c2gpu.registry import available_passes
-from conftest import testdata_programs
+from conftest import project_programs
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 P, R, C, U = "parallel", "reduction", "carried", "unknown"
@@ -147,7 +147,7 @@ def test_kernel_verdicts(results, file, name, expected, no_alias):
 
 def test_every_kernel_nest_is_listed(results):
     listed = {(f, n) for f, n, _, _ in KERNELS}
-    files = sorted(p.relative_to(TESTDATA).as_posix() for p in testdata_programs())
+    files = sorted(p.relative_to(TESTDATA).as_posix() for p in project_programs())
     kernels = {(f, name) for f in files for name, (n, _) in results(f, False).items() if n.function != "main"}
     assert kernels == listed
 

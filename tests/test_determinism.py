@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TESTDATA, testdata_programs
+from conftest import TESTDATA, project_programs
 
-FILES = sorted(testdata_programs())
+FILES = sorted(project_programs())
 INCLUDE = ["-I", str(TESTDATA / "polybench")]
 SEEDS = ("1", "4242")
 

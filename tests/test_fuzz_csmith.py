@@ -123,7 +123,7 @@ def analyze_batch(files: list[Path], inc: Path) -> tuple[int, Counter, list[str]
     return nests, codes, problems
 
 
-_NOTE = re.compile(r"^.*?: note: (?:(?P<ported>ported nest) |not ported: (?P<reason>.*) \[(?P<nest>[^\]]+)\]$)")
+_NOTE = re.compile(r"^.*?: note: (?:(?P<ported>ported nest) |not portable: (?P<reason>.*) \[(?P<nest>[^\]]+)\]$)")
 
 
 def reason_key(reason: str) -> str:

@@ -239,7 +239,7 @@ def test_a_variable_is_never_split_from_its_declaration(tmp_path, capsys):
     path.write_text(SPLIT_DECLARATION)
     assert main(["port", str(path), "-o", str(tmp_path / "t.cu")]) == 0
     err = capsys.readouterr().err
-    assert re.search(r"not ported: 'c' is declared at line 9 in the part of the loop body that c2gpu_f_8_k\d runs, "
+    assert re.search(r"not portable: 'c' is declared at line 9 in the part of the loop body that c2gpu_f_8_k\d runs, "
                      r"and used at line 13 in the part c2gpu_f_8_k\d runs", err), err
     assert "c#" not in (tmp_path / "t.cu").read_text()
 

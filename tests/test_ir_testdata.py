@@ -24,7 +24,7 @@ from c2gpu.counting import enclosing_loops, evaluate_instances, instances
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.ir import Access, Nest, Program, Statement
 from c2gpu.symbolic import Poly
-from conftest import testdata_programs
+from conftest import project_programs
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTDATA = ROOT / "testdata"
@@ -148,7 +148,7 @@ def assert_all(access_list, elem=F32, affine=True):
         assert a.affine is affine, a.text
 
 
-ALL_FILES = sorted(str(p.relative_to(TESTDATA)) for p in testdata_programs())
+ALL_FILES = sorted(str(p.relative_to(TESTDATA)) for p in project_programs())
 
 
 # --------------------------------------------------------------------------- every file

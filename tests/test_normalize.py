@@ -18,7 +18,7 @@ from c2gpu.driver import make_manager
 from c2gpu.counting import enclosing_loops, evaluate_instances, instances
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.ir import Loop, Nest, Program
-from conftest import testdata_programs
+from conftest import project_programs
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTDATA = ROOT / "testdata"
@@ -582,7 +582,7 @@ def c_trace_of_lowered(nest: Nest, params: dict[str, int]):
 
 
 def test_small_sizes_cover_every_file():
-    assert sorted(SMALL) == sorted(str(p.relative_to(TESTDATA)) for p in testdata_programs())
+    assert sorted(SMALL) == sorted(str(p.relative_to(TESTDATA)) for p in project_programs())
 
 
 @pytest.mark.parametrize("rel", sorted(SMALL))

@@ -100,4 +100,4 @@ def test_a_nest_port_refuses_is_never_called_portable(tmp_path, capsys):
     assert f"{where}: error: nest {gather.name}: cannot be ported: {gather.refusal} [c2gpu/not-portable]" in \
         capsys.readouterr().out
     assert main(["port", str(src), "-o", str(tmp_path / "gather.cu")]) == 0
-    assert f"{where}: note: not ported: {gather.refusal} [{gather.name}]" in capsys.readouterr().err
+    assert f"{where}: note: not portable: {gather.refusal} [{gather.name}]" in capsys.readouterr().err

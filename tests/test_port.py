@@ -172,7 +172,7 @@ def test_port_keeps_user_text_outside_nests(tmp_path):
 
 def test_refused_nest_keeps_code_with_comment(tmp_path):
     res = port_file(str(TESTDATA / "prefix_sum.c"), PreprocessOptions(), _manager({}), str(tmp_path / "p.cu"))
-    assert re.search(r"/\* c2gpu: not ported: loop 'i' at line 15 cannot run in parallel: .*\*/ for \(i = 1; i < n; i\+\+\)",
+    assert re.search(r"/\* c2gpu: not portable: loop 'i' at line 15 cannot run in parallel: .*\*/ for \(i = 1; i < n; i\+\+\)",
                      res.text)
 
 

@@ -139,7 +139,7 @@ int main(void) {
 def test_inner_loop_under_a_data_dependent_guard_is_refused_and_affine_guard_is_exact(tmp_path):
     cu, log = port(tmp_path, GUARDED_INNER)
     # which instance of j's loop runs last depends on the data: refused, naming the variable and its line
-    assert re.search(r"t\.c:7:\d+: note: not ported: loop variable 'j' \(line 9\) keeps a value after the nest that "
+    assert re.search(r"t\.c:7:\d+: note: not portable: loop variable 'j' \(line 9\) keeps a value after the nest that "
                      r"depends on the condition 'x\[i\] > 0' \(line 8\)", log), log
     assert {"main@6", "main@11"} <= ported(log)      # an affine guard is part of the isl domain
     original, port_run = run_both(tmp_path, cu)

@@ -90,7 +90,7 @@ def test_sarif_driver_and_rules(sarif):
     ids = [r["id"] for r in driver["rules"]]
     # one table (c2gpu/report/rules.py) for analyze's verdict rules and check's gate rules
     assert ids == list(RULE_IDS) == ["c2gpu/port", "c2gpu/port-if-resident", "c2gpu/keep-on-cpu",
-                                     "c2gpu/not-portable", "c2gpu/cannot-assess", "c2gpu/reaches-min-speedup",
+                                     "c2gpu/not-portable", "c2gpu/no-verdict", "c2gpu/reaches-min-speedup",
                                      "c2gpu/below-min-speedup"]
     assert all(r["shortDescription"]["text"] and r["fullDescription"]["text"] for r in driver["rules"])
     for r in sarif["runs"][0]["results"]:

@@ -81,7 +81,7 @@ def test_verdict_classes_end_to_end(capsys):
     assert heavy["matmul@16"]["verdict"] == PORT and heavy["matmul@16"]["speedup"] > 10
     refused = _verdicts(_json(capsys, "analyze", "--gpu", "a100", "--no-run", "--no-break-even", "--format", "json",
                               str(TESTDATA / "prefix_sum.c")))
-    assert refused["prefix_sum@15"]["ported"] is False and refused["prefix_sum@15"]["verdict"] == "not ported"
+    assert refused["prefix_sum@15"]["ported"] is False and refused["prefix_sum@15"]["verdict"] == "not portable"
     assert "carries a flow dependence" in refused["prefix_sum@15"]["reason"]
 
 

@@ -46,7 +46,7 @@ def splice(path: str, source: str, outcomes: list[NestOutcome], after_nest=None,
             reason = o.reason.replace("*/", "* /")
             if extra:
                 edits.append((end, end, " " + extra))
-            edits.append((start, start, f"/* c2gpu: not ported: {reason} */ "))
+            edits.append((start, start, f"/* c2gpu: not portable: {reason} */ "))
     edits.sort(key=lambda e: (e[0], e[1]))
     out = []
     pos = 0

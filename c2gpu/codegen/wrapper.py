@@ -36,7 +36,7 @@ class NestCode:
     params: str                     # its parameter list
     notes: list[str]
     reductions: list[dict]
-    shared_decisions: list = field(default_factory=list)   # every shared-memory opportunity and its decision
+    shared_decisions: list = field(default_factory=list)   # (kernel, every shared-memory opportunity and its decision)
     render: Callable[[str], str] | None = field(default=None, repr=False)   # linkage -> kernels and wrapper
 
     @functools.cached_property
@@ -370,7 +370,7 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
         return kernel_text + "\n" + rename_cxx_keywords(text)
 
     call = f"{wname}({', '.join(args)});"
-    decisions = [d for k in (shared.kernels.values() if shared is not None else ()) for d in k.decisions]
+    decisions = [(name, d) for name, k in (shared.kernels.items() if shared is not None else ()) for d in k.decisions]
     return NestCode(nest, kernels, arrays, call, wname, param_list, list(mapping.notes),
                     reductions, decisions, render)
 

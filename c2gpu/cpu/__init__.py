@@ -31,7 +31,7 @@ def cpu_baseline(path: str, program: Program, options: PreprocessOptions | None 
                  cc: str | None = None, cflags: Iterable[str] = ("-O2",), repeats: int = 5, timeout: float = 60,
                  params: Mapping[str, object] | None = None, cache_dir: str | os.PathLike | None = None,
                  use_cache: bool = True, cpu: CpuDescription | None = None,
-                 source: str | None = None) -> dict[str, CpuTiming]:
+                 source: str | None = None, extra_sources: Iterable[str] = ()) -> dict[str, CpuTiming]:
     """Sequential time of every nest of `program` (loaded from `path`), by nest name.
 
     Measured (`source == "measured"`) when `run` and the compiler `cc` (default "cc") is on PATH;
@@ -49,9 +49,9 @@ def cpu_baseline(path: str, program: Program, options: PreprocessOptions | None 
     try:
         measured = measure_file(path, options, cc=cc, cflags=cflags, repeats=repeats, timeout=timeout,
                                 params=params, cache_dir=cache_dir, use_cache=use_cache, program=program,
-                                source=source)
+                                source=source, extra_sources=extra_sources)
     except C2GPUError as e:
-        return estimate_program(program, _ints(params), cpu, f"measurement failed: {e.message}")
+        return estimate_program(program, _ints(params), cpu, f"the program could not be timed: {e.message}")
     out = {}
     for nest in program.nests:
         t = measured.get(nest.name)

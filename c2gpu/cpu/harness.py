@@ -49,6 +49,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -232,6 +233,26 @@ def _tail(r: process.Completed, limit: int = 3000) -> str:
     return r.stderr[-limit:].decode(errors="replace").strip()
 
 
+_UNDEFINED = re.compile(r"undefined reference to [`'\"]?([A-Za-z_]\w*)")
+_ERROR_LINE = re.compile(r"^(?:.*?: )?(?:fatal )?error: .*$", re.M)
+
+
+def _complaint(r: process.Completed) -> str:
+    """What the compiler or linker said, in one line and without c2gpu's temporary files: the symbols the link
+    misses (the program's other C files, to give with --extra-source), or the first error."""
+    text = r.stderr.decode(errors="replace")
+    missing = list(dict.fromkeys(_UNDEFINED.findall(text)))
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        return (f"it does not link: undefined reference to {shown} (defined in another C file of the program? give "
+                "it with --extra-source FILE.c)")
+    first = _ERROR_LINE.search(text)
+    if first:
+        return f"it does not compile: {first.group(0).strip()}"
+    lines = [line for line in text.splitlines() if line.strip()]
+    return f"the compiler failed: {lines[-1].strip() if lines else f'exit status {r.returncode}'}"
+
+
 def _run(cmd: list[str], *, cwd: Path, env: dict, timeout: float, what: str, hint: str) -> process.Completed:
     """Run with no shell, standard output discarded; at the time limit the whole process group is killed."""
     try:
@@ -284,25 +305,34 @@ def _parse_timing(text: str) -> tuple[dict[int, tuple[int, int, int, int, list[i
 
 
 def _build_and_run(path: str, source: str, targets, nslots: int, cc_path: str, cflags, flags, repeats: int,
-                   timeout: float):
-    """Build the instrumented program once and run it `repeats` times; returns (runs, command)."""
+                   timeout: float, extra_sources: tuple[str, ...] = ()):
+    """Build the instrumented program once (linked with the program's other C files, `extra_sources`) and run
+    it `repeats` times; returns (runs, command)."""
     tmp = Path(tempfile.mkdtemp(prefix="c2gpu_cpu_"))
     try:
         (tmp / "c2gpu_timer.c").write_text(TIMER_C % {"nests": max(len(targets), 1), "slots": max(nslots, 1),
                                                       "max_samples": MAX_SAMPLES})
         (tmp / "nest_timing.c").write_text(instrument(path, source, targets), errors="surrogateescape")
         env = process.user_environment()
-        hint = " (raise timeout= / --timeout to allow more)"
+        hint = " (--timeout SECONDS allows more)"
         # the hooks run outside the timed spans (one clock read, measured, is taken off each): -O0 compiles
         # them in half the time, after the user's flags so that those that set the ABI (-m32) still apply
         timer_cmd = [cc_path, *cflags, "-O0", "-w", "-c", "c2gpu_timer.c", "-o", "c2gpu_timer.o"]
         r = _run(timer_cmd, cwd=tmp, env=env, timeout=timeout, what="compiling the timing hooks", hint=hint)
         if r.returncode != 0:
             raise C2GPUError(f"{cc_path} cannot compile c2gpu's timing hooks:\n{_tail(r)}")
-        cmd = [cc_path, *cflags, "-w", *flags, "nest_timing.c", "c2gpu_timer.o", "-o", "nest_timing", "-lm"]
+        objects = []
+        for k, extra in enumerate(extra_sources):
+            obj = f"extra{k}.o"
+            r = _run([cc_path, *cflags, "-w", *flags, "-c", str(Path(extra).resolve()), "-o", obj], cwd=tmp, env=env,
+                     timeout=timeout, what=f"compiling '{extra}'", hint=hint)
+            if r.returncode != 0:
+                raise C2GPUError(f"'{extra}' (--extra-source): {_complaint(r)}")
+            objects.append(obj)
+        cmd = [cc_path, *cflags, "-w", *flags, "nest_timing.c", *objects, "c2gpu_timer.o", "-o", "nest_timing", "-lm"]
         r = _run(cmd, cwd=tmp, env=env, timeout=timeout, what=f"compiling '{path}' for timing", hint=hint)
         if r.returncode != 0:
-            raise C2GPUError(f"'{path}' does not compile for timing ({' '.join(cmd[:1 + len(cflags)])}):\n{_tail(r)}")
+            raise C2GPUError(_complaint(r))
         runs = []
         for k in range(repeats):
             out = tmp / "timing.txt"
@@ -311,7 +341,7 @@ def _build_and_run(path: str, source: str, targets, nslots: int, cc_path: str, c
             r = _run([str(tmp / "nest_timing")], cwd=tmp, env=dict(env, C2GPU_TIMING=str(out)), timeout=timeout,
                      what=f"'{path}' (timing run {k + 1} of {repeats})",
                      hint=": a nest or the program may not terminate with its inputs, or it waits for input;"
-                          " raise timeout= / --timeout to allow more")
+                          " --timeout SECONDS allows more")
             if r.returncode != 0:
                 rc = r.returncode
                 how = f"was killed by signal {signal.Signals(-rc).name}" if rc < 0 else f"exited with status {rc}"
@@ -383,14 +413,15 @@ def measure_file(path: str, options: PreprocessOptions | None = None, nests: Ite
                  cc: str = "cc", cflags: Iterable[str] = ("-O2",), repeats: int = 5, timeout: float = 60,
                  params: Mapping[str, object] | None = None, cache_dir: str | os.PathLike | None = None,
                  use_cache: bool = True, program: Program | None = None,
-                 source: str | None = None) -> dict[str, CpuTiming]:
+                 source: str | None = None, extra_sources: Iterable[str] = ()) -> dict[str, CpuTiming]:
     """Time several nests of one file with ONE build (all nests instrumented at once), by nest name.
 
     nests: names or Nest objects (default: every nest of the file).  params: values for size
     macros, passed as -D NAME=VALUE like options.defines; a name that is a variable of the program
     (a function argument) cannot be bound here and is ignored, with a note.  program: the file's
     already loaded Program (else it is loaded with `options`).  source: the file's text when it is not read
-    from `path` (C source given to the API: `path` only names it).
+    from `path` (C source given to the API: `path` only names it).  extra_sources: the program's other C files,
+    compiled and linked with it (PolyBench's utilities/polybench.c).
     A nest that cannot be timed (a `for` produced by a macro, or one that never ran) gets a
     CpuTiming with median_s None and a note saying why.  Errors (no compiler, the file does
     not compile, a crash, the time limit) raise C2GPUError.
@@ -426,7 +457,14 @@ def measure_file(path: str, options: PreprocessOptions | None = None, nests: Ite
             names = ", ".join(n.name for n in program.nests) or "none"
             raise C2GPUError(f"no nest '{item}' in '{path}' (nests: {names})") from None
 
-    source_hash = hashlib.sha256(source.encode("utf-8", "surrogateescape")).hexdigest()
+    extra_sources = tuple(str(x) for x in extra_sources)
+    digest = hashlib.sha256(source.encode("utf-8", "surrogateescape"))
+    for extra in extra_sources:        # the other files are part of the program the timings are of
+        try:
+            digest.update(b"\0" + extra.encode() + b"\0" + Path(extra).read_bytes())
+        except OSError as e:
+            raise C2GPUError(f"cannot read '{extra}' (--extra-source): {e.strerror or e}") from None
+    source_hash = digest.hexdigest()
     cpath = cache_path(cache_dir) if use_cache else None
     cached = _cache_read(cpath).get("entries", {})
     keys = {n.name: _cache_key(source_hash, n.name, defines.items(), include_dirs, cc_path, cflags, repeats)
@@ -470,14 +508,15 @@ def measure_file(path: str, options: PreprocessOptions | None = None, nests: Ite
     if targets:
         try:
             runs, cmd = _build_and_run(path, source, targets, len(slot_names), cc_path, cflags, flags, repeats,
-                                       timeout)
+                                       timeout, extra_sources)
         except C2GPUError:
             if not slot_names:
                 raise
             # recording the parameters is a convenience: never let it break a build that works without
             targets = [(nid, s, e, []) for nid, s, e, _ in targets]
             slot_names = {}
-            runs, cmd = _build_and_run(path, source, targets, 0, cc_path, cflags, flags, repeats, timeout)
+            runs, cmd = _build_and_run(path, source, targets, 0, cc_path, cflags, flags, repeats, timeout,
+                                       extra_sources)
 
     base = dict(compiler=tuple(cmd), compiler_version=version, flags=cflags + tuple(flags))
     fresh: dict[str, dict] = {}

@@ -19,7 +19,7 @@ from fractions import Fraction
 
 from pycparser import c_ast, c_generator
 
-from ..ir import (Access, ArrayInfo, Constraint, Flag, Guard, Loc, Loop, Nest, Program,
+from ..ir import (Access, ArrayInfo, Constraint, Flag, Guard, Loc, Loop, Nest, Program, loop_words,
                   Reduction, ScalarInfo, Statement)
 from ..symbolic import Poly, Sym
 from ..libc import MATH_FUNCTIONS, SETS_ERRNO
@@ -119,6 +119,7 @@ class NestContext:
         self.functions = functions
         self.user_functions = user_functions    # defined or declared by the user's code (not c2gpu's headers)
         self.pure: dict[str, PureFunction] = {}  # the file's pure functions (frontend/functions.py): no side effects
+        self.macro_origin: dict[str, str] = {}    # identifier -> the -D that gave it (FileLowerer.macro_origin)
         self.address_taken = address_taken      # names whose address the function takes (`&x`)
         self.fallback = fallback
         self.loop_vars: list[str] = []
@@ -278,7 +279,9 @@ class NestContext:
                 return None, f"depends on '{name}', which is assigned inside the nest"
             t = self.type_of_name(name)
             if t is None:
-                return None, f"unknown identifier '{name}'"
+                origin = self.macro_origin.get(name)
+                return None, f"unknown identifier '{name}'" + (f" (the value of {origin}: a number was meant?)"
+                                                                if origin else "")
             if not t.is_integer:
                 return None, f"'{name}' is not an integer"
             self.params.add(name)
@@ -481,8 +484,17 @@ class StatementBuilder:
         self.scalar_writes: list[str] = []
         self.ops: Counter[str] = Counter()
         self.calls: list[str] = []
+        self.when: list[tuple[Guard, bool]] = []   # the conditional expressions around the node being visited
 
     # -- accesses --------------------------------------------------------------
+    def under(self, cond: c_ast.Node, holds: bool, node: c_ast.Node, mode: str = "read") -> None:
+        """Visit `node`, which is evaluated only where `cond` holds (or does not)."""
+        self.when.append((guard_of(self.ctx, cond, False), holds))
+        try:
+            self.visit(node, mode)
+        finally:
+            self.when.pop()
+
     def visit(self, node: c_ast.Node | None, mode: str = "read") -> None:
         """Record memory effects of `node`; mode is 'read', 'write' or 'update' (read+write)."""
         ctx = self.ctx
@@ -530,6 +542,15 @@ class StatementBuilder:
                 if isinstance(arg, c_ast.ID) and (t := ctx.type_of_name(arg.name)) and not t.is_scalar:
                     ctx.flag("array-escapes", f"array '{arg.name}' is passed to '{name}'", arg)
                 self.visit(arg, "read")
+            return
+        if isinstance(node, c_ast.TernaryOp):
+            self.visit(node.cond, "read")
+            self.under(node.cond, True, node.iftrue)
+            self.under(node.cond, False, node.iffalse)
+            return
+        if isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
+            self.visit(node.left, "read")
+            self.under(node.left, node.op == "&&", node.right)
             return
         if isinstance(node, c_ast.StructRef):
             ctx.flag("unsupported-access", f"struct member access '{text_of(node)}' is not analysed", node)
@@ -587,7 +608,8 @@ class StatementBuilder:
         for kind in (("read", "write") if mode == "update" else (mode,)):
             self.accesses.append(Access(
                 array=name, kind=kind, subscripts=tuple(polys), affine=not reasons, loc=loc, text=text,
-                elem_type=t.base, elem_size=t.elem_size, reason="; ".join(reasons), linearized=linear))
+                elem_type=t.base, elem_size=t.elem_size, reason="; ".join(reasons), linearized=linear,
+                when=tuple(self.when)))
 
     def record_scalar(self, node: c_ast.ID, mode: str) -> None:
         ctx = self.ctx
@@ -1317,7 +1339,7 @@ class NestLowerer:
             (scope.lookup(var).ctype if scope.lookup(var) is not None else None)
         c_type = declared.base if declared is not None and declared.is_scalar else "int"
         if h.problem:
-            flags.append(Flag("non-affine-bound", f"loop '{var}': {h.problem}", loc))
+            flags.append(Flag("non-affine-bound", f"{loop_words(var)}: {h.problem}", loc))
         trip = None
         lowers = h.lower_pieces or ((h.lower,) if h.lower is not None else ())
         uppers = h.upper_pieces or ((h.upper,) if h.upper is not None else ())
@@ -1326,13 +1348,13 @@ class NestLowerer:
             pairs = [Header(var, lo, up, h.step, bound=b) for lo in lowers
                      for up, b in zip(uppers, h.piece_bounds or (h.bound,))]
             if not all(p.is_affine() for p in lowers + uppers):
-                flags.append(Flag("non-affine-bound", f"loop '{var}': bounds are not affine", loc))
+                flags.append(Flag("non-affine-bound", f"{loop_words(var)}: bounds are not affine", loc))
             elif len(lowers) > 1 and abs(h.step) > 1:
-                flags.append(Flag("non-affine-bound", f"loop '{var}': its start is a {'max' if h.step > 0 else 'min'}"
+                flags.append(Flag("non-affine-bound", f"{loop_words(var)}: its start is a {'max' if h.step > 0 else 'min'}"
                                   f" of several values and its step is {h.step}, so its iterations are not an "
                                   "affine set", loc))
             elif why := next(filter(None, (_loop_conversion(ctx, pair, c_type) for pair in pairs)), ""):
-                flags.append(Flag("non-affine-bound", f"loop '{var}' ({c_type}): {why}", loc))
+                flags.append(Flag("non-affine-bound", f"{loop_words(var)} ({c_type}): {why}", loc))
                 h.upper = None          # the affine bound is not what C computes: nothing may use it
                 h.upper_pieces = uppers = ()
         if h.lower is not None and h.upper is not None and h.step:
@@ -1403,7 +1425,7 @@ class NestLowerer:
             return None
         if not outlives and ir not in saved[0]:
             ctx.scalars_used.pop(ir, None)
-        return self.make_statement(node, guards, b, text=f"header of loop '{var}' (line {ctx.loc(node).line})",
+        return self.make_statement(node, guards, b, text=f"header of {loop_words(var)} (line {ctx.loc(node).line})",
                                    kind="header")
 
     def lower_body(self, node: c_ast.Node | None, guards: tuple[Guard, ...], scope: Scope) -> list:
@@ -1559,9 +1581,11 @@ class Candidate:
 
 
 class FileLowerer:
-    def __init__(self, ast: c_ast.FileAST, path: str):
+    def __init__(self, ast: c_ast.FileAST, path: str, defines=()):
         self.ast = ast
         self.path = path
+        # an identifier given as a -D value (`-D N=abc`): named in the messages of what it breaks
+        self.macro_origin = {v: f"-D {n}={v}" for n, v in defines if v and v.isidentifier()}
         self.typedefs: dict[str, CType] = {}
         self.functions: dict[str, CType] = {}
         self.globals = Scope()
@@ -1735,6 +1759,7 @@ class FileLowerer:
         ctx = NestContext(cand.scope, self.typedefs, self.functions, loc, frozenset(self.user_functions),
                           facts.address_taken)
         ctx.live_in_nest = lambda loop, name: facts.read_later(loop, name, stop=cand.node)
+        ctx.macro_origin = self.macro_origin
         ctx.pure = self.pure
         lowerer = NestLowerer(ctx)
         lowerer.prepass(cand.node)
@@ -2177,7 +2202,7 @@ def _unique_names(nests: list[Nest]) -> list[Nest]:
 
 
 def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: str | None = None) -> Program:
-    fl = FileLowerer(ast, path)
+    fl = FileLowerer(ast, path, tuple(options.defines) if options is not None else ())
     # Lowering allocates many small objects and frees none of them while the AST is alive: the cyclic garbage
     # collector would rescan the whole AST again and again (it doubled lowering time on a 50,000-line file).
     gc.freeze()

@@ -28,17 +28,15 @@ import jinja2
 from markupsafe import Markup
 
 from .. import __version__, units
-from .model import NestReport, Report
+from .model import VERDICT_LABELS, NestReport, Report
 
 # --------------------------------------------------------------------------- styles
 
-VERDICT_STYLE = {   # class -> (label, colour, pale background)
-    "port": ("PORT", "#1a7f37", "#dafbe1"),
-    "port-if-resident": ("PORT IF THE DATA STAYS ON THE GPU", "#9a6700", "#fff8c5"),
-    "keep-on-cpu": ("KEEP ON THE CPU", "#cf222e", "#ffebe9"),
-    "not-portable": ("NOT PORTABLE", "#6e7781", "#eaeef2"),
-    "unknown": ("NO VERDICT", "#6e7781", "#eaeef2"),
-}
+VERDICT_STYLE = {   # class -> (label, colour, pale background); the labels are every report's (VERDICT_LABELS)
+    cls: (VERDICT_LABELS[cls], colour, pale) for cls, colour, pale in (
+        ("port", "#1a7f37", "#dafbe1"), ("port-if-resident", "#9a6700", "#fff8c5"),
+        ("keep-on-cpu", "#cf222e", "#ffebe9"), ("not-portable", "#6e7781", "#eaeef2"),
+        ("no-verdict", "#6e7781", "#eaeef2"))}
 SEGMENT_COLOURS = {"transfers": "#d4a72c", "launches": "#8250df", "kernels": "#0969da", "context": "#6e7781",
                    "cpu": "#57606a"}
 
@@ -535,7 +533,7 @@ def _dominant_kernel(perf: dict, model: str) -> dict | None:
 
 
 def _nest_view(n: NestReport, report: Report, index: int) -> dict:
-    label, colour, pale = VERDICT_STYLE.get(n.verdict_class, VERDICT_STYLE["unknown"])
+    label, colour, pale = VERDICT_STYLE.get(n.verdict_class, VERDICT_STYLE["no-verdict"])
     perf = n.data.get("performance") or {}
     model = n.model or perf.get("default_model") or "gpuperf"
     view: dict = {"n": n, "anchor": f"nest-{index}", "label": label, "colour": colour, "pale": pale,
@@ -664,7 +662,7 @@ def _program_view(rep: Report, anchors: dict[str, str]) -> dict | None:
     for r in w.shares:
         if not r.cpu_s:
             continue
-        colour = VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["unknown"])[1]
+        colour = VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["no-verdict"])[1]
         now.append(seg(r.name, r.cpu_s, colour, "on the CPU"))
         after.append(seg(r.name, r.gpu_s, SEGMENT_COLOURS["kernels"], "on the GPU") if r.name in ported
                      else seg(r.name, r.cpu_s, colour, "on the CPU"))
@@ -674,8 +672,8 @@ def _program_view(rep: Report, anchors: dict[str, str]) -> dict | None:
         after.append(seg("outside the loop nests", rest, REST_COLOUR, "on the CPU"))
     rows = [{"name": r.name, "anchor": anchors.get(r.name, ""), "share": share_text(r.share),
              "cpu": units.seconds(r.cpu_s), "gpu": units.seconds(r.gpu_s),
-             "label": VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["unknown"])[0],
-             "colour": VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["unknown"])[1], "why": r.why,
+             "label": VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["no-verdict"])[0],
+             "colour": VERDICT_STYLE.get(r.verdict, VERDICT_STYLE["no-verdict"])[1], "why": r.why,
              "saves": units.seconds(r.cpu_s - r.gpu_s) if r.name in ported else ""} for r in w.shares]
     top_port = sorted((r for r in w.shares if r.name in ported), key=lambda r: -(r.cpu_s - r.gpu_s))[:3]
     top_keep = [r for r in w.shares if r.name not in ported and r.cpu_s][:3]

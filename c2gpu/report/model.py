@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import units
-from ..ir import Loc
+from ..ir import Loc, loop_words
 from ..verdict import KEEP, PORT, RESIDENT, BreakEven, kernel_bound
 from ..records import dataclass
 
@@ -28,10 +28,16 @@ VERDICT_CLASSES: dict[str, str] = {
     "port-if-resident": "the kernels beat the CPU, but only if the data stays on the GPU: the transfers eat the gain",
     "keep-on-cpu": "the GPU is slower than the CPU even without the transfers",
     "not-portable": "c2gpu cannot port the nest (a dependence, an unknown call, possible aliasing, ...)",
-    "needs-size": "no verdict yet: the port is ready, but its time depends on a size the file does not fix (give it "
-                  "with --param NAME=VALUE)",
-    "unknown": "no verdict: there is no CPU time or no GPU prediction to compare",
+    "no-verdict": "no verdict: there is no CPU time or no GPU prediction to compare (a size the file does not fix: "
+                  "give it with --param NAME=VALUE; no GPU chosen)",
 }
+#: A loop's dependence verdict in the reports ("unknown" inside: what was not proven parallel is said so).
+LOOP_STATUS: dict[str, str] = {"parallel": "parallel", "reduction": "reduction", "carried": "carried",
+                               "unknown": "not-proven"}
+#: The one word of each verdict class in every report: the terminal, the JSON's "verdict", SARIF and HTML.
+VERDICT_LABELS: dict[str, str] = {"port": "PORT", "port-if-resident": "PORT ONLY IF THE DATA STAYS ON THE GPU",
+                                  "keep-on-cpu": "KEEP ON THE CPU", "not-portable": "NOT PORTABLE",
+                                  "no-verdict": "NO VERDICT"}
 
 _CLASS_OF = {PORT: "port", RESIDENT: "port-if-resident", KEEP: "keep-on-cpu"}
 
@@ -56,7 +62,7 @@ class LoopReport:
     header: str                  # "for (i = 0; i < N; i++)"
     location: Location
     trip_count: str | None       # symbolic C expression ("N", "N - i - 1"), None when unknown
-    status: str | None           # "parallel", "reduction", "carried", "unknown"; None when not analysed
+    status: str | None           # "parallel", "reduction", "carried", "not-proven"; None when not analysed
     reason: str = ""             # why it is not parallel (or which reduction), one sentence
     role: str = ""               # what the port does with it: "grid x", "host loop", "in each thread"; "" when
     #                              the nest is not ported
@@ -134,7 +140,7 @@ class NestReport:
     cpu_s: float | None = None
     cpu_source: str | None = None                                  # "measured" or "static estimate"
     verdict: str | None = None
-    verdict_class: str = "unknown"
+    verdict_class: str = "no-verdict"
     reason: str = ""
     no_verdict_reason: str = ""
     speedup: float | None = None
@@ -263,7 +269,7 @@ def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) ->
     if not ported:
         rep.blocking = _blocking(nest, deps, refusal)
         rep.verdict_class = "not-portable"
-        rep.reason = f"not ported: {refusal}"
+        rep.reason = f"not portable: {refusal}"
     else:
         _describe_mapping(rep, nest, plan.mapping)
         code, decisions = _code_and_decisions(nest, manager.result("plan", nest))
@@ -278,7 +284,7 @@ def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) ->
         rep.cpu_source = adv.cpu.source if adv.cpu is not None else None
         if v is not None:
             rep.verdict, rep.reason = v.verdict, v.reason
-            rep.verdict_class = _CLASS_OF.get(v.verdict, "unknown")
+            rep.verdict_class = _CLASS_OF.get(v.verdict, "no-verdict")
             rep.speedup, rep.kernel_speedup, rep.bottleneck = v.speedup, v.kernel_speedup, v.bottleneck
             rep.gpu_s = {"total": v.total_gpu_s, "kernels": v.kernel_s, "launches": v.launch_s,
                          "transfers": v.transfer_s, "context": v.context_s}
@@ -286,9 +292,9 @@ def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) ->
             rep.recommendations = list(v.recommendations)
             rep.model = v.model
         elif not ported:
-            rep.verdict = "not ported"
+            rep.verdict = VERDICT_LABELS["not-portable"].lower()
         elif adv.needs:
-            rep.verdict_class, rep.reason = "needs-size", f"no verdict: {adv.refusal}"
+            rep.reason = f"no verdict: {adv.refusal}"
         else:               # mapped, but the performance could not be predicted (a symbolic size, ...)
             rep.reason = f"no prediction: {adv.refusal}" if adv.refusal else "no prediction"
     return rep
@@ -308,7 +314,7 @@ def loop_reports(nest, deps, plan) -> list[LoopReport]:
             reason = "reduction on " + ", ".join(v.reductions)
         var = lp.origin.var if lp.origin else lp.var
         out.append(LoopReport(var, lp.header, _loc(lp.loc), lp.trip_count.to_c() if lp.trip_count is not None else None,
-                              v.status if v is not None else None, reason,
+                              LOOP_STATUS.get(v.status, v.status) if v is not None else None, reason,
                               roles.get(var, "in each thread") if plan is not None else ""))
     return out
 
@@ -355,22 +361,26 @@ def _blocking(nest, deps, refusal: str = "") -> list[RelatedLocation]:
     by_id = {lp.lid: lp for lp in nest.loops()}
     blocked = []
     if deps is not None:
-        named = [(f"loop '{v.var}'" not in refusal, lid, v) for lid, v in deps.verdicts.items()
+        named = [(f"{loop_words(v.var)}" not in refusal, lid, v) for lid, v in deps.verdicts.items()
                  if v.status in ("carried", "unknown")]
         blocked = [v for _, _, v in sorted(named, key=lambda t: (t[0], t[1]))]
     for v in blocked:                       # the loops first, then the accesses of their dependences
         lp = by_id.get(v.lid)
         first = v.reasons[0] if v.reasons else None
         if lp is not None:
-            add(lp.loc, f"loop '{v.var}' {'carries a dependence' if v.status == 'carried' else 'is not proven parallel'}"
+            add(lp.loc, f"{loop_words(v.var)} {'carries a dependence' if v.status == 'carried' else 'is not proven parallel'}"
                 + (f": {first.message}" if first else ""))
     for v in blocked:
         for r in v.reasons[:2]:
-            what = f"{r.kind} dependence{' on ' + r.array if r.array else ''} carried by loop '{v.var}'"
+            if r.kind not in ("flow", "anti", "output"):       # not a dependence: what the analysis could not see
+                add(r.source or r.sink or (by_id[v.lid].loc if v.lid in by_id else None),
+                    f"keeps {loop_words(v.var)} from being proven parallel: {r.message}")
+                continue
+            what = f"{r.kind} dependence{' on ' + r.array if r.array else ''} carried by {loop_words(v.var)}"
             if r.sink is not None:
-                add(r.sink, f"{what} (sink)")
+                add(r.sink, f"{what} (where it is read or written second)")
             if r.source is not None:
-                add(r.source, f"{what} (source)")
+                add(r.source, f"{what} (where it is read or written first)")
     for f in nest.all_flags():
         if f.code != "pass-failed":
             add(f.loc, f"{f.code}: {f.message}")

@@ -47,6 +47,8 @@ class WholeProgram:
     ported: tuple[str, ...] = ()   # the recommended nests (verdict port)
     after_s: float | None = None   # the program's time with them ported, each copying its data
     resident_s: float | None = None  # the same with the data kept on the device between them
+    unmeasured: str = ""           # why the program's own time was not measured ("" when it was)
+    context_s: float = 0.0         # creating the CUDA context: paid once by a run that uses the GPU (not in after_s)
 
     @property
     def base_s(self) -> float:
@@ -61,10 +63,12 @@ def whole_program(program, advice, manager) -> WholeProgram | None:
     performance results; None when there is no advice (no GPU)."""
     if advice is None:
         return None
-    program_s, rows, transfers, host_arrays = None, [], [], set()
+    program_s, rows, transfers, host_arrays, unmeasured = None, [], [], set(), ""
     for nest in program.nests:
         adv = advice.get(nest.name)
         cpu = adv.cpu if adv is not None else None
+        if cpu is not None and cpu.source != "measured" and not unmeasured:
+            unmeasured = cpu.details.get("reason") or cpu.note or cpu.source
         v = adv.verdict if adv is not None else None
         if cpu is not None and cpu.program_median_s:
             program_s = cpu.program_median_s
@@ -72,9 +76,8 @@ def whole_program(program, advice, manager) -> WholeProgram | None:
         cpu_s = (cpu.total_median_s if cpu is not None and cpu.source == "measured" and cpu.total_median_s
                  else cpu.median_s * runs if cpu is not None and cpu.median_s else None)
         gpu_s = v.total_gpu_s * runs if v is not None else None
-        cls = _CLASS_OF.get(v.verdict, "unknown") if v is not None else (
-            "needs-size" if adv is not None and adv.needs else "not-portable" if adv is None or not adv.ported
-            else "unknown")
+        cls = _CLASS_OF.get(v.verdict, "no-verdict") if v is not None else (
+            "not-portable" if adv is None or not adv.ported else "no-verdict")
         why = v.reason if v is not None else (adv.refusal if adv is not None else "not analysed")
         rows.append(NestShare(nest.name, nest.loc.line, cls, cpu_s, gpu_s, None, why))
         perf = manager.result("performance", nest)
@@ -95,7 +98,9 @@ def whole_program(program, advice, manager) -> WholeProgram | None:
         in_run_order = [t[1:] for t in sorted(transfers, key=lambda t: rank[t[0].name])]
         resident = base - sum(r.cpu_s for r in ported) + _resident_gpu_s(
             in_run_order, host_arrays, manager.options["gpu"].transfer_time_s)
-    return WholeProgram(program_s, nests_s, rows, tuple(r.name for r in ported), after, resident)
+    return WholeProgram(program_s, nests_s, rows, tuple(r.name for r in ported), after, resident,
+                        "" if program_s is not None else unmeasured or "no nest was measured",
+                        manager.options["gpu"].context_creation_ms * 1e-3)
 
 
 def _resident_gpu_s(ported, host_arrays: set[str], transfer_time_s) -> float:
@@ -151,19 +156,23 @@ def program_json(view: WholeProgram) -> dict:
             "nests": [{"name": r.name, "line": r.line, "verdict": r.verdict, "cpu_s": r.cpu_s, "gpu_s": r.gpu_s,
                        "share": r.share, "why": r.why} for r in view.shares],
             "ported": list(view.ported), "after_s": view.after_s, "speedup": view.speedup(view.after_s),
-            "resident_s": view.resident_s, "resident_speedup": view.speedup(view.resident_s)}
+            "resident_s": view.resident_s, "resident_speedup": view.speedup(view.resident_s),
+            "context_s": view.context_s, "unmeasured": view.unmeasured or None}
 
 
 def program_text(view: WholeProgram, gpu_key: str) -> str:
     """The terminal view, above the nests."""
     if view is None or not view.shares:
         return ""
+    if not view.nests_s:
+        return (f"whole program: cannot tell what porting would do: no nest has a CPU time "
+                f"({view.unmeasured or 'none could be timed'})\n")
     if view.program_s is not None:
         head = (f"whole program: {units.seconds(view.program_s)} of CPU time per run (measured), "
                 f"{100 * view.nests_s / view.program_s:.0f}% of it in the loop nests below")
     else:
-        head = (f"whole program: the loop nests take {units.seconds(view.nests_s)} per run (static estimate; "
-                "the program's own time is measured only without --no-run, so shares are of the nests' time)")
+        head = (f"whole program: the loop nests take {units.seconds(view.nests_s)} per run (static estimate: "
+                f"{_short(view.unmeasured, 160)}; shares are of the nests' time)")
     lines = [head]
     width = max(len(r.name) for r in view.shares)
     for r in view.shares:
@@ -172,11 +181,15 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
         lines.append(f"  {r.name:<{width}}  {share}  {units.seconds(r.cpu_s):>9} on the CPU{gpu}  [{r.verdict}]")
     if view.after_s is not None:
         names = ", ".join(view.ported)
+        once = view.after_s + view.context_s
         lines.append(f"  porting {names} on {gpu_key}: {units.seconds(view.base_s)} -> {units.seconds(view.after_s)} "
                      f"per run, {units.speedup(view.speedup(view.after_s))} for the whole program (Amdahl's law); "
                      f"{units.seconds(view.resident_s)}, {units.speedup(view.speedup(view.resident_s))}, if the data "
                      "stays on the GPU between these nests (copied in only where the host's values are needed, "
                      "out once at the end)")
+        lines.append(f"  a program run that uses the GPU also creates the CUDA context once, "
+                     f"{units.seconds(view.context_s)}: a single run takes {units.seconds(once)}, "
+                     f"{units.speedup(view.speedup(once))} against {units.seconds(view.base_s)}")
     else:
         lines.append("  no nest is worth porting on its own: the whole program stays as fast as it is")
     keep = [r for r in view.shares if r.verdict != "port" and r.cpu_s][:3]

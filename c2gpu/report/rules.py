@@ -3,7 +3,7 @@ SARIF, and `analyze --format sarif`.
 
 `analyze` gives each nest the rule of its verdict class (`RULE_OF_CLASS`); `check` gives it the outcome of the
 gate (`c2gpu/reaches-min-speedup`, `c2gpu/below-min-speedup`), or the rule of its class when there is no speedup
-to compare (`c2gpu/not-portable`, `c2gpu/cannot-assess`): the same fact has the same id everywhere.
+to compare (`c2gpu/not-portable`, `c2gpu/no-verdict`): the same fact has the same id everywhere.
 """
 from __future__ import annotations
 from ..records import dataclass
@@ -34,7 +34,7 @@ _TABLE = [
          "c2gpu cannot port the nest (a dependence, an unknown call, possible aliasing, ...).",
          "c2gpu did not prove the loops safe to run in parallel; the message gives the reason and the related "
          "locations the loops and accesses that block it."),
-    Rule("c2gpu/cannot-assess", "CannotAssess",
+    Rule("c2gpu/no-verdict", "NoVerdict",
          "No verdict: there is no CPU time or no GPU prediction to compare (a symbolic size without a value, ...).",
          "Give what the message asks for (`--param n=VALUE`, `-D N=VALUE`, a program that runs)."),
     Rule("c2gpu/reaches-min-speedup", "ReachesMinSpeedup",
@@ -49,7 +49,7 @@ RULES: dict[str, Rule] = {r.id: r for r in _TABLE}
 #: The rule of each verdict class (c2gpu.report.model.VERDICT_CLASSES).
 RULE_OF_CLASS: dict[str, str] = {"port": "c2gpu/port", "port-if-resident": "c2gpu/port-if-resident",
                                  "keep-on-cpu": "c2gpu/keep-on-cpu", "not-portable": "c2gpu/not-portable",
-                                 "unknown": "c2gpu/cannot-assess", "needs-size": "c2gpu/cannot-assess"}
+                                 "no-verdict": "c2gpu/no-verdict"}
 
 
 @dataclass(frozen=True)

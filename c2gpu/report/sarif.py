@@ -1,7 +1,7 @@
 """SARIF 2.1.0 output (`c2gpu analyze --gpu NAME --format sarif`), for editors and code-scanning tools.
 
 One result per loop nest, at the nest's `for`: the rule is the verdict class's (`c2gpu/port`,
-`c2gpu/port-if-resident`, `c2gpu/keep-on-cpu`, `c2gpu/not-portable`, `c2gpu/cannot-assess`; the table is
+`c2gpu/port-if-resident`, `c2gpu/keep-on-cpu`, `c2gpu/not-portable`, `c2gpu/no-verdict`; the table is
 c2gpu/report/rules.py), or for `check` the gate's outcome (`c2gpu/below-min-speedup`, ...), the message gives the
 verdict with the speedup and the time breakdown, the related locations point at the memory hotspots of the
 kernels (or, for a nest c2gpu cannot port, at the loops and accesses that block it), and the result's

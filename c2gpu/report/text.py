@@ -70,7 +70,8 @@ def _flags(flags: list[Flag]) -> list[str]:
 def program(p: Program, flags: dict[str, list[Flag]], extra=None) -> str:
     """The program's IR with each nest's diagnostics (`flags` by nest name); `extra(nest)` may return more text
     to print right after each nest's IR."""
-    out = [f"{p.path}: {len(p.nests)} loop nest{'s' if len(p.nests) != 1 else ''}"]
+    out = [f"{p.path}: {len(p.nests)} loop nest{'s' if len(p.nests) != 1 else ''}" if p.nests else
+           f"{p.path}: no loop nests: nothing to analyse or port"]
     for n in p.nests:
         out.append("")
         out.append(nest_ir(n))

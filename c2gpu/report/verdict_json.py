@@ -8,7 +8,7 @@ def verdict_json(advice) -> dict | None:
     v = advice.verdict
     cpu = advice.cpu
     out = {
-        "verdict": v.verdict if v else "no verdict" if advice.ported else "not ported",
+        "verdict": v.verdict if v else "no verdict" if advice.ported else "not portable",
         "reason": v.reason if v else advice.refusal,
         "ported": advice.ported,          # `port` emits the nest (with or without a verdict)
         "needs": list(advice.needs),      # sizes to give (--param) for a verdict

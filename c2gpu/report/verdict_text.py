@@ -28,10 +28,11 @@ def loop_rows(loops) -> list[tuple[str, str]]:
         status = {"parallel": "parallel", "reduction": lp.reason or "reduction",
                   "carried": lp.reason if lp.reason.startswith("carries") else
                   f"carries a dependence: {lp.reason}" if lp.reason else "carries a dependence",
-                  "unknown": f"not proven parallel: {lp.reason}" if lp.reason else "not proven parallel",
+                  "not-proven": f"not proven parallel: {lp.reason}" if lp.reason else "not proven parallel",
                   None: "not analysed"}.get(lp.status, lp.status)
         role = f" -> {lp.role}" if lp.role else ""
-        rows.append(("loops" if not rows else "", f"{lp.var:<{width}}  line {lp.location.line:<4} {status}{role}"))
+        var = "-" if lp.var.startswith("?") else lp.var       # a for with no loop variable (loop_words)
+        rows.append(("loops" if not rows else "", f"{var:<{width}}  line {lp.location.line:<4} {status}{role}"))
     return rows
 
 
@@ -50,7 +51,7 @@ def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str 
         ported = advice.ported if advice is not None else bool(mapping)
         if not ported:
             reason = advice.refusal if advice is not None else refusal or "not mapped"
-            verdict = _paint("NOT PORTED", COLOURS[KEEP], colour) + f": {reason}"
+            verdict = _paint("NOT PORTABLE", COLOURS[KEEP], colour) + f": {reason}"
         elif advice is None:
             verdict = _paint("NO VERDICT", "", colour) + ": no GPU chosen (--gpu none), so no time to compare"
         else:
