@@ -15,6 +15,7 @@ import gc
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import Sequence
 
 from . import __version__, process, units
@@ -461,7 +462,38 @@ def cmd_verify(args) -> int:
               f"(relative {res.max_rel_diff:.3g})")
         return EXIT_OK
     print(f"verify: FAIL: {res.message}")
+    kind = _kind_of_difference(args, options, res)
+    if kind:
+        print(f"verify: {kind}")
     return EXIT_VERIFY_FAILED
+
+
+REASSOCIATED = "floating-point sums across threads are reassociated"     # the mapping's note (passes/mapping.py)
+
+
+def _kind_of_difference(args, options, res) -> str:
+    """When a nest whose floating-point sums the port reassociates fails, which kind of difference it is: the
+    same port with the sums in C's order (--exact-fp) is verified again.  If that one matches, the port computes
+    the right thing in another order, and this input makes the order matter (its terms cancel); if it does not,
+    the difference is something else."""
+    from .driver import manager_for
+    from .verify import verify
+    failing = res.worst.label.split("|", 1)[0] if res.worst is not None else None
+    reassociated = [o for o in res.outcomes if o.ported and o.plan is not None
+                    and any(n.startswith(REASSOCIATED) for n in o.plan.mapping.notes)
+                    and (failing is None or o.nest.name == failing)]
+    if options.exact_fp or not reassociated:
+        return ""
+    exact = replace(options, exact_fp=True)
+    again = verify(args.file, exact.preprocess, manager_for(exact), rtol=args.rtol, atol=args.atol,
+                   timeout=args.timeout, cc=args.cc, extra_sources=tuple(args.extra_source))
+    names = ", ".join(o.nest.name for o in reassociated)
+    if again.ok:
+        return (f"with the floating-point sums of {names} in C's order (--exact-fp) the port matches the original "
+                f"({again.message}): the difference is the order of the additions, which this input makes large "
+                "(terms that cancel), not a wrong port; port with --exact-fp to keep C's order")
+    return (f"with the floating-point sums of {names} in C's order (--exact-fp) the port still differs "
+            f"({again.message}): the difference is not the order of the additions")
 
 
 # --------------------------------------------------------------------------- GPU model (issue 4)

@@ -474,6 +474,8 @@ class Mapper:
                     "the mapped loops' iteration)")
         elif inner:
             why += f"; {', '.join(repr(self.c_var(lp)) for lp in inner)} runs in each thread"
+        x = next(m for m in mapped_loops if m.dim == "x")
+        why += "; " + Mapper(view, self.deps, self.options).coalescing(view_loops, x.lid, x.c_var)
         return Kernel(name, mapped_loops, view_loops[-1].lid, self.block_shape(len(mapped_loops), name), (), why,
                       view=view)
 
@@ -579,7 +581,6 @@ class Mapper:
                        for lp in chain)
         self.kernel_count += 1
         x_loop = next(m for m in mapped if m.dim == "x")
-        unit = self.unit_stride_counts(chain)[x_loop.lid]
         scatters = sorted({a.text for s in self.nest.statements() if s.scatter and chain[-1].lid in s.loop_ids
                            for a in s.accesses if a.array == s.scatter})
         ordered = [r for r in reds if ordered_reduction(self.nest, r)]
@@ -591,15 +592,29 @@ class Mapper:
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped)} (proven parallel"
                f"{'; ' + how if how else ''}"
                f"{'; ' + ', '.join(scatters) + ' updated with atomics' if scatters else ''}); "
-               + (f"x is '{x_loop.c_var}', the fastest-varying subscript of most accesses" if unit else
-                  f"no access has '{x_loop.c_var}' as its fastest-varying subscript: a warp's accesses are not "
-                  "coalesced"))
+               + self.coalescing(chain, x_loop.lid, x_loop.c_var))
         return Kernel(name, mapped, chain[-1].lid, block, reds, why)
 
+    def coalescing(self, chain: list[Loop], x_lid: int, x_var: str) -> str:
+        """What the kernel note says of coalescing, by the bytes the accesses move (warp_bytes)."""
+        w = self.warp_bytes(chain)
+        unit, strided = w.unit[x_lid], w.strided[x_lid]
+        worst = ", ".join(w.worst[x_lid][:2])
+        if not strided:
+            return (f"x is '{x_var}', the fastest-varying subscript of the accesses that move most bytes" if unit else
+                    f"x is '{x_var}'")
+        share = strided / w.total
+        shown = f"{share:.0%}" if share >= 0.01 else "under 1%"
+        if share < 0.25:
+            return (f"x is '{x_var}', the fastest-varying subscript of the accesses that move most bytes; {worst} "
+                    f"({shown} of the bytes) not coalesced")
+        return f"x is '{x_var}', but a warp's accesses to {worst} ({shown} of the bytes) are not coalesced"
+
     def assign_dims(self, chain: list[Loop]) -> dict[int, str]:
-        """x to the loop that varies fastest in most accesses, then inner-to-outer for y and z."""
-        score = self.unit_stride_counts(chain)
-        order = sorted(chain, key=lambda lp: (-score[lp.lid], -chain.index(lp)))
+        """x to the loop whose warps leave the fewest bytes uncoalesced (then the one that moves most bytes by one
+        element, then the innermost), then inner-to-outer for y and z (warp_bytes)."""
+        w = self.warp_bytes(chain)
+        order = sorted(chain, key=lambda lp: (w.strided[lp.lid], -w.unit[lp.lid], -chain.index(lp)))
         x = order[0]
         rest = [lp for lp in reversed(chain) if lp is not x]
         dims = {x.lid: "x"}
@@ -607,24 +622,41 @@ class Mapper:
             dims[lp.lid] = d
         return dims
 
-    def unit_stride_counts(self, chain: list[Loop]) -> dict[int, int]:
-        """For each loop of `chain`, how many accesses of the innermost one's statements it moves by one
-        element (the accesses a warp over it reads coalesced)."""
-        score = {lp.lid: 0 for lp in chain}
+    def warp_bytes(self, chain: list[Loop]) -> "WarpBytes":
+        """How the accesses of a warp over each loop of `chain` fall, by the bytes a thread moves through them.
+        Coalescing is judged by bytes, not by counting accesses: an access runs once per iteration of the loops
+        inside the thread that move it (its element stays in a register across the others, promotion.py), each
+        of UNKNOWN_TRIP iterations when the trip count is not known.  Over a loop, an access is coalesced when
+        the loop moves it by one element in its last subscript and not in the others, the same for the whole
+        warp (a broadcast) when the loop does not move it, and strided otherwise."""
+        unit = {lp.lid: 0.0 for lp in chain}
+        strided = {lp.lid: 0.0 for lp in chain}
         inner = chain[-1]
+        env = self.nest.param_env(self.options.get("params"))
+        loops = {lp.lid: lp for lp in self.nest.loops()}
+        total = 0.0
+        worst: dict[int, dict[str, float]] = {lp.lid: {} for lp in chain}
         for s in self.nest.statements():
             if inner.lid not in s.loop_ids:
                 continue
+            inside = [loops[lid] for lid in s.loop_ids[s.loop_ids.index(inner.lid) + 1:]]
             for a in s.accesses:
                 subs = a.linearized or a.subscripts
                 if not subs or any(x is None for x in subs):
                     continue
-                # the loop that moves this access by one element: unit coefficient in the last
-                # subscript and absent from the others (U[i][i + j] is stride-1 in j, not in i)
+                runs = 1.0
+                for lp in inside:
+                    if any(x.coeff(lp.var) != 0 for x in subs):
+                        runs *= _trip(lp, env)
+                weight = runs * a.elem_size
+                total += weight
                 for lp in chain:
                     if abs(subs[-1].coeff(lp.var)) == 1 and all(x.coeff(lp.var) == 0 for x in subs[:-1]):
-                        score[lp.lid] += 1
-        return score
+                        unit[lp.lid] += weight
+                    elif any(x.coeff(lp.var) != 0 for x in subs):
+                        strided[lp.lid] += weight
+                        worst[lp.lid][a.text] = worst[lp.lid].get(a.text, 0.0) + weight
+        return WarpBytes(unit, strided, total, {lid: sorted(d, key=lambda text: -d[text]) for lid, d in worst.items()})
 
     def block_shape(self, ndims: int, kernel: str) -> tuple[int, int, int]:
         forced = block_for(self.block_override, kernel)
@@ -658,13 +690,35 @@ class MapLoops(Pass):
         notes = list(nest.rewrites) + list(getattr(deps, "notes", ()))
         for k in Mapping("", items, ()).kernels():
             if k.reductions and any(r.op == "+" and reduction_type(nest, r) in FLOATS for r in k.reductions):
-                notes.append("floating-point reduction across threads is reassociated: results differ from the "
-                             "sequential sum in the last bits (verify compares with a tolerance)")
+                notes.append("floating-point sums across threads are reassociated: the result differs from C's "
+                             "order in the last bits where the sum is well conditioned, by more where its terms "
+                             "cancel (verify compares with a tolerance and says which; --exact-fp keeps C's order)")
                 break
         return Mapping(nest.name, items, tuple(notes))
 
 
+@dataclass(frozen=True)
+class WarpBytes:
+    """The bytes a thread moves through the accesses of a kernel, by how a warp over each mapped loop touches them
+    (Mapper.warp_bytes): by lid, coalesced (`unit`) and strided; in all; the strided accesses, most bytes first."""
+    unit: dict[int, float]
+    strided: dict[int, float]
+    total: float
+    worst: dict[int, list[str]]
+
+
 MAX_HOST_LOOPS = 2     # structures with 1 and 2 outer parallel loops on the host: the rules' + at most 2 others
+UNKNOWN_TRIP = 64      # iterations of a loop whose trip count is not known, when weighing accesses by bytes
+
+
+def _trip(lp: Loop, env: dict) -> float:
+    """A loop's trip count with the sizes known, else UNKNOWN_TRIP (a triangular loop: its largest, roughly)."""
+    if lp.trip_count is None:
+        return float(UNKNOWN_TRIP)
+    try:
+        return float(max(1, lp.trip_count.evaluate(env)))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return float(UNKNOWN_TRIP)
 
 
 def structures(nest: Nest, deps, options: dict, rules: Mapping) -> tuple[Mapping, ...]:

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from c2gpu.cli import main
-from conftest import TESTDATA, project_programs
+from conftest import TESTDATA, project_programs, requires_tool
 
 POLYBENCH = TESTDATA / "corpora" / "polybench-c-4.2.1"
 FILES = [(p.relative_to(TESTDATA).as_posix(), ()) for p in project_programs()] + [
@@ -97,3 +97,92 @@ def test_an_access_in_a_branch_of_a_conditional_expression_is_checked_where_it_i
     # and where the read is not guarded, it is still found
     worse = c2gpu.analyze(FDTD.replace("(i == 0) ?", "(j == 0) ?"), name=str(tmp_path / "g.c")).nests[0]
     assert "hz[i - 1][j] (line 7): subscript 1 can be -1, outside [0, 64)" in worse.loops[1].reason
+
+
+# --------------------------------------------------------------------------- the headline says what it knows
+
+POLYBENCH_ATAX = POLYBENCH / "linear-algebra" / "kernels" / "atax" / "atax.c"
+
+
+def test_a_program_that_does_not_link_is_said_so_and_extra_source_times_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("C2GPU_GPU", "")
+    monkeypatch.setenv("C2GPU_CACHE_DIR", str(tmp_path / "cache"))
+    flags = ["-I", str(POLYBENCH / "utilities"), "--runs", "1"]
+    assert main(["analyze", str(POLYBENCH_ATAX), *flags]) == 0
+    out = capsys.readouterr().out
+    head = out.splitlines()[1]
+    # the real cause, not --no-run, and no linker output with temporary paths
+    assert "static estimate: the program could not be timed: it does not link: undefined reference to " \
+           "polybench_alloc_data" in head and "--no-run" not in head, head
+    assert "/tmp/" not in out and "nest_timing" not in out
+    assert main(["analyze", str(POLYBENCH_ATAX), *flags, "--extra-source",
+                 str(POLYBENCH / "utilities" / "polybench.c")]) == 0
+    head = capsys.readouterr().out.splitlines()[1]
+    assert head.startswith("whole program: ") and "of CPU time per run (measured)" in head, head
+
+
+def test_the_headline_counts_the_cuda_context_and_cannot_tell_without_times(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("C2GPU_GPU", "")
+    assert main(["analyze", str(TESTDATA / "matmul.c"), "--no-run"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "creates the CUDA context once" in x)
+    m = re.search(r"once, 150 ms: a single run takes (\S+) (\S+), (\S+)x against", line)
+    assert m, line
+    # no nest with a CPU time (a size the file does not fix): no figure, and why
+    src = tmp_path / "f.c"
+    src.write_text("void f(int n, float *restrict a) { for (int i = 0; i < n; i++) a[i] = 2 * a[i]; }\n")
+    assert main(["analyze", str(src), "--no-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1] == "whole program: cannot tell what porting would do: no nest has a CPU time " \
+                                  "(--no-run given)", out
+    assert "no nest is worth porting" not in out
+
+
+def test_clear_errors_for_a_map_of_no_loop_and_a_size_that_is_no_number(tmp_path, capsys):
+    assert main(["analyze", str(TESTDATA / "matmul.c"), "--gpu", "none", "--map", "q,j"]) == 1
+    assert "error: --map names 'q', which no loop nest of" in capsys.readouterr().err
+    assert main(["analyze", str(TESTDATA / "matmul.c"), "--gpu", "none", "-D", "N=abc"]) == 0
+    assert "unknown identifier 'abc' (the value of -D N=abc: a number was meant?)" in capsys.readouterr().out
+    assert main(["analyze", str(TESTDATA / "matmul.c"), "--runs", "0", "--no-run"]) == 2
+    assert "--runs 0: the CPU baseline needs at least one run" in capsys.readouterr().err
+
+
+def test_reports_use_no_internal_words(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("C2GPU_GPU", "")
+    src = tmp_path / "q.c"
+    src.write_text("int a[100];\nint main(void) { int i = 0; for (; i < 100; ) { a[i] = i; i++; } return a[3]; }\n")
+    main(["analyze", str(src), "--no-run"])
+    out = capsys.readouterr().out
+    assert "?2" not in out and "the for loop without a loop variable" in out
+    assert "NOT PORTABLE" in out and "NOT PORTED" not in out
+    main(["analyze", str(POLYBENCH / "stencils" / "seidel-2d" / "seidel-2d.c"), "-I", str(POLYBENCH / "utilities"),
+          "--no-run"])
+    out = capsys.readouterr().out
+    # one line per array for its uncoalesced accesses, and GPUPerf's metric after a plain sentence
+    assert "9 reads and 1 write of A (lines 71-73) are uncoalesced" in out and out.count("is read uncoalesced") == 0
+    assert "GPUPerf's B_" not in out and "GPUPerf's benefit metric B_memlp" in out
+
+
+@requires_tool("g++")
+def test_verify_says_which_kind_of_difference_a_reassociated_sum_makes(capsys, monkeypatch):
+    # gramschmidt's norms of a rank-deficient matrix cancel: the tree-ordered sum differs completely from C's,
+    # and the port with C's order (--exact-fp) matches exactly
+    monkeypatch.setenv("C2GPU_GPU", "")
+    src = POLYBENCH / "linear-algebra" / "solvers" / "gramschmidt" / "gramschmidt.c"
+    status = main(["verify", str(src), "-I", str(POLYBENCH / "utilities"), "-DMINI_DATASET",
+                   "--extra-source", str(POLYBENCH / "utilities" / "polybench.c")])
+    out = capsys.readouterr().out
+    assert status == 3 and "verify: FAIL: " in out
+    assert "with the floating-point sums of kernel_gramschmidt@89 in C's order (--exact-fp) the port matches the " \
+           "original" in out and "the difference is the order of the additions" in out, out
+
+
+def test_coalescing_is_judged_by_bytes(capsys, monkeypatch):
+    # atax's second nest maps i to x and reads A[i][j] across rows: the bytes, not the count of accesses, say so
+    monkeypatch.setenv("C2GPU_GPU", "")
+    main(["port", str(POLYBENCH_ATAX), "-I", str(POLYBENCH / "utilities"), "-o", "/dev/null"])
+    log = capsys.readouterr().err
+    k0 = next(line for line in log.splitlines() if "c2gpu_kernel_atax_76_k0:" in line)
+    assert "x is 'i', but a warp's accesses to A[i][j] (50% of the bytes) are not coalesced" in k0, k0
+    k1 = next(line for line in log.splitlines() if "c2gpu_kernel_atax_76_k1:" in line)
+    assert "x is 'j', the fastest-varying subscript of the accesses that move most bytes" in k1, k1

@@ -226,7 +226,7 @@ def test_cli_port_writes_file_and_reports(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "reduction of sum by block tree and atomics" in r.stderr
-    assert "floating-point reduction across threads is reassociated" in r.stderr
+    assert "floating-point sums across threads are reassociated" in r.stderr
     assert f"wrote {out}: 2 of 2 nests ported" in r.stderr     # main's loop too: a and b are two mallocs
     assert "atomicAdd(c2gpu_sum_result" in out.read_text()
 

@@ -136,8 +136,16 @@ class TimeCategories:
 
     @property
     def limiter_text(self) -> str:
-        """"global reads: 61% of the kernel's time"."""
-        return f"{LIMITER_WORDS[self.limiter]}: {self.share(self.limiter):.0%} of the kernel's time"
+        """"global reads: 61% of the kernel's time"; when most warp slots are idle, the limiter's share of the work
+        the threads do, and the idle share said apart ("global writes: 80% of the threads' work; 99% of the warp
+        slots idle: too few threads")."""
+        lim, idle = self.limiter, self.share("idle")
+        if lim == "idle" or idle < 0.5:
+            return f"{LIMITER_WORDS[lim]}: {self.share(lim):.0%} of the kernel's time"
+        work = self.time_s - self.per_launch_s["idle"]
+        of_work = self.per_launch_s[lim] / work if work > 0 else 0.0
+        return (f"{LIMITER_WORDS[lim]}: {of_work:.0%} of the threads' work; {idle:.0%} of the warp slots idle "
+                "(not enough threads, load imbalance)")
 
 
 @dataclass(frozen=True)
