@@ -1,5 +1,6 @@
-"""Where c2gpu keeps what it may reuse between runs: $C2GPU_CACHE_DIR, else $XDG_CACHE_HOME/c2gpu, else
-~/.cache/c2gpu.
+"""Where c2gpu keeps what it may reuse between runs: $C2GPU_CACHE_DIR, else the platform's user cache directory
+(platformdirs: $XDG_CACHE_HOME/c2gpu or ~/.cache/c2gpu on Linux, ~/Library/Caches/c2gpu on macOS, the local
+application data folder on Windows).
 
 Three things live there: the CPU baseline's measurements (c2gpu/cpu/harness.py, keyed by source, compiler and
 flags), ptxas's register counts (c2gpu/perf/registers.py, keyed by architecture and kernel text) and jinja2's
@@ -11,20 +12,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import platformdirs
+
 
 def cache_dir(given: str | os.PathLike | None = None) -> Path | None:
-    """`given`, else $C2GPU_CACHE_DIR, else $XDG_CACHE_HOME/c2gpu, else ~/.cache/c2gpu; None when there is no
-    home directory."""
+    """`given`, else $C2GPU_CACHE_DIR, else the platform's user cache directory for c2gpu; None when there is no
+    home directory to put it in."""
     d = given or os.environ.get("C2GPU_CACHE_DIR")
     if d:
         return Path(d)
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]) / "c2gpu"
     try:
         home = Path.home()
     except (RuntimeError, KeyError):   # no home directory: no cache
         return None
-    return home / ".cache" / "c2gpu" if str(home) not in ("", "/") else None
+    if str(home) in ("", "/") and not os.environ.get("XDG_CACHE_HOME"):
+        return None
+    return Path(platformdirs.user_cache_dir("c2gpu", appauthor=False))
 
 
 def template_bytecode_cache():

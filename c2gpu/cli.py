@@ -640,6 +640,32 @@ class _Progress:
             self.stream.flush()
 
 
+class _Ticker:
+    """For one file that takes long (--html, --break-even, a large file): what c2gpu is doing, on stderr and
+    rewritten in place, from TICKER_AFTER_S seconds on; only when stderr is a terminal, and cleared at the end."""
+
+    def __init__(self, path: str, stream=None):
+        import time
+        self.clock, self.path, self.stream = time.monotonic, path, stream or sys.stderr
+        self.active = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start, self.shown = self.clock(), False
+
+    def __call__(self, what: str) -> None:
+        elapsed = self.clock() - self.start
+        if self.active and elapsed >= TICKER_AFTER_S:
+            self.stream.write("\r\033[K" + f"c2gpu: {self.path}: {what} ({elapsed:.0f} s)"[:200])
+            self.stream.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+TICKER_AFTER_S = 2.0
+
+
 def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: TextStyle | None,
                  want_report: bool) -> list[FileAnalysis]:
     """Every file, results in the order given; --jobs N > 1 uses a process pool (output identical)."""
@@ -657,7 +683,11 @@ def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: 
         results = []
         for k, path in enumerate(paths):
             progress.show(path)
+            ticker = manager.progress = _Ticker(path) if len(paths) == 1 else None
             results.append(analyze_file(path, options, manager, style=style, want_report=want_report, err=err))
+            if ticker is not None:
+                ticker.clear()
+                manager.progress = None
             manager.clear()     # the file's report is built: its nests' analyses are not needed any more
             if k + 1 < len(paths):
                 gc.collect(0)   # and the cycles they made can go (main runs commands without collection)

@@ -143,6 +143,7 @@ class PassManager:
         # program (recompute) finds the nests, and what is known of them, that this one made
         self._transformed: dict[tuple[str, int], tuple[Nest, Nest | None]] = {}
         self.timings: dict[str, PassTiming] = {}
+        self.progress: Callable[[str], None] | None = None   # told what is being done (the command line's ticker)
         self._nested: list[float] = []      # time of the passes a running pass asked for, innermost last
         self._running: list[tuple[Pass, Nest]] = []     # the passes running, innermost last
         self.print_after: set[str] = set()
@@ -188,7 +189,12 @@ class PassManager:
     # -- running ------------------------------------------------------------------
     def run(self, program: Program) -> Program:
         ctx = PassContext(program, self.options, self)
-        return replace(program, nests=tuple(self.run_nest(nest, ctx) for nest in program.nests))
+        done = []
+        for k, nest in enumerate(program.nests):
+            if self.progress is not None:
+                self.progress(f"nest {k + 1} of {len(program.nests)}, {nest.name}")
+            done.append(self.run_nest(nest, ctx))
+        return replace(program, nests=tuple(done))
 
     def run_nest(self, nest: Nest, ctx: PassContext) -> Nest:
         for p in self.steps:
@@ -261,6 +267,8 @@ class PassManager:
     @contextlib.contextmanager
     def phase(self, name: str):
         """Time a phase of the work around the passes (`--timings` shows it with the passes)."""
+        if self.progress is not None:
+            self.progress(name)
         t0 = time.perf_counter()
         try:
             yield

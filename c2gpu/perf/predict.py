@@ -397,7 +397,7 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
         strat = {}
         notes = []
         try:
-            if search:
+            if search and not kernel.serial:      # a one-thread kernel runs in one thread whatever its block
                 strat = strategies(ka, block)
                 shapes = search_shapes(ka, block) + [s for s, _ in strat.values()] + [block]
                 for s in shapes:
@@ -409,7 +409,7 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
                 candidates[block] = evaluate_block(block, models if not search else (default,))
             candidates[block].labels.append("forced (--block)" if forced else "mapping default")
             chosen, how = block, ("forced" if forced else "mapping")
-            if search and not forced:
+            if search and not forced and not kernel.serial:
                 valid = [c for c in candidates.values() if c.times]
                 if valid:
                     best = min(valid, key=lambda c: (c.times[default], c.block[0] * c.block[1] * c.block[2]))

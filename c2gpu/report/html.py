@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from typing import Iterable
 
 import jinja2
@@ -47,50 +46,54 @@ def _e(s) -> str:
 
 # --------------------------------------------------------------------------- syntax highlighting
 
-_C_KEYWORDS = ("if else for while do return break continue switch case default goto sizeof typedef struct union "
-               "enum static extern inline restrict __restrict__ volatile register const template typename "
-               "namespace using new delete nullptr true false").split()
-_C_TYPES = ("void char short int long float double signed unsigned bool size_t ptrdiff_t int8_t int16_t int32_t "
-            "int64_t uint8_t uint16_t uint32_t uint64_t dim3 cudaError_t cudaStream_t cudaEvent_t").split()
-_CUDA = ("__global__ __device__ __host__ __shared__ __constant__ __managed__ __launch_bounds__ __forceinline__ "
-         "__syncthreads __syncwarp __shfl_down_sync __shfl_sync __shfl_xor_sync __ldg threadIdx blockIdx blockDim "
-         "gridDim warpSize atomicAdd atomicMax atomicMin atomicCAS atomicExch cudaMalloc cudaFree cudaMemcpy "
-         "cudaMemset cudaDeviceSynchronize cudaGetLastError cudaGetErrorString cudaMemcpyHostToDevice "
-         "cudaMemcpyDeviceToHost cudaSuccess").split()
-
-_TOKEN = re.compile(r"""
-    (?P<comment>//[^\n]*|/\*.*?\*/)
-  | (?P<pre>^[ \t]*\#[^\n]*)
-  | (?P<string>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
-  | (?P<number>\b(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)[uUlLfF]*\b)
-  | (?P<launch><<<|>>>)
-  | (?P<word>\b[A-Za-z_]\w*\b)
-""", re.S | re.M | re.X)
+def _css_class(kind, text: str) -> str:
+    """The page's class of a Pygments token: keywords, types, CUDA's own words, numbers, strings, comments,
+    preprocessor lines ("" for the rest)."""
+    from pygments.token import Comment, Keyword, Name, Number, String
+    if kind in Comment.Preproc or kind in Comment.PreprocFile:
+        return "t-pp"
+    if kind in Comment:
+        return "t-cm"
+    if kind in Keyword.Reserved or kind in Name.Builtin or (kind in Name and text.startswith(("__", "cuda"))):
+        return "t-cu"                       # __global__, threadIdx, cudaMemcpy
+    if kind in Keyword.Type:
+        return "t-ty"
+    if kind in Keyword:
+        return "t-kw"
+    if kind in String:
+        return "t-st"
+    if kind in Number:
+        return "t-nu"
+    return ""
 
 
 def highlight_c(code: str, first_line: int = 1, marked: Iterable[int] = ()) -> Markup:
     """C/CUDA source as HTML: one `<span class="line">` per line, tokens in `<span class="t-...">`
     (keywords, types, CUDA built-ins, numbers, strings, comments, preprocessor lines, launches); the lines
-    numbered in `marked` get the class `blocks` too (the lines that block a port)."""
+    numbered in `marked` get the class `blocks` too (the lines that block a port).  The source is lexed by
+    Pygments' CUDA lexer (imported here: only the HTML report needs it)."""
+    from pygments.lexers import CudaLexer
     marked = set(marked)
-    pieces: list[tuple[str, str]] = []       # (css class or "", text)
-    pos = 0
-    for m in _TOKEN.finditer(code):
-        if m.start() > pos:
-            pieces.append(("", code[pos:m.start()]))
-        kind = m.lastgroup
-        tok = m.group()
-        if kind == "word":
-            cls = "t-kw" if tok in _C_KEYWORDS else "t-ty" if tok in _C_TYPES else "t-cu" if tok in _CUDA else \
-                ("t-cu" if tok.startswith(("__", "cuda")) else "")
-        else:
-            cls = {"comment": "t-cm", "pre": "t-pp", "string": "t-st", "number": "t-nu", "launch": "t-cu"}[kind]
-        pieces.append((cls, tok))
-        pos = m.end()
-    if pos < len(code):
-        pieces.append(("", code[pos:]))
-    lines: list[list[str]] = [[]]
+    pieces: list[list[str]] = []       # [css class or "", text], runs of one class merged
+    for kind, text in CudaLexer(stripnl=False, ensurenl=False).get_tokens(code):
+        cls = _css_class(kind, text)
+        if text in ("<", ">") and pieces and pieces[-1][1] in (text, text * 2):
+            pieces[-1][1] += text           # the lexer's < < < of a launch, one piece
+            pieces[-1][0] = "t-cu" if len(pieces[-1][1]) == 3 else ""
+            continue
+        pieces.append([cls, text])
+    # blanks between two pieces of one class belong to it (`#include <x.h>` is one preprocessor line)
+    for k in range(1, len(pieces) - 1):
+        if not pieces[k][0] and not pieces[k][1].strip(" \t") and pieces[k - 1][0] and pieces[k - 1][0] == pieces[k + 1][0]:
+            pieces[k][0] = pieces[k - 1][0]
+    merged: list[list[str]] = []
     for cls, text in pieces:
+        if merged and merged[-1][0] == cls:
+            merged[-1][1] += text
+        else:
+            merged.append([cls, text])
+    lines: list[list[str]] = [[]]
+    for cls, text in merged:
         for k, part in enumerate(text.split("\n")):
             if k:
                 lines.append([])

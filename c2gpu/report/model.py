@@ -303,7 +303,7 @@ def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) ->
 def loop_reports(nest, deps, plan) -> list[LoopReport]:
     """Each loop of `nest`, outermost first, with the dependence verdict on it (`deps`, None when the dependence
     pass did not run) and, when `plan` is given, what the port does with it."""
-    roles = _loop_roles(plan.mapping) if plan is not None else {}
+    roles = _loop_roles(nest, plan.mapping) if plan is not None else {}
     out = []
     for lp in nest.loops():
         v = deps.verdicts.get(lp.lid) if deps is not None else None
@@ -315,32 +315,43 @@ def loop_reports(nest, deps, plan) -> list[LoopReport]:
         var = lp.origin.var if lp.origin else lp.var
         out.append(LoopReport(var, lp.header, _loc(lp.loc), lp.trip_count.to_c() if lp.trip_count is not None else None,
                               LOOP_STATUS.get(v.status, v.status) if v is not None else None, reason,
-                              roles.get(var, "in each thread") if plan is not None else ""))
+                              roles.get((lp.loc.line, lp.loc.col), "in each thread") if plan is not None else ""))
     return out
 
 
-def _loop_roles(mapping) -> dict[str, str]:
-    """C loop variable -> what the plan does with it ("grid y", "host loop", "grid x in k0, in each thread in
-    k1" when kernels differ)."""
+def _loop_roles(nest, mapping) -> dict[tuple[int, int], str]:
+    """Each loop, by where it is in the source (line, column), -> what the plan does with it ("grid y", "host
+    loop", "grid x in k1, in each thread in k2" when kernels differ: kN is the kernel's own number).  By place, not
+    by name: gramschmidt has four loops named i."""
     from ..plan import Kernel
     kernels, host = mapping.kernels(), {}
+    place = {lp.lid: (lp.loc.line, lp.loc.col) for lp in nest.loops()}
 
     def walk(items):
         for it in items:
             if not isinstance(it, Kernel):
-                host[it.var] = "host loop"
+                host[place[it.lid]] = "host loop"
                 walk(it.body)
     walk(mapping.items)
-    per_kernel = [{m.c_var: f"grid {m.dim}" for m in k.loops} for k in kernels if k.loops]
-    names = {v for dims in per_kernel for v in dims}
+    per_kernel = [(k.name.rsplit("_", 1)[-1], {(m.loc.line, m.loc.col): f"grid {m.dim}" for m in k.loops},
+                   {(lp.loc.line, lp.loc.col) for lp in _kernel_loops(k)}) for k in kernels]
     out = dict(host)
-    for var in names - host.keys():
-        roles = [dims.get(var, "in each thread") for dims in per_kernel]
-        if len(set(roles)) == 1:
-            out[var] = roles[0]
+    for at in {p for _, grid, inside in per_kernel for p in (grid.keys() | inside)} - host.keys():
+        roles = [(name, grid.get(at, "in each thread")) for name, grid, inside in per_kernel
+                 if at in grid or at in inside]
+        if len({r for _, r in roles}) == 1:
+            out[at] = roles[0][1]
         else:
-            out[var] = ", ".join(f"{r} in k{i}" for i, r in enumerate(roles))
+            out[at] = ", ".join(f"{r} in {name}" for name, r in roles)
     return out
+
+
+def _kernel_loops(k):
+    """The loops a kernel runs in each thread (its view's), or none for a one-thread kernel's own body."""
+    if k.view is None:
+        return []
+    by_id = {lp.lid: lp for lp in k.view.loops()}
+    return k.inner_loops(by_id) if k.body_lid in by_id else []
 
 
 def _blocking(nest, deps, refusal: str = "") -> list[RelatedLocation]:
