@@ -37,7 +37,7 @@ class Diagnostic:
 CODES: dict[str, Diagnostic] = {
     # what lowering (c2gpu/frontend/lower.py) finds in the C
     "address-taken": Diagnostic("limit", "the address of a variable of the nest is taken, so it may change through a pointer"),
-    "array-escapes": Diagnostic("limit", "an array is passed to a function, which may read or write any of it"),
+    "array-escapes": Diagnostic("limit", "an array or pointer is passed to a function, which may read or write what it points to"),
     "exposed-loop-variable": Diagnostic("limit", "a global or static loop variable may change through a pointer write"),
     "inside-while": Diagnostic("limit", "the nest sits inside a while loop, so it runs an unknown number of times"),
     "local-array": Diagnostic("limit", "an array is declared inside the nest"),

@@ -186,3 +186,30 @@ def test_coalescing_is_judged_by_bytes(capsys, monkeypatch):
     assert "x is 'i', but a warp's accesses to A[i][j] (50% of the bytes) are not coalesced" in k0, k0
     k1 = next(line for line in log.splitlines() if "c2gpu_kernel_atax_76_k1:" in line)
     assert "x is 'j', the fastest-varying subscript of the accesses that move most bytes" in k1, k1
+
+
+@pytest.mark.parametrize("kernel,expected", [
+    # four loops named i, each with its own role
+    ("linear-algebra/solvers/gramschmidt/gramschmidt.c",
+     [("k", "host loop"), ("i", "grid x"), ("i", "grid x"), ("j", "grid x"), ("i", "in each thread"),
+      ("i", "in each thread")]),
+    # isl's schedule writes three loops named c2gpu_c1 at one place: each its own role, said once
+    ("linear-algebra/solvers/lu/lu.c",
+     [("c2gpu_c0", "host loop"), ("c2gpu_c1", "grid x"), ("c2gpu_c1", "grid y"), ("c2gpu_c2", "grid x"),
+      ("c2gpu_c1", "grid y"), ("c2gpu_c2", "grid x")]),
+    ("linear-algebra/kernels/atax/atax.c", [("i", "grid x"), ("i", "grid x in k0, in each thread in k1"),
+                                            ("j", "in each thread"), ("j", "grid x")]),
+])
+def test_each_loop_gets_its_own_role(kernel, expected, monkeypatch):
+    import c2gpu
+    report = c2gpu.analyze(POLYBENCH / kernel, include_dirs=[POLYBENCH / "utilities"], gpu="h100-sxm", run_cpu=False)
+    assert [(lp.var, lp.role) for n in report.nests for lp in n.loops] == expected
+
+
+def test_a_pointer_passed_to_a_function_is_not_called_an_array(tmp_path, capsys):
+    src = tmp_path / "fp.c"
+    src.write_text('#include <stdio.h>\nfloat a[10];\nint main(void) { FILE *f = stdout;\n'
+                   '  for (int i = 0; i < 10; i++) { a[i] = i; fprintf(f, "%f", a[i]); } return 0; }\n')
+    main(["analyze", str(src), "--gpu", "none"])
+    out = capsys.readouterr().out
+    assert "pointer 'f' is passed to 'fprintf'" in out and "array 'f'" not in out

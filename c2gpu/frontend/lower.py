@@ -540,7 +540,9 @@ class StatementBuilder:
                 ctx.flag("unknown-call", f"call to '{name}': c2gpu cannot see what it reads or writes", node)
             for arg in (node.args.exprs if node.args else []):
                 if isinstance(arg, c_ast.ID) and (t := ctx.type_of_name(arg.name)) and not t.is_scalar:
-                    ctx.flag("array-escapes", f"array '{arg.name}' is passed to '{name}'", arg)
+                    what = "array" if t.dims and not t.pointers else "pointer"
+                    ctx.flag("array-escapes", f"{what} '{arg.name}' is passed to '{name}', which may read or write "
+                             "what it points to", arg)
                 self.visit(arg, "read")
             return
         if isinstance(node, c_ast.TernaryOp):

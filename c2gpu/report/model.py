@@ -315,28 +315,32 @@ def loop_reports(nest, deps, plan) -> list[LoopReport]:
         var = lp.origin.var if lp.origin else lp.var
         out.append(LoopReport(var, lp.header, _loc(lp.loc), lp.trip_count.to_c() if lp.trip_count is not None else None,
                               LOOP_STATUS.get(v.status, v.status) if v is not None else None, reason,
-                              roles.get((lp.loc.line, lp.loc.col), "in each thread") if plan is not None else ""))
+                              roles.get(lp.lid, roles.get(_place(lp), "in each thread")) if plan is not None else ""))
     return out
 
 
-def _loop_roles(nest, mapping) -> dict[tuple[int, int], str]:
-    """Each loop, by where it is in the source (line, column), -> what the plan does with it ("grid y", "host
-    loop", "grid x in k1, in each thread in k2" when kernels differ: kN is the kernel's own number).  By place, not
-    by name: gramschmidt has four loops named i."""
+def _loop_roles(nest, mapping) -> dict:
+    """Each loop, by its lid or, for a kernel that runs its own view of the nest (after distribution or
+    interchange), by its name and place in the source, -> what the plan does with it ("grid y", "host loop",
+    "grid x in k1, in each thread in k2" when kernels differ: kN is the kernel's own number).  Never by name alone:
+    gramschmidt has four loops named i, and isl's scheduler writes several loops named c2gpu_c1 at one place."""
     from ..plan import Kernel
-    kernels, host = mapping.kernels(), {}
-    place = {lp.lid: (lp.loc.line, lp.loc.col) for lp in nest.loops()}
+    kernels, out = mapping.kernels(), {}
 
     def walk(items):
         for it in items:
             if not isinstance(it, Kernel):
-                host[place[it.lid]] = "host loop"
+                out[it.lid] = "host loop"
                 walk(it.body)
     walk(mapping.items)
-    per_kernel = [(k.name.rsplit("_", 1)[-1], {(m.loc.line, m.loc.col): f"grid {m.dim}" for m in k.loops},
-                   {(lp.loc.line, lp.loc.col) for lp in _kernel_loops(k)}) for k in kernels]
-    out = dict(host)
-    for at in {p for _, grid, inside in per_kernel for p in (grid.keys() | inside)} - host.keys():
+    per_kernel = []
+    for k in kernels:
+        by_id = {lp.lid: lp for lp in (k.view or nest).loops()}
+        key = (lambda lid: lid) if k.view is None else (lambda lid: _place(by_id[lid]))
+        grid = {key(m.lid): f"grid {m.dim}" for m in k.loops}
+        inside = {key(lp.lid) for lp in k.inner_loops(by_id)} if k.body_lid in by_id and k.loops else set()
+        per_kernel.append((k.name.rsplit("_", 1)[-1], grid, inside))
+    for at in {p for _, grid, inside in per_kernel for p in (grid.keys() | inside)} - out.keys():
         roles = [(name, grid.get(at, "in each thread")) for name, grid, inside in per_kernel
                  if at in grid or at in inside]
         if len({r for _, r in roles}) == 1:
@@ -346,12 +350,8 @@ def _loop_roles(nest, mapping) -> dict[tuple[int, int], str]:
     return out
 
 
-def _kernel_loops(k):
-    """The loops a kernel runs in each thread (its view's), or none for a one-thread kernel's own body."""
-    if k.view is None:
-        return []
-    by_id = {lp.lid: lp for lp in k.view.loops()}
-    return k.inner_loops(by_id) if k.body_lid in by_id else []
+def _place(lp) -> tuple[str, int, int]:
+    return (lp.origin.var if lp.origin else lp.var, lp.loc.line, lp.loc.col)
 
 
 def _blocking(nest, deps, refusal: str = "") -> list[RelatedLocation]:
