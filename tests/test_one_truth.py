@@ -213,3 +213,43 @@ def test_a_pointer_passed_to_a_function_is_not_called_an_array(tmp_path, capsys)
     main(["analyze", str(src), "--gpu", "none"])
     out = capsys.readouterr().out
     assert "pointer 'f' is passed to 'fprintf'" in out and "array 'f'" not in out
+
+
+def test_a_column_walk_in_one_thread_costs_a_few_hundred_cycles_a_load(tmp_path):
+    # PolyBench/GPU gramschmidt's first kernel: one thread sums a column (2048 strided loads); its footprint is
+    # the sectors it touches, not the 16 MB between them, so a load costs an L2 or DRAM latency, not 16,000 cycles
+    from c2gpu.frontend import PreprocessOptions, load_program
+    from c2gpu.gpu import load_gpu
+    from c2gpu.perf.predict import SYNC_EACH_LAUNCH, predict_nest
+    from c2gpu.pipeline import PassManager
+    from c2gpu.codegen import build_nest_code
+    from c2gpu.plan import NestPlan, SharedMemoryPlan
+    from c2gpu.registry import available_passes
+    src = tmp_path / "g.c"
+    src.write_text("""#include <math.h>
+void gramschmidt(float *a, float *r, float *q) {
+  for (int k = 0; k < 2048; k++) {
+    float nrm = 0.0f;
+    for (int i = 0; i < 2048; i++) nrm += a[i * 2048 + k] * a[i * 2048 + k];
+    r[k * 2048 + k] = sqrtf(nrm);
+    for (int i = 0; i < 2048; i++) q[i * 2048 + k] = a[i * 2048 + k] / r[k * 2048 + k];
+    for (int j = k + 1; j < 2048; j++) {
+      r[k * 2048 + j] = 0.0f;
+      for (int i = 0; i < 2048; i++) r[k * 2048 + j] += q[i * 2048 + k] * a[i * 2048 + j];
+      for (int i = 0; i < 2048; i++) a[i * 2048 + j] = a[i * 2048 + j] - q[i * 2048 + k] * r[k * 2048 + j];
+    }
+  }
+}
+""")
+    opts = {"assume_no_alias": True, "shared_memory": "off", "params": {}}
+    mgr = PassManager(available_passes(), ["normalize", "dependence", "mapping"], opts)
+    nest = mgr.run(load_program(str(src), PreprocessOptions())).nests[0]
+    plan = NestPlan(nest.name, mgr.result("mapping", nest), SharedMemoryPlan(), scalar_replacement=False)
+    gpu = load_gpu("h100-sxm")
+    perf = predict_nest(nest, plan, gpu, {}, code=build_nest_code(nest, plan), options=opts, search=False,
+                        registers="estimate", synchronize=SYNC_EACH_LAUNCH)
+    kernel = perf.kernels[0]
+    assert kernel.block == (1, 1, 1) and kernel.launches == 2048       # the norm, in one thread, once per k
+    for model in ("gpuperf", "resios"):
+        cycles = kernel.predictions[model].time_s * gpu.core_clock_ghz * 1e9
+        assert 100 < cycles / 4096 < 1000, (model, cycles / 4096)       # 4096 loads per launch

@@ -904,8 +904,8 @@ class KernelAnalysis:
     @kernel_fact
     def footprints(self) -> dict[str, dict]:
         """Per array, bytes touched per launch: from the exact index ranges (isl) with the parameters
-        bound and host loop variables at their middle iteration; `*_lb` is a true lower bound
-        (at most one byte per executed access instance)."""
+        bound and host loop variables at their middle iteration, at most the sectors the executed access
+        instances touch; `*_lb` is a true lower bound (at most one byte per executed access instance)."""
         out: dict[str, dict] = {}
         by_array: dict[str, list[AccessInfo]] = {}
         for ai in self.access_infos:
@@ -927,7 +927,10 @@ class KernelAnalysis:
                     span = (rng[1] - rng[0] + 1) * es
                     ranges[kind] = rng
                 sec = self.gpu.sector_bytes
-                rec[kind] = math.ceil(span / sec) * sec if span > 0 else 0.0
+                # the span of the addresses, but no more sectors than the accesses touch: a column walk of a
+                # matrix in one thread (gramschmidt's norm) touches one sector per row, not the rows between
+                rec[kind] = min(math.ceil(span / sec), math.ceil(inst * max(1, math.ceil(es / sec)))) * sec \
+                    if span > 0 else 0.0
                 rec[f"{kind}_lb"] = float(min(span, inst * es))
             if ranges.get("read") and ranges.get("write"):
                 lo = max(ranges["read"][0], ranges["write"][0])
