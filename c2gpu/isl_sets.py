@@ -61,7 +61,9 @@ def _relation(params: tuple[str, ...], ins: tuple[str, ...], outs: tuple[str, ..
 
 
 def dim(lid: int) -> str:
-    return f"L{lid}"
+    """The isl name of loop `lid`'s variable: prefixed, since the nest's parameters keep their C names and a
+    program may call one L1 (NPB's LU does)."""
+    return f"c2gpu_L{lid}"
 
 
 def _rename(p: Poly, names: dict[str, str]) -> Poly:

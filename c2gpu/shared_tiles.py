@@ -20,6 +20,7 @@ removes them (the classic [32][33] tile).
 """
 from __future__ import annotations
 
+import numbers
 from fractions import Fraction
 
 from .algorithms.banks import bank_conflict_degree
@@ -86,13 +87,15 @@ class Analyzer:
                     continue
                 groups.setdefault((a.array, split[0], split[1], motion), []).append((a, inner))
         out = []
-        for (array, tiled, covered, _), accs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or -1, kv[0][3])):
+        for (array, tiled, covered, _), accs in sorted(groups.items(),
+                                                       key=lambda kv: (kv[0][0], kv[0][1] or -1, _order(kv[0][3]))):
             opp = self._opportunity(array, tiled, covered, [a for a, _ in accs])
             if opp is not None:
                 out.append(opp)
         return _name_tiles(out + self.store_opportunities())
 
     def _motion(self, a: Access, ranges: dict[str, int]):
+        """Per subscript (how the threads move it, its offset): the same tuple for accesses that share a tile."""
         subs, extents = ph.access_shape(self.nest, a)
         if extents is None:
             return None
@@ -411,3 +414,15 @@ def candidate_budgets(gpu) -> list[tuple[int, str]]:
         if b > 0 and all(b != x for x, _ in out):
             out.append((b, f"{blocks} block{'s' if blocks > 1 else ''} per SM"))
     return out
+
+
+def _order(value):
+    """A motion as a sort key that orders as the motion itself where that can be ordered (numbers, names, tuples
+    of them), with a symbolic stride (a Poly: NPB's LU) after the numbers, by its text."""
+    if isinstance(value, tuple):
+        return tuple(_order(x) for x in value)
+    if isinstance(value, numbers.Real):
+        return (0, value, "")
+    if isinstance(value, str):
+        return (1, 0, value)
+    return (2, 0, str(value))

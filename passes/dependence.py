@@ -867,11 +867,13 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
              and infos[p].target is None]
     aiming = {p: _scalar_targets(infos[p]) for p in pointers if _scalar_targets(infos[p])}
     if loose or aiming:
+        stands = dict(nest.stands_for)      # a variable standing for a field or an element: named as written
+
         def who(p: str, s: str) -> tuple[str, str]:
             if s in aiming.get(p, ()):     # a fact of the file: no declaration or flag changes it
                 return f"pointer '{p}' points to '{s}' ({infos[p].target_source})", ""
-            return (f"pointer '{p}' may point to '{s}' (a global or address-taken variable)",
-                    "; declare it restrict or pass --assume-no-alias")
+            what = f"'{stands[s]}'" if s in stands else f"'{s}' (a global or address-taken variable)"
+            return f"pointer '{stands.get(p, p)}' may point to {what}", "; declare it restrict or pass --assume-no-alias"
 
         for s in sorted(exposed & set(by_name)):
             for p in loose + [q for q in sorted(aiming) if s in aiming[q] and q not in loose]:
@@ -888,8 +890,8 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                     if y.kind == "write":
                         via = "may overwrite" if fix else "writes"
                         ctx.block(list(y.site.stmt.loop_ids), DepReason(
-                            "alias", f"{y.describe()} {via} '{s}', used in bounds or subscripts: {what}{fix}",
-                            source=y.loc, array=p))
+                            "alias", f"{y.describe()} {via} '{stands.get(s, s)}', used in bounds or subscripts: "
+                                     f"{what}{fix}", source=y.loc, array=p))
     if nest.stands_for:
         notes.append("struct fields as variables of their own: " + ", ".join(
             f"{name} is {expr}" for name, expr in nest.stands_for))

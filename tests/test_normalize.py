@@ -384,7 +384,7 @@ void red(int n, float *a, float *s)
 void unknown(int n, float *a, int *idx)
 {
     int i, j;
-    for (i = 1; i < idx[0]; i++)
+    for (i = 1; i < idx[i]; i++)
         for (j = 2; j < n; j++)
             a[j] = 0.0f;
 }

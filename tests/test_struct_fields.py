@@ -128,7 +128,7 @@ void fill(vec *v) {
 }
 """
     ((plan, errors, _),) = outcomes(tmp_path, src).values()
-    assert plan is None and any("'v__s'" in e or "'v__n'" in e for e in errors), errors
+    assert plan is None and any("'v->s'" in e or "'v->n'" in e for e in errors), errors     # named as written
 
 
 @requires_tool("cc")

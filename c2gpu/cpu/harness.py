@@ -498,8 +498,9 @@ def measure_file(path: str, options: PreprocessOptions | None = None, nests: Ite
             continue
         nid = len(targets)
         slots = []
+        at_nest = dict(n.stands_for)      # a parameter standing for a field or an element (v->n, d[0]) is that
         for p in n.params:
-            slots.append((len(slot_names), p))
+            slots.append((len(slot_names), at_nest.get(p, p)))
             slot_names[len(slot_names)] = (nid, p)
         targets.append((nid, start, end, slots))
         by_id[nid] = n

@@ -16,10 +16,13 @@ alias like two pointer parameters.
 from __future__ import annotations
 
 import copy
+import re
 
-from pycparser import c_ast
+from pycparser import c_ast, c_generator
 
 from .ctypes import SIZES, CType, decl_type
+
+_GEN = c_generator.CGenerator()
 
 
 def struct_fields(ast: c_ast.FileAST, typedefs: dict[str, CType]) -> dict[str, dict[str, CType]]:
@@ -106,6 +109,116 @@ def renamed(node: c_ast.For, lookup, structs: dict[str, dict[str, CType]], taken
             out[name] = (chosen[key], f"{key[0]}{key[1]}{key[2]}", r)
         _swap(new, r, c_ast.ID(names[key], coord=r.coord))
     return new, out
+
+
+def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
+    """(a copy of `node` with each array element the nest reads but never writes, read in a loop's header or in
+    another access's subscript, replaced by an identifier; {identifier: (type, the C expression it stands for,
+    where first seen)}), or (node, {}) when there is none.
+
+    `for (i = 1; i < grid_points[0] - 1; i++)` (NPB's BT and SP), `x[d[0]]`, `dims[2][k]` with k unchanged: the
+    element is a value the nest reads at its entry, a symbolic parameter like `n` (`grid_points__0`), and the port
+    passes `grid_points[0]` where the nest ran.  Only an integer element of an array the nest never writes, never
+    passes to a function and never takes the address of, whose subscripts are constants and variables the nest
+    does not assign.  The element lives in memory a pointer may reach, so it is treated like a global: a write
+    through a pointer that may point to it blocks the proof (passes/dependence.py).
+
+    lookup: C name -> the variable's CType (None when not declared); taken: identifiers already in use."""
+    parents = _parents(node)
+    nodes = list(_nodes(node))
+    assigned = {n.name for n in nodes if isinstance(n, c_ast.ID) and _written(n, parents.get(id(n)))}
+    declared = {n.name for n in nodes if isinstance(n, c_ast.Decl) and n.name}
+    touched = set()             # arrays the nest writes, passes on or takes the address of
+    for n in nodes:
+        if isinstance(n, (c_ast.ArrayRef, c_ast.UnaryOp)) and _written(n, parents.get(id(n))):
+            base = _base(n.expr if isinstance(n, c_ast.UnaryOp) and n.op == "*" else n)
+            if base is not None:
+                touched.add(base)
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("&", "*"):
+            base = _base(n.expr)
+            if base is not None and (n.op == "&" or _written(n, parents.get(id(n)))):
+                touched.add(base)
+        if isinstance(n, c_ast.FuncCall) and n.args is not None:
+            touched.update(b for a in n.args.exprs if (b := _base(a)) is not None)
+
+    def invariant(e: c_ast.Node) -> bool:
+        if isinstance(e, c_ast.Constant):
+            return e.type in ("int", "long int", "long long int", "unsigned int", "char")
+        if isinstance(e, c_ast.ID):
+            t = lookup(e.name)
+            return e.name not in assigned and e.name not in declared and t is not None and t.is_integer
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*"):
+            return invariant(e.left) and invariant(e.right)
+        return isinstance(e, c_ast.UnaryOp) and e.op == "-" and invariant(e.expr)
+
+    def wanted_context(ref: c_ast.Node) -> bool:
+        """In a loop's header, or in a subscript of another access."""
+        child, up = ref, parents.get(id(ref))
+        while up is not None:
+            if isinstance(up, c_ast.For) and child is not up.stmt:
+                return True
+            if isinstance(up, c_ast.ArrayRef) and child is up.subscript:
+                return True
+            child, up = up, parents.get(id(up))
+        return False
+
+    chosen: dict[str, CType] = {}
+    for ref in nodes:
+        if not isinstance(ref, c_ast.ArrayRef) or isinstance(parents.get(id(ref)), c_ast.ArrayRef) \
+                and parents[id(ref)].name is ref:
+            continue                    # an inner level of a chain a[i][j]: the outermost ArrayRef stands for it
+        base, subs = ref, []
+        while isinstance(base, c_ast.ArrayRef):
+            subs.insert(0, base.subscript)
+            base = base.name
+        if not isinstance(base, c_ast.ID) or base.name in touched or base.name in assigned or base.name in declared:
+            continue
+        t = lookup(base.name)
+        if t is None or t.pointer_rows or not t.base or t.base not in SIZES or t.base in ("float", "double",
+                                                                                          "long double"):
+            continue
+        if len(subs) != len(t.dims) + t.pointers or not all(invariant(s) for s in subs):
+            continue
+        if not wanted_context(ref):
+            continue
+        chosen[_GEN.visit(ref)] = CType(t.base)
+    if not chosen:
+        return node, {}
+    names: dict[str, str] = {}
+    out: dict[str, tuple[CType, str, c_ast.Node]] = {}
+    new = copy.deepcopy(node)
+    new_parents = _parents(new)
+    for ref in [n for n in _nodes(new) if isinstance(n, c_ast.ArrayRef)]:
+        up = new_parents.get(id(ref))
+        if isinstance(up, c_ast.ArrayRef) and up.name is ref:
+            continue
+        text = _GEN.visit(ref)
+        if text not in chosen:
+            continue
+        if text not in names:
+            name = "__".join(filter(None, re.split(r"\W+", text)))
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            names[text] = name
+            out[name] = (chosen[text], text, ref)
+        _swap(new, ref, c_ast.ID(names[text], coord=ref.coord))
+    return new, out
+
+
+def _base(e: c_ast.Node | None) -> str | None:
+    """The variable an lvalue or pointer expression is an element of, through subscripts, casts and + k."""
+    while True:
+        if isinstance(e, c_ast.ArrayRef):
+            e = e.name
+        elif isinstance(e, c_ast.Cast):
+            e = e.expr
+        elif isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
+            e = e.left
+        elif isinstance(e, c_ast.UnaryOp) and e.op in ("&", "*"):
+            e = e.expr
+        else:
+            return e.name if isinstance(e, c_ast.ID) else None
 
 
 def _swap(root: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:

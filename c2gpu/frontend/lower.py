@@ -25,7 +25,7 @@ from ..symbolic import Poly, Sym
 from ..libc import MATH_FUNCTIONS, SETS_ERRNO
 from .preprocess import INCLUDE_DIR
 from .objects import FileObjects
-from .fields import renamed, struct_fields
+from .fields import invariant_elements, renamed, struct_fields
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
 from .inductions import Induction, substitute_inductions
@@ -1932,6 +1932,11 @@ class FileLowerer:
             var = cand.scope.lookup(name)
             return var.ctype if var is not None else None
         node, found = renamed(cand.node, lookup, self.structs, taken)
+
+        def lookup_after(name: str):        # the fields just renamed are variables too
+            return found[name][0] if name in found else lookup(name)
+        node, elements = invariant_elements(node, lookup_after, taken)
+        found = {**found, **elements}
         if not found:
             return cand, cand.fields
         scope = cand.scope.child()

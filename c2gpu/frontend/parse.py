@@ -33,6 +33,26 @@ class _Parser(c_parser.CParser):
                 pass
         super()._parse_error(msg, coord)
 
+    def _parse_external_declaration(self):
+        # K&R with an implicit int (`main(argc, argv) int argc; char **argv; { ... }`, NPB's IS): pycparser 3.0
+        # takes an implicit-int definition only when its body follows the declarator directly
+        tok = self._peek()
+        if tok is not None and tok.type == "ID" and not self._starts_declaration(tok):
+            mark = self._mark()
+            try:
+                decl = self._parse_id_declarator()
+            except c_parser.ParseError:
+                decl = None
+            if decl is not None and self._starts_declaration():
+                params = self._parse_declaration_list()
+                if self._peek_type() == "LBRACE":
+                    spec = dict(qual=[], alignment=[], storage=[], function=[],
+                                type=[c_ast.IdentifierType(["int"], coord=decl.coord)])
+                    return [self._build_function_definition(spec=spec, decl=decl, param_decls=params,
+                                                            body=self._parse_compound_statement())]
+            self._reset(mark)
+        return super()._parse_external_declaration()
+
     def parse_after(self, text: str, filename: str, names: dict[str, bool]) -> c_ast.FileAST:
         """parse(text) as the continuation of declarations that left `names` in the file scope (pycparser's
         parse, with its first scope given)."""
