@@ -64,6 +64,42 @@ def _trip_function(trip, ints: bool):
 _COUNTS: dict = {}    # (ids of the loops, sizes) -> (loops, count)
 
 
+def _pieces_countable(lp: Loop) -> bool:
+    """A loop left as written whose start and end are known pieces (a min or max of several values)."""
+    return bool(lp.step) and bool(lp.lowers) and bool(lp.uppers) and (len(lp.lowers) == 1 or abs(lp.step) == 1)
+
+
+def _bound_variables(lp: Loop) -> set[str]:
+    if lp.trip_count is not None:
+        return lp.trip_count.variables
+    return {v for p in lp.lowers + lp.uppers for v in p.variables}
+
+
+def _pieces_start_end(lp: Loop, env) -> tuple[int, int]:
+    """Start and exclusive end of a loop with min/max bounds: counting up, the largest start and the smallest
+    end; counting down, the smallest start and the largest end."""
+    lows = [p.evaluate(env) for p in lp.lowers]
+    ups = [p.evaluate(env) for p in lp.uppers]
+    return (max(lows), min(ups)) if lp.step > 0 else (min(lows), max(ups))
+
+
+def _pieces_trip(lp: Loop):
+    step = lp.step
+
+    def trip(env) -> int:
+        start, end = _pieces_start_end(lp, env)
+        span = end - start if step > 0 else start - end
+        return max(0, -(-span // abs(step)))
+    return trip
+
+
+def _pieces_values(lp: Loop):
+    def run(env, trip: int):
+        start, _end = _pieces_start_end(lp, env)
+        return range(start, start + trip * lp.step, lp.step)
+    return run
+
+
 def evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:
     """Numeric instance count with parameters bound; empty loops (trip <= 0) count 0.
 
@@ -91,13 +127,17 @@ def _evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None
     is exact, while that stays under a budget; beyond it, the closed form is used
     (exact unless some inner loop is empty for part of the range).
     """
-    if any(lp.trip_count is None for lp in loops):
+    if any(lp.trip_count is None and not _pieces_countable(lp) for lp in loops):
         return None
     budget = [100_000]
     ints = all(type(v) is int for v in env.values())
-    trips = [_trip_function(lp.trip_count, ints) for lp in loops]
+    trips = [_trip_function(lp.trip_count, ints) if lp.trip_count is not None else _pieces_trip(lp) for lp in loops]
+    # how loop i's variable runs from its count k = 0, 1, ...: normalized loops are their count, a loop left as
+    # written because a bound is a min or max of several values (generated code: `c2 <= min(nj-1, nk-1)`) runs
+    # from its start by its step
+    values = [None if lp.trip_count is not None else _pieces_values(lp) for lp in loops]
     # whether an inner trip count reads loop i's variable (then loop i is enumerated)
-    enumerate_ = [any(lp.var in inner.trip_count.variables for inner in loops[i + 1:]) for i, lp in enumerate(loops)]
+    enumerate_ = [any(lp.var in _bound_variables(inner) for inner in loops[i + 1:]) for i, lp in enumerate(loops)]
     cur = dict(env)      # env with the enumerated loops' current values (restored on the way out)
 
     class TooMany(Exception):
@@ -116,15 +156,16 @@ def _evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None
         had, old = var in cur, cur.get(var)
         total = 0
         try:
+            run = range(trip) if values[i] is None else values[i](cur, trip)
             if any(enumerate_[i + 1:]):
-                for v in range(trip):
+                for v in run:
                     cur[var] = v
                     total += rec(i + 1)
             else:
                 # the deeper loops are not enumerated: rec(i + 1) is the product of their trips (0 from the
                 # first empty one on, whose deeper trips are not evaluated), inlined
                 inner = trips[i + 1:]
-                for v in range(trip):
+                for v in run:
                     cur[var] = v
                     prod = 1
                     for t in inner:

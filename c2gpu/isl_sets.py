@@ -244,11 +244,26 @@ def _subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool) -> list[tupl
                 m = isl.Map(f"[{params}] -> {{ [{dims}] -> [e] : e = {poly_to_isl(sub, names)} }}")
                 vals = dom.apply(m)
                 lo, hi = vals.dim_min(0), vals.dim_max(0)
-                out[k][0] = lo if out[k][0] is None else out[k][0].min(lo)
-                out[k][1] = hi if out[k][1] is None else out[k][1].max(hi)
+                # over the union of the statements' domains: min/max would keep only the sizes for which
+                # every statement runs, and leave the range undefined (any value) for the others
+                out[k][0] = lo if out[k][0] is None else out[k][0].union_min(lo)
+                out[k][1] = hi if out[k][1] is None else out[k][1].union_max(hi)
     if any(lo is None for lo, _ in out):
         return None
     return [(lo, hi) for lo, hi in out]
+
+
+def run_params(nest: Nest, accesses=None) -> isl.Set | None:
+    """The sizes (parameter values) for which the nest executes a statement, or, given `accesses`, a statement
+    that makes one of them; None when it has no statement."""
+    wanted = None if accesses is None else _lookup(accesses)
+    out = None
+    for stmt in nest.statements():
+        if wanted is not None and not any(a in wanted for a in stmt.accesses):
+            continue
+        p = statement_domain(nest, stmt)[0].params()
+        out = p if out is None else out.union(p)
+    return None if out is None else out.coalesce()
 
 
 def _lookup(items):

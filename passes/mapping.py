@@ -210,9 +210,11 @@ class Mapper:
             return self.host_loop(loop, host)
         if self.status(loop) in ("parallel", "reduction") and (loop.lower_pieces or loop.upper_pieces):
             start, end = loop.bound_texts()
-            raise PassFailed(f"{where} is proven {self.status(loop)}, but its bounds are a min/max of several values "
-                             f"(from {start} to below {end}): c2gpu maps to threads only a loop with one trip count",
-                             code="not-generated", loc=loop.loc)
+            why = (f"{where} is proven {self.status(loop)}, but its bounds are a min/max of several values (from "
+                   f"{start} to below {end}): c2gpu maps to threads only a loop with one trip count")
+            if any(self.parallel_inside(k) for k in loop.body if isinstance(k, Loop)):
+                return self.host_loop(loop, f"{why}; it stays on the host with a launch per iteration")
+            raise PassFailed(why, code="not-generated", loc=loop.loc)
         if self.status(loop) == "reduction":
             exact = " (--exact-fp keeps floating-point sums in one thread)" if self.options.get("exact_fp") else ""
             raise PassFailed(f"{where} is a reduction c2gpu does not run across threads (only scalar +, max and "
@@ -327,8 +329,8 @@ class Mapper:
         only to nests whose dependences are all known: no aliasing doubt, call or flag, no scalar written
         across items (each kernel would see another's value), no guard around the items.  With `whole` (the
         root alone maps nothing), one group may be the whole body: then only its interchange helps."""
-        if len(root.body) < (1 if whole else 2) or self.nest.all_flags():
-            return None
+        if len(root.body) < (1 if whole else 2) or self.nest.all_flags() or not self._mappable(root):
+            return None             # every kernel of a distribution maps the root or runs it in each thread
         for lp in self.nest.loops():
             v = self.deps.verdicts.get(lp.lid)
             if v is None or any(r.kind not in SERIAL_SAFE for r in v.reasons) or lp.header_stmt is not None:

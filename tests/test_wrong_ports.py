@@ -225,3 +225,37 @@ def test_floating_point_max_and_min_keep_the_value_c_keeps(tmp_path):
     assert_nvcc_compiles(cu)
     original, port_out = run_both(tmp_path, cu)
     assert original == port_out and "-0" in original
+
+
+# 8. The region of an array that statements running at different sizes touch: the union of their regions, at
+# every size (isl's min/max of two ranges kept only the sizes where both statements run: with m <= 0 the inner
+# statement never runs, and the copy-out of `a` stopped at a[n + m - 1], leaving a[5..9] behind for m = -5)
+
+REGION_UNION = r"""
+#include <stdio.h>
+float a[64];
+void f(int n, int m) {
+  for (int i = 0; i < n; i++) {
+    a[i] = 1.0f + i;
+    for (int j = 0; j < m; j++)
+      a[n + j] += 2.0f;
+  }
+}
+int main(void) {
+  int m = -5;
+  f(10, m);
+  double s = 0; for (int i = 0; i < 64; i++) s += a[i] * (i + 1);
+  printf("%f\n", s);
+  return 0; }
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_the_region_of_statements_that_run_at_different_sizes_is_their_union(tmp_path):
+    cu, log = port(tmp_path, REGION_UNION)
+    assert "f@5" in ported(log), log
+    assert "m <= 0 ? n - 1 : m + n - 1" in cu.read_text()       # the end of a's region for either sign of m
+    assert_nvcc_compiles(cu)
+    original, port_out = run_both(tmp_path, cu)
+    assert original == port_out

@@ -329,7 +329,7 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
         bounds = _declared_bounds(info, ndims, flat)
         lo = _flat(nest, [_clamp(_c(lo, params), low=b[0]) for (lo, _), b in zip(ranges, bounds)], ext_c)
         hi = _flat(nest, [_clamp(_c(hi, params), high=b[1]) for (_, hi), b in zip(ranges, bounds)], ext_c)
-        count = simplify(f"({hi}) - ({lo}) + 1")
+        count = _only_when_touched(nest, accs, simplify(f"({hi}) - ({lo}) + 1"))
         copy_in = (lo, count)
         why = "read by the nest" if reads else ""
         copy_out, dense = None, False
@@ -338,7 +338,7 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
             wr = ph.subscript_ranges(nest, writes, ndims, flat)
             wlo = _flat(nest, [_clamp(_c(l, params), low=b[0]) for (l, _), b in zip(wr, bounds)], ext_c)
             whi = _flat(nest, [_clamp(_c(h, params), high=b[1]) for (_, h), b in zip(wr, bounds)], ext_c)
-            copy_out = (wlo, simplify(f"({whi}) - ({wlo}) + 1"))
+            copy_out = (wlo, _only_when_touched(nest, writes, simplify(f"({whi}) - ({wlo}) + 1")))
             if not reads:
                 if dense:
                     copy_in, why = None, "written in full, not read: no copy-in"
@@ -351,8 +351,19 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
         # the device copy starts at element 0, or lower when a pointer is indexed below it
         low = "0" if bounds[0][0] == "0" else _clamp(lo, high="0")
         plans.append(ArrayPlan(name, info.elem_type, ndims, ext_c, bool(reads), bool(writes),
-                               simplify(f"({hi}) + 1 - ({low})"), copy_in, copy_out, why, low, dense))
+                               _only_when_touched(nest, accs, simplify(f"({hi}) + 1 - ({low})")), copy_in, copy_out,
+                               why, low, dense))
     return plans
+
+
+def _only_when_touched(nest: Nest, accesses: list[Access], count: str) -> str:
+    """`count` elements where the sizes make the nest run one of `accesses`, else none: the range of a region
+    is defined only for those sizes (a statement in a loop that runs at some sizes only: `for (j = 0; j < m;
+    j++)` with m <= 0), and the wrapper runs for every size that runs any statement."""
+    touched, runs = ph.run_params(nest, accesses), ph.run_params(nest)
+    if touched is None or runs is None or runs.is_subset(touched):
+        return count
+    return f"(({ph.to_c(touched.gist(runs), list(nest.params))}) ? ({count}) : 0)"
 
 
 def _gathered(info, accs: list[Access], scattered: bool = False) -> ArrayPlan:

@@ -386,14 +386,8 @@ def _host_lids(items) -> set[int]:
 
 def nonempty_condition(nest: Nest) -> str:
     """C condition on the parameters under which the nest executes at least one statement."""
-    params = None
-    for stmt in nest.statements():
-        dom, _ = ph.statement_domain(nest, stmt)
-        p = dom.params()
-        params = p if params is None else params.union(p)
-    if params is None:
-        return "1"
-    return ph.to_c(params.coalesce(), list(nest.params))
+    params = ph.run_params(nest)
+    return "1" if params is None else ph.to_c(params, list(nest.params))
 
 
 # C++ keywords that are ordinary names in C (`bool`, `true` and `false` left out: C code that has them

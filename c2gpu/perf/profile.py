@@ -103,7 +103,7 @@ from ..symbolic import Poly
 from .dfg import TAC, memory_parallelism, three_address
 from .machine import machine_params
 from .registers import Registers, arch_for, estimate_registers, ptxas_registers
-from .sampling import (distinct_in_rows, floor_div, origin_values, poly_np, run_starts, sample_blocks, sorted_rows,
+from .sampling import (distinct_in_rows, floor_div, loop_span_np, origin_values, poly_np, run_starts, sample_blocks, sorted_rows,
                        sym_np, warp_lanes)
 from ..records import dataclass
 
@@ -350,8 +350,8 @@ class KernelAnalysis:
 
     @kernel_fact
     def threads(self) -> float:
-        """Useful threads per launch: iterations of the mapped loops."""
-        return self._count(self.host_path + self.mapped_path) / self.launches
+        """Useful threads per launch: iterations of the mapped loops (none when the host loops never launch)."""
+        return self._count(self.host_path + self.mapped_path) / max(1.0, self.launches)
 
     def _per_thread(self, loops: list[Loop]) -> float:
         if self.threads <= 0:
@@ -498,11 +498,12 @@ class KernelAnalysis:
                         blocks * block[0] * block[1] * block[2])
 
     def _mid(self, lp: Loop, env) -> int:
+        """The middle iteration of a host loop: the value its variable has there."""
         try:
-            t = lp.trip_count.evaluate(env)
-        except (KeyError, AttributeError):
+            start, trip, step = loop_span_np(lp, env)
+        except KeyError:
             return 0
-        return max(0, t // 2)
+        return int(start + max(0, int(trip)) // 2 * step)
 
     def _max_trip(self, lp: Loop, env) -> int:
         """Largest trip count of a mapped loop over the outer mapped loops (grid extent)."""
@@ -553,7 +554,7 @@ class KernelAnalysis:
             active = active & (env[lp.var] < trip)
         w = 1
         for k, lp in enumerate(info.inner):
-            trip = sym_np(lp.trip_count, env)
+            first, trip, step = loop_span_np(lp, env)
             tmax = int(np.max(trip)) if np.size(trip) else int(trip)
             if k == len(info.inner) - 1:
                 w = max(1, min(window, tmax)) if tmax > 0 else 1
@@ -563,8 +564,9 @@ class KernelAnalysis:
                 vals = start + np.arange(w, dtype=np.int64).reshape(1, 1, w, 1)
             else:
                 vals = np.int64(max(0, tmax // 2))
-            env[lp.var] = vals
             active = active & (vals < trip)
+            # iteration counts; a loop with min/max bounds keeps its own variable: its value at that count
+            env[lp.var] = vals if lp.trip_count is not None else first + vals * step
         env = origin_values(self.host_path + self.mapped_path + list(info.inner), env)
         shape = np.broadcast_shapes(*(np.shape(v) for v in [active] + [env[lp.var] for lp in self.mapped_path]),
                                     (1, 1, w, 1))
@@ -844,7 +846,7 @@ class KernelAnalysis:
             # a kernel launched again and again by a host loop: what the previous launch left in the L2
             # need not come from DRAM; the bound stays a true lower bound (at most the L2's capacity
             # survives, and the loop reads the footprint at least once)
-            lower = max(lower - self.gpu.l2_cache_bytes, lower / self.launches)
+            lower = max(lower - self.gpu.l2_cache_bytes, lower / max(1.0, self.launches))
         # ---- per-access costs
         m = self.effective_machine_base
         active_sms = min(self.gpu.sm_count, max(1, geo.blocks))

@@ -46,6 +46,28 @@ def sym_np(s: Sym, env: Mapping[str, object]):
     return np.floor_divide(num, s.den) if not isinstance(num, float) else int(num // s.den)
 
 
+def loop_span_np(lp: Loop, env: Mapping[str, object]):
+    """(start, trip, step) of a loop at the values of `env`, elementwise: a normalized loop runs 0 .. trip-1; a
+    loop left as written because a bound is a min or max of several values (`i < min(ii + 32, n)`) runs from
+    the tightest start by its step, as many times as fit before the tightest end."""
+    if lp.trip_count is not None:
+        return 0, sym_np(lp.trip_count, env), 1
+    up = lp.step > 0
+    lows = [poly_np(p, env) for p in lp.lowers]
+    ends = [poly_np(p, env) for p in lp.uppers]
+    start = _fold(np.maximum if up else np.minimum, lows)
+    end = _fold(np.minimum if up else np.maximum, ends)
+    span = end - start if up else start - end
+    return start, np.maximum(0, -(-span // abs(lp.step))), lp.step
+
+
+def _fold(fn, values):
+    out = values[0]
+    for v in values[1:]:
+        out = fn(out, v)
+    return out
+
+
 def warp_lanes(block: tuple[int, int, int], warp_size: int = 32) -> tuple[Arr, Arr, Arr, Arr]:
     """(tx, ty, tz, valid) of every lane of every warp of a block: arrays of shape (warps, lanes)."""
     bx, by, bz = block
