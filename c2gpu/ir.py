@@ -70,6 +70,9 @@ class Guard:
     depth: int | None = None            # how many loops of the nest enclose the `if` (None: unknown)
     stmt_sid: int | None = None         # the statement that holds the condition's own accesses, when kept
     why: str = ""                       # why `constraints` is None (e.g. a conversion that changes values)
+    # An else branch of an affine conjunction that is not one: its condition as a disjunction of conjunctions
+    # (!(i == 0) is i >= 1 or i <= -1), so that the elements a nest touches are known exactly
+    alternatives: tuple[tuple[Constraint, ...], ...] | None = None
 
 
 @dataclass(frozen=True)

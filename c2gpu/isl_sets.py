@@ -128,9 +128,14 @@ def domain_constraints(loops: list[Loop], names: dict[str, str], with_guards=())
 
 
 def _guard(g, names) -> list[str]:
-    if g.constraints is None:
-        return []  # non-affine guard: dropping it enlarges the domain, which is safe for ranges
-    return [f"{poly_to_isl(c.expr, names)} {'>=' if c.kind == 'ge' else '='} 0" for c in g.constraints]
+    def conjunction(cons) -> list[str]:
+        return [f"{poly_to_isl(c.expr, names)} {'>=' if c.kind == 'ge' else '='} 0" for c in cons]
+    if g.constraints is not None:
+        return conjunction(g.constraints)
+    if g.alternatives is not None:     # an else branch: exact, so that a region holds only elements the C touches
+        return ["(" + " or ".join("(" + " and ".join(conjunction(alt)) + ")" for alt in g.alternatives) + ")"]
+    # a data-dependent guard: dropping it enlarges the domain, so a region may hold elements the C never touches
+    return []
 
 
 _DOMAINS: dict[tuple[int, int], tuple] = {}    # (id(nest), id(stmt)) -> (nest, stmt, domain, names)

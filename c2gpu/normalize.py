@@ -54,9 +54,13 @@ def _normalize(loop: Loop, env: dict[str, Poly], names: dict[str, str], used: se
 
 
 def _guard(g: Guard, env: dict[str, Poly]) -> Guard:
-    if g.constraints is None:
-        return g
-    return replace(g, constraints=tuple(Constraint(c.expr.substitute(env), c.kind) for c in g.constraints))
+    def sub(cons):
+        return tuple(Constraint(c.expr.substitute(env), c.kind) for c in cons)
+    if g.constraints is not None:
+        return replace(g, constraints=sub(g.constraints))
+    if g.alternatives is not None:
+        return replace(g, alternatives=tuple(sub(alt) for alt in g.alternatives))
+    return g
 
 
 def _access(a: Access, env: dict[str, Poly]) -> Access:

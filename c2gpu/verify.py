@@ -61,6 +61,34 @@ static void c2gpu_dump(const char *label, const char *type, const void *p, long 
 }
 static long long c2gpu_min(long long a, long long b) { return a < b ? a : b; }
 static long long c2gpu_max(long long a, long long b) { return a < b ? b : a; }
+#include <time.h>
+static double c2gpu_now(void)
+{
+#ifdef TIME_UTC
+  struct timespec t;
+  timespec_get(&t, TIME_UTC);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#else
+  return (double)clock() / CLOCKS_PER_SEC;
+#endif
+}
+/* With C2GPU_TIMES=FILE, one line per execution of a ported nest (the original's nest, or the port's wrapper
+   call: copies, launches and all): "nest seconds".  tests/gpu_check.py times both programs this way. */
+static void c2gpu_lap(const char *nest, double start)
+{
+  static FILE *f;
+  static int off;
+  double seconds = c2gpu_now() - start;
+  if (!f && !off) {
+    const char *path = getenv("C2GPU_TIMES");
+    if (!path || !(f = fopen(path, "w"))) {
+      off = 1;
+      return;
+    }
+  }
+  if (f)
+    fprintf(f, "%s %.9f\n", nest, seconds);
+}
 """
 
 DTYPES = {"float": np.float32, "double": np.float64, "long double": np.longdouble,
@@ -110,7 +138,7 @@ def probe(o: NestOutcome, k: int) -> Probe:
     # the variables that stand for struct fields (v__n is v->n): the probes below name them
     entry = [f"__typeof__(&({expr}) == 0 ? ({expr}) : ({expr})) {name} = ({expr});" for name, expr in nest.stands_for]
     entry.append(f"const int {v}ran = ({nonempty_condition(nest)}) != 0;")
-    exit = [f'c2gpu_dump("{nest.name}|{RAN}", "int", &{v}ran, 1, sizeof(int));']
+    exit = [f'c2gpu_lap("{nest.name}", {v}t);', f'c2gpu_dump("{nest.name}|{RAN}", "int", &{v}ran, 1, sizeof(int));']
     for n, a in enumerate(a for a in o.code.arrays if a.written):
         first, end = touched_region(a)
         entry.append(f"const {a.ctype} *{v}p{n} = ((const {a.ctype} *)({a.name})) + ({v}ran ? ({first}) : 0); "
@@ -120,6 +148,7 @@ def probe(o: NestOutcome, k: int) -> Probe:
         # a copy, so that register variables dump too; pointers are addresses, which differ between the programs
         exit.append(f"{{ __typeof__({name}) {v}s = ({name}); c2gpu_dump(\"{nest.name}|{name}\", \"{ctype}\", "
                     f"&{v}s, __builtin_classify_type({v}s) != 5 /* pointer */, sizeof {v}s); }}")
+    entry.append(f"const double {v}t = c2gpu_now();")   # last: the time of the nest alone
     return Probe(" ".join(entry), " ".join(exit))
 
 
@@ -270,6 +299,48 @@ def _compile_cu(cu: Path, out: Path, flags: list[str], cxx: str, timeout: float,
         raise C2GPUError(f"the ported program does not compile for the CPU execution layer:\n{cr.stderr.strip()}")
 
 
+PORT_CU, PORT_HOST_C = "ported.cu", "ported.host.c"
+
+
+@dataclass
+class Instrumented:
+    """The original program and its port, each with the probes around the ported nests, as source text."""
+    outcomes: list[NestOutcome]
+    probes: dict[str, Probe]          # ported nest -> its probe (empty: nothing to verify)
+    original: str                     # the original C file, instrumented
+    port: str                         # PORT_CU: the port (with its host code unless split)
+    host: str | None                  # PORT_HOST_C: the port's host code in C, when the port is split
+    flags: list[str]                  # the -D and -I flags of both builds (include directories absolute)
+
+
+def instrument(path: str, options: PreprocessOptions, manager, split: bool = False) -> Instrumented:
+    """The original and the port with identical probes (see the module's docstring); split: the port's host
+    code is C (it is anyway when it cannot be C++, e.g. with VLA parameters)."""
+    program, outcomes = analyse_for_port(path, options, manager)
+    src_dir = str(Path(path).resolve().parent)
+    # compilers run in a temporary directory: relative include directories must be made absolute
+    flags = [f"-D{n}={v}" for n, v in options.defines] + [f"-I{Path(d).resolve()}" for d in options.include_dirs] \
+        + ["-iquote", src_dir]
+    if not any(o.ported for o in outcomes):
+        return Instrumented(outcomes, {}, "", "", None, flags)
+    source = read_source(path)
+    probes = {o.nest.name: probe(o, k) for k, o in enumerate(o for o in outcomes if o.ported and o.nest.loc.file == path)}
+    probed = _probed(outcomes, probes)
+    host_text = None
+    if split or host_not_cxx(program, path, options):
+        # C host code (e.g. VLA parameters) + CUDA wrappers: compile apart and link, as a user would
+        cu_text, host_text = render_split(path, source, probed, PORT_CU, PORT_HOST_C,
+                                          after_nest=lambda o: probes[o.nest.name].exit, prefix=DUMP_RUNTIME)
+    else:
+        cu_text = render_port(path, source, probed, PORT_CU, after_nest=lambda o: probes[o.nest.name].exit,
+                              prefix=DUMP_RUNTIME)
+    for o, p in zip(outcomes, probed):   # the nests the port could not locate in the text stay as they are
+        o.ported, o.reason = p.ported, p.reason
+    probes = {name: pr for name, pr in probes.items() if any(o.ported and o.nest.name == name for o in outcomes)}
+    original = instrument_original(path, source, probes, outcomes) if probes else ""
+    return Instrumented(outcomes, probes, original, cu_text, host_text, flags)
+
+
 def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, atol: float = 0.0,
            timeout: float = 120.0, cc: str = "cc", cxx: str = "g++", keep: str | None = None,
            cflags: tuple[str, ...] = ("-O1",), orders: tuple[str, ...] = tuple(ORDERS),
@@ -291,39 +362,18 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
     if unknown or not orders:
         raise C2GPUError(f"verify: unknown thread order {unknown[0] if unknown else '(none)'}: "
                          f"expected some of {', '.join(ORDERS)}")
-    program, outcomes = analyse_for_port(path, options, manager)
-    if not any(o.ported for o in outcomes):
+    built = instrument(path, options, manager, split=bool(extra_sources))
+    outcomes, probes, split, flags = built.outcomes, built.probes, built.host is not None, built.flags
+    if not probes:
         return VerifyResult(False, "no nest of this file could be ported, so there is nothing to verify", outcomes=outcomes)
-    source = read_source(path)
-    src_dir = str(Path(path).resolve().parent)
-    # compilers run in the temporary directory: relative include directories must be made absolute
-    flags = [f"-D{n}={v}" for n, v in options.defines] + [f"-I{Path(d).resolve()}" for d in options.include_dirs] \
-        + ["-iquote", src_dir]
     # absolute: the compilers and programs run inside it
     tmp = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="c2gpu_verify_"))
     tmp.mkdir(parents=True, exist_ok=True)
     commands: list[list[str]] = []   # every compiler command, for --keep and error reports
     edit = edit_port or (lambda name, text: text)
     try:
-        probes = {o.nest.name: probe(o, k) for k, o in enumerate(o for o in outcomes if o.ported and o.nest.loc.file == path)}
-        probed = _probed(outcomes, probes)
-        port_cu = tmp / "ported.cu"
+        port_cu = tmp / PORT_CU
         orig_exe, port_exe = tmp / "original", tmp / "ported"
-        split = bool(extra_sources) or bool(host_not_cxx(program, path, options))
-        if split:
-            # C host code (e.g. VLA parameters) + CUDA wrappers: compile apart and link, as a user would
-            cu_text, host_text = render_split(path, source, probed, str(port_cu), "ported.host.c",
-                                              after_nest=lambda o: probes[o.nest.name].exit, prefix=DUMP_RUNTIME)
-        else:
-            cu_text = render_port(path, source, probed, str(port_cu), after_nest=lambda o: probes[o.nest.name].exit,
-                                  prefix=DUMP_RUNTIME)
-        for o, p in zip(outcomes, probed):   # the nests the port could not locate in the text stay as they are
-            o.ported, o.reason = p.ported, p.reason
-        probes = {name: pr for name, pr in probes.items() if any(o.ported and o.nest.name == name for o in outcomes)}
-        if not probes:
-            return VerifyResult(False, "no nest of this file could be ported, so there is nothing to verify",
-                                outcomes=outcomes)
-
         extra_objects = []
         for k, extra in enumerate(extra_sources):
             obj = tmp / f"extra{k}.o"
@@ -334,16 +384,16 @@ def verify(path: str, options: PreprocessOptions, manager, rtol: float = 1e-5, a
                 raise C2GPUError(f"{extra} does not compile:\n{r.stderr_text.strip()}")
             extra_objects.append(str(obj))
         orig_c = tmp / "original.c"
-        orig_c.write_text(instrument_original(path, source, probes, outcomes), errors="surrogateescape")
+        orig_c.write_text(built.original, errors="surrogateescape")
         cmd = [shutil.which(cc), *cflags, "-w", *flags, str(orig_c), *extra_objects, "-o", str(orig_exe), "-lm"]
         commands.append(cmd)
         r = _run(cmd, process.user_environment(), timeout, "compiling the original program", str(tmp))
         if r.returncode != 0:
             raise C2GPUError(f"the original program does not compile:\n{r.stderr_text.strip()}")
-        port_cu.write_text(edit(port_cu.name, cu_text), errors="surrogateescape")
+        port_cu.write_text(edit(port_cu.name, built.port), errors="surrogateescape")
         if split:
-            host_c = tmp / "ported.host.c"
-            host_c.write_text(edit(host_c.name, host_text), errors="surrogateescape")
+            host_c = tmp / PORT_HOST_C
+            host_c.write_text(edit(host_c.name, built.host), errors="surrogateescape")
             cmd = [shutil.which(cc), *cflags, "-w", *flags, "-c", str(host_c), "-o", str(tmp / "host.o")]
             commands.append(cmd)
             r = _run(cmd, process.user_environment(), timeout, "compiling the ported host code", str(tmp))

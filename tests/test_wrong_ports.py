@@ -2,7 +2,10 @@
 its reason.  Where a nest is ported, the port is compiled with nvcc and run on the CPU execution layer against
 the original program; where it is refused, the reason is checked, since a refusal is the fix.
 """
+import subprocess
+
 import c2gpu
+from c2gpu.emulate.build import compile_for_cpu
 
 from conftest import requires_tool, write_c
 from test_port_semantics import assert_nvcc_compiles, port, ported, run_both
@@ -259,3 +262,39 @@ def test_the_region_of_statements_that_run_at_different_sizes_is_their_union(tmp
     assert_nvcc_compiles(cu)
     original, port_out = run_both(tmp_path, cu)
     assert original == port_out
+
+
+# 9. An else branch of an affine condition that is not a conjunction (!(i == 0)) reads exactly what it reads.
+# The condition was dropped from the regions, and the copy-in of hz began a row before the array (hz[(i - 1)*N + j]
+# at i = 0, which the else branch never reads): a read outside the object, which crashed c2gpu's port of the
+# validation kernel fdtd-2d on a GPU (tests/gpu_check.py).  AddressSanitizer judges the port.
+
+ELSE_BRANCH = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#define N 64
+int main(void) {
+  float *ey = malloc(N * N * sizeof(float)), *hz = malloc(N * N * sizeof(float));
+  for (int i = 0; i < N * N; i++) { ey[i] = i % 7; hz[i] = i % 5; }
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      if (i == 0) ey[i * N + j] = 1.0f;
+      else ey[i * N + j] -= 0.5f * (hz[i * N + j] - hz[(i - 1) * N + j]);
+  double s = 0; for (int i = 0; i < N * N; i++) s += ey[i] * (i % 3);
+  printf("%f\n", s); free(ey); free(hz); return 0; }
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_an_else_branch_copies_only_what_it_reads(tmp_path):
+    cu, log = port(tmp_path, ELSE_BRANCH)
+    assert "main@8" in ported(log), log
+    assert_nvcc_compiles(cu)
+    subprocess.run(["cc", "-O1", "-w", str(tmp_path / "t.c"), "-o", str(tmp_path / "orig"), "-lm"], check=True)
+    built = compile_for_cpu(cu, tmp_path / "port", extra_flags=["-w", "-lm", "-fsanitize=address"])
+    assert built.ok, built.stderr[-3000:]
+    original = subprocess.run([str(tmp_path / "orig")], capture_output=True, text=True, check=True).stdout
+    run = subprocess.run([str(tmp_path / "port")], capture_output=True, text=True)
+    assert "AddressSanitizer" not in run.stderr, run.stderr[-3000:]
+    assert run.returncode == 0 and run.stdout == original

@@ -913,12 +913,17 @@ def _associative(op: str, acc: str, value: str) -> bool:
 
 def guard_of(ctx: NestContext, cond: c_ast.Node, negated: bool, stmt_sid: int | None = None) -> Guard:
     cons = _constraints(ctx, cond)
+    alternatives = None
     if negated and cons is not None:
-        # not (e >= 0) is -e - 1 >= 0; a negated conjunction of several is a disjunction
-        cons = (Constraint(-cons[0].expr - 1),) if len(cons) == 1 and cons[0].kind == "ge" else None
+        # not (e >= 0) is -e - 1 >= 0, not (e == 0) is e - 1 >= 0 or -e - 1 >= 0: a negated conjunction is a
+        # disjunction, kept as alternatives
+        alternatives = tuple(alt for c in cons for alt in (((Constraint(-c.expr - 1),),) if c.kind == "ge" else
+                                                           ((Constraint(c.expr - 1),), (Constraint(-c.expr - 1),))))
+        cons = alternatives[0] if len(alternatives) == 1 else None
+        alternatives = None if cons is not None else alternatives
     reads = tuple(sorted({n.name if n.name in ctx.loop_vars else ctx.ir_name(n.name) for n in _ids(cond)}))
     return Guard(("!(" + text_of(cond) + ")") if negated else text_of(cond), cons, ctx.loc(cond), negated, ast=cond,
-                 reads=reads, depth=len(ctx.loop_ids), stmt_sid=stmt_sid)
+                 reads=reads, depth=len(ctx.loop_ids), stmt_sid=stmt_sid, alternatives=alternatives)
 
 
 def _ids(node: c_ast.Node | None) -> list[c_ast.ID]:
