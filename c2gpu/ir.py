@@ -93,6 +93,8 @@ class ArrayInfo:
     #                         (frontend/objects.py): one label per call of the function for a parameter, one
     #                         for anything else; None when the file does not show it
     target_source: str = ""  # where that fact comes from, for the report
+    unreachable: bool = False  # an array declared in the function whose every use is an element access: its
+    #                            address never leaves it, so no pointer points into it
 
 
 @dataclass(frozen=True)

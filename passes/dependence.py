@@ -591,7 +591,7 @@ def may_share_memory(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
     one is a pointer, the file does not show them distinct, and --assume-no-alias does not vouch for both."""
     if not _is_pointer(a) and not _is_pointer(b):
         return False
-    if distinct_objects(a, b):
+    if distinct_objects(a, b) or a.unreachable or b.unreachable:
         return False
     return not all(_assumed_distinct(x, assume_no_alias) or not _is_pointer(x) for x in (a, b))
 
@@ -708,7 +708,7 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
             if priv is not None:
                 w, outlives = priv.write, outlives_nest(s, info, ctx.nest)
                 live = live_after(s, info.source_name if info is not None else s, lp, mine, set(ctx.ancestors(lid)))
-                if not live and outlives and not priv.every_iteration:
+                if not live and outlives and not priv.every_iteration and not priv.all_or_none:
                     live = (f"the code after the nest may read it, and the write at line {w.loc.line} sits in an inner "
                             "loop, which may not run in the last iteration")
                 if not live:

@@ -66,9 +66,13 @@ class Privatization:
     `every_iteration`: one such write sits directly in the loop's body, so every iteration writes the
     scalar and the last iteration leaves the value C leaves after the loop (lastprivate); when all of
     them sit in inner loops, which may run zero times, the last iteration may leave no value at all.
+    `all_or_none`: not every iteration, but one such write runs in every iteration of the nest or in none
+    (see all_or_none): the last iteration leaves C's value when its copy starts from the value at the nest's
+    entry (the port's kernels do so).
     """
     write: Statement
     every_iteration: bool
+    all_or_none: bool = False
 
 
 def surely_assigns(node, name: str) -> bool:
@@ -134,7 +138,25 @@ def privatizable(s: str, c_name: str, lp: Loop, refs: list[_Ref]) -> Privatizati
         if not any(w.site.stmt.loop_ids[-1] in held_by and w.site.stmt.sid < x.site.order for w in writes):
             return None
     first = min((w.site.stmt for w in writes), key=lambda st: st.sid)
-    return Privatization(first, any(w.site.stmt.loop_ids[-1] == lp.lid for w in writes))
+    every = any(w.site.stmt.loop_ids[-1] == lp.lid for w in writes)
+    return Privatization(first, every, not every and any(all_or_none(lp, w) for w in writes))
+
+
+def all_or_none(lp: Loop, w: _Ref) -> bool:
+    """Whether the write `w`, in a loop inside `lp`, runs in every iteration of the nest or in none: each loop
+    between `lp` and it runs a number of times that depends on the nest's parameters alone (no loop variable),
+    and no `if` inside `lp` holds it or them (BT's `tmp1 = 1.0/u[i][j][k][0]` in k, privatized for i)."""
+    chain = w.site.chain
+    k = next((n for n, l in enumerate(chain) if l.lid == lp.lid), None)
+    if k is None:
+        return False
+    loop_vars = {l.var for l in chain}
+    for inner in chain[k + 1:]:
+        if inner.trip_count is None or inner.trip_count.variables & loop_vars:
+            return False
+        if any(guard_depth(g, chain) > k for g in inner.guards):
+            return False
+    return not any(guard_depth(g, chain) > k for g in (*w.site.stmt.guards, *w.site.guards))
 
 
 def live_after(s: str, c_name: str, lp: Loop, refs: list[_Ref], around: set[int]) -> str:

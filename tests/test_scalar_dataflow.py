@@ -16,7 +16,7 @@ from c2gpu.cli import main
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.port import PIPELINE
 from c2gpu.verify import verify
-from conftest import requires_tool, write_c
+from conftest import requires_tool, verified_ports, write_c
 from test_dependence import only_nest, run, table
 
 P, R, C, U = "parallel", "reduction", "carried", "unknown"
@@ -75,9 +75,14 @@ def test_a_write_in_an_inner_loop_does_not_cover_a_read_after_it(tmp_path):
 
 
 def test_a_value_read_after_the_nest_needs_a_write_in_every_iteration(tmp_path):
-    # `return t` reads the last write: the one of the last i only if the loop over j runs in it
+    # `return t` reads the last write: the one of the last i only if the loop over j runs in it, which it does
+    # in every iteration of i or in none when j runs m times (then t keeps the value it had: all_or_none) ...
     nested = only_nest(tmp_path, HEAD + "float f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
                                         "for (j = 0; j < m; j++) { t = a[i][j]; b[i][j] = t; } return t; }")
+    assert table(nested) == [("i", P), ("j", P)] and nested.loop("i").private == ("t",)
+    # ... but not when j runs i times: i = 0 writes nothing, the others do
+    nested = only_nest(tmp_path, HEAD + "float f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
+                                        "for (j = 0; j < i; j++) { t = a[i][j]; b[i][j] = t; } return t; }")
     assert table(nested) == [("i", C), ("j", P)]
     assert nested.loop("i").private == () and nested.loop("j").private == ("t",)
     assert any("not privatized" in n and "sits in an inner loop" in n for n in nested.notes)
@@ -149,6 +154,30 @@ def test_a_temporary_rewritten_later_in_an_inner_loop_is_not_substituted(tmp_pat
                                    "for (i = 0; i < n; i++) { c = i * nx; for (j = 0; j < nx; j++) "
                                    "{ a[c + j] = 0; c = 7; } } }")
     assert subscripts(nest, "a") == [(None,)] and info.loop("i").status != P
+
+
+def test_each_use_of_a_temporary_assigned_several_times_sees_its_own_assignment(tmp_path):
+    # NPB BT's and SP's exact_rhs: `i = 1; forcing[i][j][k][m] = ...; i = 2; forcing[i][j][k][m] = ...;` in a loop
+    # over m, inside loops where i is also a loop variable
+    nest, info = nest_of(tmp_path, "double f[9][9][5], u[9][5]; void g(int n) { int i, j, m; "
+                                   "for (j = 0; j < n; j++) { for (m = 0; m < 5; m++) { i = 1; f[i][j][m] = u[i + 1][m]; "
+                                   "i = 2; f[i][j][m] += u[i - 1][m]; } for (i = 0; i < n; i++) f[i][j][0] = 0; } }")
+    assert subscripts(nest, "f") == [("1", "j", "m"), ("2", "j", "m"), ("2", "j", "m"), ("i", "j", "0")]
+    assert table(info) == [("j", P), ("m", P), ("i", P)]
+
+
+def test_a_temporary_assigned_twice_is_two_values(tmp_path):
+    # iteration j writes a[j] and a[j + 1]; iteration j + 1 writes a[j + 1] again: j is not parallel
+    nest, info = nest_of(tmp_path, "float a[101]; void f(void) { int j, c; "
+                                   "for (j = 0; j < 100; j++) { c = j; a[c] = 1; c = j + 1; a[c] = 2; } }")
+    assert subscripts(nest, "a") == [("j",), ("j + 1",)] and info.loop("j").status == C
+
+
+def test_a_temporary_written_in_an_inner_loop_is_not_substituted_there(tmp_path):
+    # the first iteration of m reads c = i, the others c = i + 1 (written after the read, in m's body)
+    nest, info = nest_of(tmp_path, "float a[101][8]; void f(void) { int i, m, c; for (i = 0; i < 100; i++) "
+                                   "{ c = i; for (m = 0; m < 8; m++) { a[c][m] = m; c = i + 1; } } }")
+    assert subscripts(nest, "a") == [(None, "m")] and info.loop("i").status != P
 
 
 def test_a_narrowing_temporary_is_substituted_only_when_every_value_fits(tmp_path):
@@ -240,3 +269,91 @@ def test_the_ports_verify(tmp_path):
     assert res.ok, res.message
     ported = {o.nest.function for o in res.outcomes if o.ported}
     assert {"nested_private", "index_temporary", "local_temporary", "row_offset"} <= ported
+
+
+SEVERAL_ASSIGNMENTS = r"""
+#include <stdio.h>
+double f[12][12][5], u[12][5];
+void g(int n) {
+  int i, j, m;
+  for (j = 0; j < n; j++) {
+    for (m = 0; m < 5; m++) {
+      i = 1;
+      f[i][j][m] = f[i][j][m] - 0.25 * (5.0 * u[i][m] - 4.0 * u[i + 1][m]);
+      i = 2;
+      f[i][j][m] = f[i][j][m] - 0.25 * (-4.0 * u[i - 1][m] + 6.0 * u[i][m]);
+    }
+    for (i = 3; i < n; i++)
+      for (m = 0; m < 5; m++)
+        f[i][j][m] += u[i][m] * j;
+  }
+}
+int main(void) {
+  for (int i = 0; i < 12; i++)
+    for (int m = 0; m < 5; m++) {
+      u[i][m] = i * 0.5 + m;
+      for (int j = 0; j < 12; j++) f[i][j][m] = i - j + m;
+    }
+  g(12);
+  double s = 0;
+  for (int i = 0; i < 12; i++) for (int j = 0; j < 12; j++) for (int m = 0; m < 5; m++) s += f[i][j][m] * (i + 2 * j + m);
+  printf("%.17g\n", s);
+  return 0;
+}
+"""
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+def test_a_temporary_assigned_several_times_ports_and_verifies(tmp_path):
+    assert "g@6" in verified_ports(tmp_path, SEVERAL_ASSIGNMENTS)
+
+
+# A global written only in a loop inside the thread (BT's `tmp1 = 1.0 / u[i][j][k][0]` in k, the code after the nest
+# may read tmp1): the last iteration leaves C's value when the loops around the write run the same number of times in
+# every iteration (or none: then C leaves the value at the nest's entry, where the last thread's copy starts)
+
+INNER_WRITE = r"""
+#include <stdio.h>
+#define N 8
+double u[N][N][N], f[N][N][N];
+double tmp1, tmp2;
+void g(int n, int m) {
+  int i, j, k;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      for (k = 1; k < m; k++) {
+        tmp1 = 1.0 / u[i][j][k];
+        tmp2 = tmp1 * tmp1;
+        f[i][j][k] = f[i][j][k - 1] + tmp1 + tmp2;
+      }
+}
+int main(void) {
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) for (int k = 0; k < N; k++) {
+    u[i][j][k] = 1 + i + 2 * j + 3 * k; f[i][j][k] = k; }
+  tmp1 = -1; tmp2 = -2;
+  g(N, N);
+  printf("%.17g %.17g %.17g\n", tmp1, tmp2, f[3][4][5]);
+  tmp1 = -1; tmp2 = -2;
+  g(N, 1);                                   /* k runs no iteration: tmp1 and tmp2 keep -1 and -2 */
+  printf("%.17g %.17g\n", tmp1, tmp2);
+  return 0;
+}
+"""
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+def test_a_global_written_in_an_inner_loop_is_private_and_keeps_c_s_last_value(tmp_path):
+    assert "g@8" in verified_ports(tmp_path, INNER_WRITE)
+    info = run(tmp_path / "t.c")["g@8"][1]
+    assert info.loop("i").status == P and set(info.loop("i").private) >= {"tmp1", "tmp2"}
+
+
+def test_a_global_written_in_a_triangular_inner_loop_is_not_private(tmp_path):
+    # k runs i times: the last iteration of i writes tmp1, an earlier one (i = 0) does not; with n = 1 only i = 0
+    # runs, and C leaves tmp1 as it was, which no thread can tell from the iteration that ran
+    info = only_nest(tmp_path, "double u[8][8], f[8][8]; double tmp1; void g(int n) { int i, k; "
+                               "for (i = 0; i < n; i++) for (k = 0; k < i; k++) { tmp1 = u[i][k]; f[i][k] = tmp1; } }")
+    assert info.loop("i").status != P
+    assert any("may not run in the last iteration" in n for n in info.notes), info.notes

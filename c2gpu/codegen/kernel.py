@@ -762,12 +762,17 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     epilogue = []
     if private:
         last = _last_iteration(nest, kernel, [name for name, _ in host_vars])
+        innermost_lid = kernel.loops[-1].lid
         for v in private:
             # a scalar that lives on the device (a one-thread kernel writes it too) gets the last value where
             # it lives, so that the next kernel and the host see the value C would leave
             where = "now" if v in device_scalars else "last"
             params.append(f"{scalar_types[v]} *c2gpu_{v}_{where}")
             args.append(f"d_{v}" if v in device_scalars else f"d_last_{v}")
+            if not any(v in st.scalar_writes and st.loop_ids[-1] == innermost_lid for st in stmts):
+                # written only in loops inside the thread, which run in every iteration or in none (the dependence
+                # pass's all_or_none): when in none, C leaves the value the scalar had at the nest's entry
+                locals_.append(f"if ({last}) {v} = *c2gpu_{v}_{where};")
             epilogue.append(f"if ({last})\n  *c2gpu_{v}_{where} = {v};")
     epilogue.extend(f"*c2gpu_{v}_now = {v};" for v in serial_writes)
     renames = {**(functions or {}), **{r.target: f"c2gpu_{reduction_key(r)}_part" for r in kernel.reductions}}

@@ -133,6 +133,7 @@ class NestContext:
         self.local_affine: dict[str, Poly] = {}  # nest-local int defined once by a polynomial (`int c = i*nx + j`)
         self.local_why: dict[str, str] = {}
         self.assignments: Counter[str] = Counter()   # C name -> assignments in the nest (`=`, `op=`, ++, --)
+        self.has_goto = False                        # the nest holds a goto
         self.temporaries: dict[str, Temporary] = {}   # IR name -> the value an index temporary holds (see below)
         self.idiom_guard: Guard | None = None
         self.loop_decls: dict[int, list[str]] = {}   # lid -> C names its body declares
@@ -379,16 +380,20 @@ class NestContext:
     def record_temporary(self, stmt: c_ast.Assignment, guards: tuple[Guard, ...]) -> None:
         """Forward substitution of `c = i*nx + j;`: from here to the end of the body of the loop around it, `c`
         holds that polynomial, when the statement runs in every iteration of that loop (no `if` inside the
-        loop around it), is the nest's only assignment of `c`, and no pointer or call can change `c` (a local
-        or a parameter, not global or static, whose address is not taken).  The rest of the body, inner loops included, then
-        sees this iteration's value: the subscripts that use `c` are the polynomial (`a[c]` is `a[i][j]`).
-        Before the assignment in the body, `c` still holds the previous iteration's value: not substituted."""
+        loop around it) and no pointer or call can change `c` (a local or a parameter, not global or static,
+        whose address is not taken).  The rest of the body, inner loops included, then sees this iteration's
+        value: the subscripts that use `c` are the polynomial (`a[c]` is `a[i][j]`), until the next write of `c`
+        (`i = 1; f[i][m] = ...; i = 2; f[i][m] = ...`: each use sees its own), and not inside a loop that writes
+        `c` anywhere (forget_written_in).  Before the assignment in the body, `c` still holds the previous
+        iteration's value: not substituted."""
         tgt = stmt.lvalue
         if stmt.op != "=" or not isinstance(tgt, c_ast.ID) or not self.loop_ids or tgt.name in self.loop_vars:
             return
+        if self.has_goto and self.assignments[tgt.name] != 1:
+            return                                  # a jump back may pass from a later write to an earlier use
         var = self.scope.lookup(tgt.name)
         if var is None or not var.ctype.is_integer or not var.ctype.is_scalar or var.storage not in ("local", "param") \
-                or tgt.name in self.address_taken or self.assignments[tgt.name] != 1:
+                or tgt.name in self.address_taken:
             return
         local = self.locals.get(var.ir or tgt.name)
         if local is not None and local[1].init is not None:
@@ -398,6 +403,19 @@ class NestContext:
         value, _ = self.held_value(tgt.name, var.ctype, stmt.rvalue)
         if value is not None:
             self.temporaries[var.ir or tgt.name] = Temporary(value, tuple(self.loop_ids), tuple(self.loop_vars))
+
+    def forget(self, name: str) -> None:
+        """A write of `name` that record_temporary does not follow: what it held is unknown from here."""
+        self.temporaries.pop(self.ir_name(name), None)
+
+    def forget_written_in(self, loop: c_ast.Node) -> None:
+        """Entering a loop (a `for`, or a statement that may hold a `while` or `do`): a scalar written anywhere in
+        it (its header included) may hold, at any point of it, a value from its previous iteration."""
+        for n, _ in _walk(loop):
+            if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+                self.forget(n.lvalue.name)
+            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and isinstance(n.expr, c_ast.ID):
+                self.forget(n.expr.name)
 
     def holds(self, held: "Temporary") -> bool:
         """Whether this point of the walk is in the rest of the loop body where `held` was assigned: inside
@@ -616,6 +634,8 @@ class StatementBuilder:
     def record_scalar(self, node: c_ast.ID, mode: str) -> None:
         ctx = self.ctx
         name = node.name
+        if mode != "read":
+            ctx.forget(name)
         if name in ctx.loop_vars:
             if mode != "read":
                 ctx.flag("loop-var-modified", f"loop variable '{name}' is modified in the loop body", node)
@@ -1149,6 +1169,60 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
     return h
 
 
+def switch_as_if(sw: c_ast.Switch) -> c_ast.Node | None:
+    """`switch (e) { case a: case b: S; break; case c: T; break; default: U; }` as the equivalent
+    `if (e == a || e == b) { S } else if (e == c) { T } else { U }`, or None when it is not one: `e` has a side
+    effect (it would be evaluated more than once), a statement comes before the first label, a case falls
+    through into the next one's statements, or a `break` leaves a case early.  The kernels print the switch as
+    written (its statements are the same syntax trees); the analyses see the conditions."""
+    if any(isinstance(n, (c_ast.Assignment, c_ast.FuncCall)) or
+           (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n, _ in _walk(sw.cond)):
+        return None
+    items = sw.stmt.block_items if isinstance(sw.stmt, c_ast.Compound) else None
+    if not items or not all(isinstance(it, (c_ast.Case, c_ast.Default)) for it in items):
+        return None
+    groups, labels = [], []
+    for k, it in enumerate(items):
+        labels.append(it.expr if isinstance(it, c_ast.Case) else None)
+        stmts = list(it.stmts or [])
+        if not stmts:
+            continue                                   # `case a: case b:` share the statements that follow
+        if isinstance(stmts[-1], c_ast.Break):
+            stmts = stmts[:-1]
+        elif k != len(items) - 1:
+            return None                                # falls through into the next case
+        if any(_breaks_out(st) for st in stmts):
+            return None
+        groups.append((labels, stmts))
+        labels = []
+    chain, default = [], None
+    for labels, stmts in groups:
+        if None in labels:
+            default = stmts                            # the other labels of its group run it too, as default
+        else:
+            chain.append((labels, stmts))
+    node = c_ast.Compound(default, sw.coord) if default is not None else None
+    for labels, stmts in reversed(chain):
+        tests = [c_ast.BinaryOp("==", copy.deepcopy(sw.cond), lab, sw.coord) for lab in labels]
+        cond = tests[0]
+        for t in tests[1:]:
+            cond = c_ast.BinaryOp("||", cond, t, sw.coord)
+        node = c_ast.If(cond, c_ast.Compound(stmts, sw.coord), node, sw.coord)
+    return node if node is not None else c_ast.EmptyStatement(sw.coord)
+
+
+def _breaks_out(node: c_ast.Node) -> bool:
+    """Whether a `break` in `node` leaves the statement around it (one inside a loop or switch of its own does not)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.Break):
+            return True
+        if not isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Switch)):
+            stack.extend(c for _, c in n.children())
+    return False
+
+
 def _walk(node: c_ast.Node):
     """Every node under `node` with its parent, depth first."""
     stack = [(node, None)]
@@ -1302,6 +1376,8 @@ class NestLowerer:
         stack = [(node, depth)]
         while stack:
             n, d = stack.pop()
+            if isinstance(n, c_ast.Goto):
+                ctx.has_goto = True
             if isinstance(n, c_ast.Assignment):
                 tgt = n.lvalue
                 if isinstance(tgt, c_ast.ID):
@@ -1337,6 +1413,7 @@ class NestLowerer:
 
     def lower_loop(self, node: c_ast.For, guards: tuple[Guard, ...], scope: Scope, pragmas: tuple[str, ...] = ()) -> Loop:
         ctx = self.ctx
+        ctx.forget_written_in(node)        # before the header: its condition is evaluated in every iteration
         h = parse_header(ctx, node)
         loc = ctx.loc(node)
         flags: list[Flag] = []
@@ -1522,11 +1599,16 @@ class NestLowerer:
             return [self.make_statement(node, guards, b, kind=kind)]
         if isinstance(node, c_ast.EmptyStatement) or isinstance(node, c_ast.Pragma):
             return out
+        chain = switch_as_if(node) if isinstance(node, c_ast.Switch) else None
+        if chain is not None:       # the same statements under the conditions that select them
+            return self.lower_body(chain, guards, scope)
         kind = type(node).__name__
         what = {"While": "while loop", "DoWhile": "do-while loop", "Break": "break", "Continue": "continue",
                 "Return": "return", "Goto": "goto", "Label": "label", "Switch": "switch"}.get(kind, kind)
         ctx.flag("unsupported-statement", f"{what} inside the nest: its control flow cannot be analysed", node)
-        # still account for what it touches, so dependence analysis cannot miss it
+        # still account for what it touches, so dependence analysis cannot miss it (a while loop repeats: what
+        # it writes holds no one value in it)
+        ctx.forget_written_in(node)
         b = StatementBuilder(ctx, node, guards)
         b.visit(node)
         if b.accesses or b.scalar_writes or b.calls or b.scalar_reads:
@@ -1793,8 +1875,11 @@ class FileLowerer:
             # `int *u[2]` is two pointers (rows of unknown extent); `int (*p)[N]` one pointer to rows of N
             dims = dims + [None] * t.pointers if t.pointer_rows and t.dims else [None] * t.pointers + dims
             target = self.objects.target(dloc) if self.objects is not None else None
+            # an array of this function that is only ever indexed: no pointer can point into it
+            unreachable = storage in ("local", "static") and not t.pointers and bool(t.dims) \
+                and name not in facts.values
             arrays.append(ArrayInfo(name, t.base, t.elem_size, tuple(dims), "local" if storage == "static" else storage,
-                                    t.restrict, t.const, dloc, assigned=name in facts.assigned,
+                                    t.restrict, t.const, dloc, assigned=name in facts.assigned, unreachable=unreachable,
                                     target=target.labels if target is not None else None,
                                     target_source=target.source if target is not None else ""))
         red_targets = {r.target for s in stmts for r in s.reductions}
@@ -2055,6 +2140,14 @@ class FunctionFacts:
                 self.has_goto = True
         self.address_taken = frozenset(taken)
         self.assigned = frozenset(assigned)
+        self.values = frozenset(n.name for n, _ in _walk(fn.body) if isinstance(n, c_ast.ID) and not self._element(n))
+
+    def _element(self, name: c_ast.ID) -> bool:
+        """Whether this use of a name only reads or writes an element (`a[i][j]`, not `&a[i]`, `a`, `a + 1`)."""
+        node, up = name, self.parent.get(id(name))
+        while isinstance(up, c_ast.ArrayRef) and up.name is node:
+            node, up = up, self.parent.get(id(up))
+        return node is not name and not (isinstance(up, c_ast.UnaryOp) and up.op == "&")
 
     def live_after(self, nest: c_ast.For, scope: Scope | None, stop: c_ast.Node | None = None) -> set[str]:
         """Names whose value may be read after the loop `nest` ends (before being overwritten), by the C name
