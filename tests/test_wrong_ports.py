@@ -264,6 +264,18 @@ def test_the_region_of_statements_that_run_at_different_sizes_is_their_union(tmp
     assert original == port_out
 
 
+def assert_same_under_address_sanitizer(tmp_path, cu):
+    """The port (t.cu, on the CPU execution layer, built with AddressSanitizer) prints what the original (t.c)
+    prints, and touches no memory outside its objects."""
+    subprocess.run(["cc", "-O1", "-w", str(tmp_path / "t.c"), "-o", str(tmp_path / "orig"), "-lm"], check=True)
+    built = compile_for_cpu(cu, tmp_path / "port", extra_flags=["-w", "-lm", "-fsanitize=address"])
+    assert built.ok, built.stderr[-3000:]
+    original = subprocess.run([str(tmp_path / "orig")], capture_output=True, text=True, check=True).stdout
+    run = subprocess.run([str(tmp_path / "port")], capture_output=True, text=True)
+    assert "AddressSanitizer" not in run.stderr, run.stderr[-3000:]
+    assert run.returncode == 0 and run.stdout == original
+
+
 # 9. An else branch of an affine condition that is not a conjunction (!(i == 0)) reads exactly what it reads.
 # The condition was dropped from the regions, and the copy-in of hz began a row before the array (hz[(i - 1)*N + j]
 # at i = 0, which the else branch never reads): a read outside the object, which crashed c2gpu's port of the
@@ -291,10 +303,35 @@ def test_an_else_branch_copies_only_what_it_reads(tmp_path):
     cu, log = port(tmp_path, ELSE_BRANCH)
     assert "main@8" in ported(log), log
     assert_nvcc_compiles(cu)
-    subprocess.run(["cc", "-O1", "-w", str(tmp_path / "t.c"), "-o", str(tmp_path / "orig"), "-lm"], check=True)
-    built = compile_for_cpu(cu, tmp_path / "port", extra_flags=["-w", "-lm", "-fsanitize=address"])
-    assert built.ok, built.stderr[-3000:]
-    original = subprocess.run([str(tmp_path / "orig")], capture_output=True, text=True, check=True).stdout
-    run = subprocess.run([str(tmp_path / "port")], capture_output=True, text=True)
-    assert "AddressSanitizer" not in run.stderr, run.stderr[-3000:]
-    assert run.returncode == 0 and run.stdout == original
+    assert_same_under_address_sanitizer(tmp_path, cu)
+
+
+# 10. An access under a condition c2gpu cannot model (data-dependent) may touch only some of the elements its loops
+# range over: its region is the hull of what it may touch.  Through a pointer of unknown extent that hull was
+# copied in and out (`cudaMemcpy(a + -1, ...)`: outside the object).  Such an access must now stay inside what
+# the nest surely touches (the condition's own read of a[i] covers a clamp); a declared array is clipped to its
+# extent.  AddressSanitizer judges the port that remains.
+
+MAYBE_TOUCHED = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#define N 4096
+int main(void) {
+  float *a = malloc(N * sizeof(float)), *x = malloc(N * sizeof(float));
+  for (int i = 0; i < N; i++) { a[i] = i % 5 - 2; x[i] = (i % 3) - (i == 0); }
+  for (int i = 0; i < N; i++)
+    if (x[i] > 0) a[i - 1] += 1.0f;
+  for (int i = 0; i < N; i++)
+    if (a[i] < 0) a[i] = 0;
+  double s = 0; for (int i = 0; i < N; i++) s += a[i] * (i % 7);
+  printf("%f\n", s); free(a); free(x); return 0; }
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_an_access_under_a_data_dependent_condition_stays_inside_what_the_nest_touches(tmp_path):
+    cu, log = port(tmp_path, MAYBE_TOUCHED)
+    assert "main@10" in ported(log) and "main@8" not in ported(log), log
+    assert "a[i - 1] (line 9) runs under a condition c2gpu cannot model" in log, log
+    assert_same_under_address_sanitizer(tmp_path, cu)

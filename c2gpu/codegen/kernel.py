@@ -327,6 +327,7 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
         writes = [a for a in accs if a.kind == "write"]
         ext_c = tuple(e.to_c() for e in extents)
         bounds = _declared_bounds(info, ndims, flat)
+        _check_maybe_touched(nest, name, accs, ndims, flat, bounds)
         lo = _flat(nest, [_clamp(_c(lo, params), low=b[0]) for (lo, _), b in zip(ranges, bounds)], ext_c)
         hi = _flat(nest, [_clamp(_c(hi, params), high=b[1]) for (_, hi), b in zip(ranges, bounds)], ext_c)
         count = _only_when_touched(nest, accs, simplify(f"({hi}) - ({lo}) + 1"))
@@ -354,6 +355,40 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
                                _only_when_touched(nest, accs, simplify(f"({hi}) + 1 - ({low})")), copy_in, copy_out,
                                why, low, dense))
     return plans
+
+
+def _check_maybe_touched(nest: Nest, name: str, accs: list[Access], ndims: int, flat: bool, bounds) -> None:
+    """Refuse an array whose region would reach elements the C may never touch, and that may not exist.
+
+    A condition c2gpu cannot model (`if (x[i] > 0) a[i - 1] += 1;`) is left out of the regions, which is sound
+    for dependences but makes the region of the accesses under it a hull of what they may touch: copied in and
+    out, it may reach outside the object (a[-1]).  Declared arrays are clipped to their extents
+    (_declared_bounds); elsewhere those accesses must stay inside the region of the array's other accesses,
+    which every run of the nest touches (so those elements exist)."""
+    by_access = {id(a): st for st in nest.statements() for a in st.accesses}
+    def unmodelled(a: Access) -> bool:
+        st = by_access.get(id(a))
+        guards = list(st.guards) + [g for lp in ph.loop_path(nest, st) for g in lp.guards] if st is not None else []
+        return any(g.constraints is None and g.alternatives is None for g in guards)
+    maybe = [a for a in accs if unmodelled(a)]
+    open_dims = [k for k, (low, high) in enumerate(bounds) if low is None or high is None]
+    if not maybe or not open_dims:
+        return
+    sure = [a for a in accs if not unmodelled(a)]
+    why = (f"'{name}': {maybe[0].text} (line {maybe[0].loc.line}) runs under a condition c2gpu cannot model, so "
+           "it may touch elements the nest otherwise never touches, which may not exist (the extent of "
+           f"'{name}' is unknown): the copies could reach outside it")
+    maybe_runs, sure_runs = ph.run_params(nest, maybe), ph.run_params(nest, sure) if sure else None
+    if sure_runs is None or maybe_runs is None or not maybe_runs.is_subset(sure_runs):
+        raise CodegenError(why)
+    got, have = ph.subscript_ranges(nest, maybe, ndims, flat), ph.subscript_ranges(nest, sure, ndims, flat)
+    if got is None or have is None:
+        raise CodegenError(why)
+    for k in open_dims:
+        low, high = bounds[k]
+        if (low is None and not got[k][0].lt_set(have[k][0]).is_empty()) or \
+                (high is None and not got[k][1].gt_set(have[k][1]).is_empty()):
+            raise CodegenError(why)
 
 
 def _only_when_touched(nest: Nest, accesses: list[Access], count: str) -> str:
