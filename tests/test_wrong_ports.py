@@ -335,3 +335,31 @@ def test_an_access_under_a_data_dependent_condition_stays_inside_what_the_nest_t
     assert "main@10" in ported(log) and "main@8" not in ported(log), log
     assert "a[i - 1] (line 9) runs under a condition c2gpu cannot model" in log, log
     assert_same_under_address_sanitizer(tmp_path, cu)
+
+
+# ... while the same element written in both branches of one such `if` is written in every iteration: ported
+
+THRESHOLD = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#define N 4096
+void threshold(const float *in, float *out, int n, float t) {
+  for (int i = 0; i < n; i++)
+    if (in[i] > t) out[i] = 1.0f;
+    else out[i] = 0.0f;
+}
+int main(void) {
+  float *a = malloc(N * sizeof(float)), *b = malloc(N * sizeof(float));
+  for (int i = 0; i < N; i++) a[i] = (i * 37) % 101;
+  threshold(a, b, N, 50.0f);
+  double s = 0; for (int i = 0; i < N; i++) s += b[i] * (i % 7);
+  printf("%f\n", s); free(a); free(b); return 0; }
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_an_element_written_in_both_branches_of_a_data_dependent_if_is_surely_touched(tmp_path):
+    cu, log = port(tmp_path, THRESHOLD)
+    assert "threshold@6" in ported(log), log
+    assert_same_under_address_sanitizer(tmp_path, cu)

@@ -364,13 +364,25 @@ def _check_maybe_touched(nest: Nest, name: str, accs: list[Access], ndims: int, 
     for dependences but makes the region of the accesses under it a hull of what they may touch: copied in and
     out, it may reach outside the object (a[-1]).  Declared arrays are clipped to their extents
     (_declared_bounds); elsewhere those accesses must stay inside the region of the array's other accesses,
-    which every run of the nest touches (so those elements exist)."""
+    which every run of the nest touches (so those elements exist).  The same element in both branches of one
+    such `if` (`if (x[i] > t) out[i] = 1; else out[i] = 0;`) is touched in every iteration."""
     by_access = {id(a): st for st in nest.statements() for a in st.accesses}
-    def unmodelled(a: Access) -> bool:
+
+    def dropped(a: Access) -> list:
         st = by_access.get(id(a))
         guards = list(st.guards) + [g for lp in ph.loop_path(nest, st) for g in lp.guards] if st is not None else []
-        return any(g.constraints is None and g.alternatives is None for g in guards)
-    maybe = [a for a in accs if unmodelled(a)]
+        return [g for g in guards if g.constraints is None and g.alternatives is None]
+
+    def both_branches(a: Access, b: Access) -> bool:
+        (g,), (h,) = dropped(a), dropped(b)
+        return g.ast is not None and g.ast is h.ast and g.negated != h.negated and a.subscripts == b.subscripts \
+            and by_access[id(a)].loop_ids == by_access[id(b)].loop_ids
+
+    single = [a for a in accs if len(dropped(a)) == 1]
+    maybe = [a for a in accs if dropped(a) and not (a in single and any(both_branches(a, b) for b in single))]
+
+    def unmodelled(a: Access) -> bool:
+        return any(a is m for m in maybe)
     open_dims = [k for k, (low, high) in enumerate(bounds) if low is None or high is None]
     if not maybe or not open_dims:
         return
