@@ -468,9 +468,6 @@ def cmd_verify(args) -> int:
     return EXIT_VERIFY_FAILED
 
 
-REASSOCIATED = "floating-point sums across threads are reassociated"     # the mapping's note (passes/mapping.py)
-
-
 def _kind_of_difference(args, options, res) -> str:
     """When a nest whose floating-point sums the port reassociates fails, which kind of difference it is: the
     same port with the sums in C's order (--exact-fp) is verified again.  If that one matches, the port computes
@@ -479,8 +476,7 @@ def _kind_of_difference(args, options, res) -> str:
     from .driver import manager_for
     from .verify import verify
     failing = res.worst.label.split("|", 1)[0] if res.worst is not None else None
-    reassociated = [o for o in res.outcomes if o.ported and o.plan is not None
-                    and any(n.startswith(REASSOCIATED) for n in o.plan.mapping.notes)
+    reassociated = [o for o in res.outcomes if o.ported and o.plan is not None and o.plan.mapping.reassociates
                     and (failing is None or o.nest.name == failing)]
     if options.exact_fp or not reassociated:
         return ""

@@ -90,6 +90,7 @@ class Mapping:
     nest: str
     items: tuple["HostLoop | Kernel", ...]
     notes: tuple[str, ...]
+    reassociates: bool = False      # a floating-point sum is added across threads, in another order than C's
     # the other legal structures of the nest (passes/mapping.py structures()), for the performance pass to
     # compare when a GPU is given; empty when there is none or no GPU decides
     alternatives: tuple["Mapping", ...] = field(default=(), compare=False, repr=False)

@@ -690,13 +690,13 @@ class MapLoops(Pass):
     def mapping(nest: Nest, deps, options: dict) -> Mapping:
         items = Mapper(nest, deps, options).plan_root()
         notes = list(nest.rewrites) + list(getattr(deps, "notes", ()))
-        for k in Mapping("", items, ()).kernels():
-            if k.reductions and any(r.op == "+" and reduction_type(nest, r) in FLOATS for r in k.reductions):
-                notes.append("floating-point sums across threads are reassociated: the result differs from C's "
-                             "order in the last bits where the sum is well conditioned, by more where its terms "
-                             "cancel (verify compares with a tolerance and says which; --exact-fp keeps C's order)")
-                break
-        return Mapping(nest.name, items, tuple(notes))
+        reassociates = any(r.op == "+" and reduction_type(nest, r) in FLOATS
+                           for k in Mapping("", items, ()).kernels() for r in k.reductions)
+        if reassociates:
+            notes.append("floating-point sums across threads are reassociated: the result differs from C's "
+                         "order in the last bits where the sum is well conditioned, by more where its terms "
+                         "cancel (verify compares with a tolerance and says which; --exact-fp keeps C's order)")
+        return Mapping(nest.name, items, tuple(notes), reassociates)
 
 
 @dataclass(frozen=True)

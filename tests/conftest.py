@@ -35,14 +35,19 @@ def write_c(tmp_path: Path, text: str, name: str = "t.c") -> Path:
     return p
 
 
-def verified_ports(tmp_path: Path, text: str) -> set[str]:
-    """The nests c2gpu ports in the C program `text`, once `verify` has run the port on the CPU execution layer
-    against the original (three thread orders, poisoned memory) and found them equal."""
+def verify_program(tmp_path: Path, text: str):
+    """`verify` on the C program `text`: its port run on the CPU execution layer against the original (three
+    thread orders, poisoned memory); the VerifyResult."""
     from c2gpu.driver import make_manager
     from c2gpu.frontend import PreprocessOptions
     from c2gpu.port import PIPELINE
     from c2gpu.verify import verify
-    res = verify(str(write_c(tmp_path, text)), PreprocessOptions(), make_manager(PIPELINE, {}))
+    return verify(str(write_c(tmp_path, text)), PreprocessOptions(), make_manager(PIPELINE, {}))
+
+
+def verified_ports(tmp_path: Path, text: str) -> set[str]:
+    """The nests c2gpu ports in the C program `text`, once verify_program has found the port equal to the original."""
+    res = verify_program(tmp_path, text)
     assert res.ok, res.message
     return {o.nest.name for o in res.outcomes if o.ported}
 

@@ -102,17 +102,6 @@ def _nvcc_flags(flags: list[str]) -> list[str]:
     return out
 
 
-def _reassociates(outcomes) -> list[str]:
-    """The ported nests that add floating-point values across threads (in another order than C's)."""
-    out = []
-    for o in outcomes:
-        floats = {s.name for s in o.nest.scalars if s.ctype in ("float", "double")}
-        if o.ported and o.plan is not None and any(r.op == "+" and r.target in floats
-                                                   for k in o.plan.kernels() for r in k.reductions):
-            out.append(o.nest.name)
-    return out
-
-
 def _build(prog: Program, gpu: str, d: Path, arch: str, exact_fp: bool):
     """Analyse, instrument and build one program in `d`: (Report, Instrumented), or None when nothing is ported."""
     options = replace(_options(None, prog.defines, prog.include_dirs, gpu, None, False, False, False),
@@ -157,7 +146,8 @@ def prepare(prog: Program, gpu: str, work: Path, arch: str, run_original: bool) 
                                  "kernels": {k.name: {"launches": k.launches, "predicted_s": k.predicted_s.get(n.model)}
                                              for k in n.kernels}}
                         for n in report.nests if n.name in built.probes}
-        res["reassociates"] = _reassociates(built.outcomes)
+        res["reassociates"] = [o.nest.name for o in built.outcomes
+                               if o.ported and o.plan is not None and o.plan.mapping.reassociates]
         if res["reassociates"] and _build(prog, gpu, d / "exact", arch, exact_fp=True) is not None:
             res["exact_dir"] = str(d / "exact")
         res["built"] = True

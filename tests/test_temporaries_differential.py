@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from conftest import requires_tool, sweep, verified_ports
+from conftest import requires_tool, sweep, verify_program
 
 
 def _value(r: random.Random, loops: list[str]) -> str:
@@ -60,4 +60,8 @@ int main(void) {{
 @requires_tool("g++")
 @pytest.mark.parametrize("seed", sweep(range(200), default=range(12)))
 def test_random_temporaries_port_as_the_original_runs(tmp_path, seed):
-    verified_ports(tmp_path, program(seed))
+    res = verify_program(tmp_path, program(seed))
+    assert res.ok, res.message
+    # f's nest runs with these inputs: either its port was among those compared, or c2gpu refused it with a reason
+    f = next(o for o in res.outcomes if o.nest.function == "f")
+    assert f.ported or f.reason, f

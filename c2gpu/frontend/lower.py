@@ -133,7 +133,7 @@ class NestContext:
         self.local_affine: dict[str, Poly] = {}  # nest-local int defined once by a polynomial (`int c = i*nx + j`)
         self.local_why: dict[str, str] = {}
         self.assignments: Counter[str] = Counter()   # C name -> assignments in the nest (`=`, `op=`, ++, --)
-        self.has_goto = False                        # the nest holds a goto
+        self.has_goto = False                        # the function holds a goto or a label (FunctionFacts)
         self.temporaries: dict[str, Temporary] = {}   # IR name -> the value an index temporary holds (see below)
         self.idiom_guard: Guard | None = None
         self.loop_decls: dict[int, list[str]] = {}   # lid -> C names its body declares
@@ -411,11 +411,8 @@ class NestContext:
     def forget_written_in(self, loop: c_ast.Node) -> None:
         """Entering a loop (a `for`, or a statement that may hold a `while` or `do`): a scalar written anywhere in
         it (its header included) may hold, at any point of it, a value from its previous iteration."""
-        for n, _ in _walk(loop):
-            if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
-                self.forget(n.lvalue.name)
-            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and isinstance(n.expr, c_ast.ID):
-                self.forget(n.expr.name)
+        for name in filter(None, (_assigned_name(n) for n, _ in _walk(loop))):
+            self.forget(name)
 
     def holds(self, held: "Temporary") -> bool:
         """Whether this point of the walk is in the rest of the loop body where `held` was assigned: inside
@@ -1223,6 +1220,15 @@ def _breaks_out(node: c_ast.Node) -> bool:
     return False
 
 
+def _assigned_name(n: c_ast.Node) -> str | None:
+    """The variable `n` assigns by name (`x = ...`, `x op= ...`, `x++`, `--x`), or None."""
+    if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+        return n.lvalue.name
+    if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and isinstance(n.expr, c_ast.ID):
+        return n.expr.name
+    return None
+
+
 def _walk(node: c_ast.Node):
     """Every node under `node` with its parent, depth first."""
     stack = [(node, None)]
@@ -1376,16 +1382,9 @@ class NestLowerer:
         stack = [(node, depth)]
         while stack:
             n, d = stack.pop()
-            if isinstance(n, c_ast.Goto):
-                ctx.has_goto = True
-            if isinstance(n, c_ast.Assignment):
-                tgt = n.lvalue
-                if isinstance(tgt, c_ast.ID):
-                    ctx.written.add(tgt.name)
-                    ctx.assignments[tgt.name] += 1
-            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and isinstance(n.expr, c_ast.ID):
-                ctx.written.add(n.expr.name)
-                ctx.assignments[n.expr.name] += 1
+            if (name := _assigned_name(n)) is not None:
+                ctx.written.add(name)
+                ctx.assignments[name] += 1
             elif isinstance(n, c_ast.Decl) and not isinstance(n.type, c_ast.FuncDecl) and n.name:
                 ctx.local_depth.setdefault(n.name, d)
                 decls.append(n)
@@ -1848,6 +1847,7 @@ class FileLowerer:
         ctx = NestContext(cand.scope, self.typedefs, self.functions, loc, frozenset(self.user_functions),
                           facts.address_taken)
         ctx.live_in_nest = lambda loop, name: facts.read_later(loop, name, stop=cand.node)
+        ctx.has_goto = facts.has_goto
         ctx.macro_origin = self.macro_origin
         ctx.pure = self.pure
         lowerer = NestLowerer(ctx)
@@ -2132,10 +2132,8 @@ class FunctionFacts:
                 library = isinstance(call, c_ast.FuncCall) and text_of(call.name) not in user_functions
                 if not library:       # a library call (scanf("%d", &n)) does not keep the pointer
                     taken.add(n.expr.name)
-            elif isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
-                assigned.add(n.lvalue.name)
-            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and isinstance(n.expr, c_ast.ID):
-                assigned.add(n.expr.name)
+            elif _assigned_name(n) is not None:
+                assigned.add(_assigned_name(n))
             elif isinstance(n, (c_ast.Goto, c_ast.Label)):
                 self.has_goto = True
         self.address_taken = frozenset(taken)
