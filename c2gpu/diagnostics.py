@@ -45,6 +45,8 @@ CODES: dict[str, Diagnostic] = {
     "non-affine-bound": Diagnostic("limit", "a loop's bounds or step are not affine, or its variable may wrap"),
     "non-affine-subscript": Diagnostic("limit", "a subscript is not an affine function of the loop variables"),
     "pointer-modified": Diagnostic("limit", "a pointer is assigned inside the nest, so its subscripts move"),
+    "runs-in-thread": Diagnostic("limit", "a loop inside the nest that c2gpu does not count runs whole in each "
+                                          "thread; the estimates count one iteration of it"),
     "shadows-loop-variable": Diagnostic("limit", "a variable declared in the nest hides a loop variable"),
     "static-local": Diagnostic("limit", "a static or extern variable declared in the nest is shared by every iteration"),
     "unknown-array": Diagnostic("limit", "an array that is not declared"),

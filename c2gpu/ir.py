@@ -95,6 +95,10 @@ class ArrayInfo:
     target_source: str = ""  # where that fact comes from, for the report
     unreachable: bool = False  # an array declared in the function whose every use is an element access: its
     #                            address never leaves it, so no pointer points into it
+    fields: tuple[str, ...] = ()  # an array of structs accessed by field (`u[i].re`): the struct's fields, in order;
+    #                            the array is seen as one of the fields' type with the field as last dimension
+    extent_source: str = ""    # a pointer parameter's first extent (`dims[0]`) taken from the arrays every call
+    #                            passes (frontend/objects.py FileObjects.extent): where from, for the report
 
 
 @dataclass(frozen=True)

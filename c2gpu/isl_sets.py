@@ -246,7 +246,8 @@ def _subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool) -> list[tupl
                 continue  # a statement that never runs touches nothing
             dims = ", ".join(names[lp.var] for lp in loop_path(nest, stmt))
             for k, sub in enumerate(subs):
-                m = isl.Map(f"[{params}] -> {{ [{dims}] -> [e] : e = {poly_to_isl(sub, names)} }}")
+                # (a prefixed name: a parameter of the nest may be called e)
+                m = isl.Map(f"[{params}] -> {{ [{dims}] -> [c2gpu_e] : c2gpu_e = {poly_to_isl(sub, names)} }}")
                 vals = dom.apply(m)
                 lo, hi = vals.dim_min(0), vals.dim_max(0)
                 # over the union of the statements' domains: min/max would keep only the sizes for which

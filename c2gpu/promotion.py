@@ -156,6 +156,11 @@ def _access_index(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.Arr
     stack: list[tuple[c_ast.Node, frozenset]] = [(tree, frozenset())]
     while stack:
         n, inside = stack.pop()
+        if isinstance(n, c_ast.StructRef) and isinstance(n.name, c_ast.ArrayRef):
+            # `u[i].re`: the field of an array of structs is the access (frontend NestContext.field_of), which no
+            # ArrayRef prints alone: none is indexed, so nothing replaces it by a register or a tile
+            stack.extend((c, inside) for _, c in n.name.children())
+            continue
         if isinstance(n, c_ast.ArrayRef) and n.coord is not None:
             base = n
             while isinstance(base, c_ast.ArrayRef):

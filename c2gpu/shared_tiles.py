@@ -75,7 +75,8 @@ class Analyzer:
         for s in self.statements():
             inner = [self.by_id[l] for l in s.loop_ids[s.loop_ids.index(self.kernel.body_lid) + 1:]]
             for a in s.accesses:
-                if a.kind != "read" or a.array in written or not a.affine or id(a) in in_registers:
+                if a.kind != "read" or a.array in written or not a.affine or id(a) in in_registers \
+                        or self.nest.array(a.array).fields:     # (a tile of structs seen by field: not printed)
                     continue
                 split = self._split(inner, top)
                 if split is None:
@@ -118,7 +119,7 @@ class Analyzer:
         x_var = next((m.var for m in self.kernel.loops if m.dim == "x"), None)
         out = []
         for array, ws in sorted(writes.items()):
-            if array in read or len(ws) != 1:
+            if array in read or len(ws) != 1 or self.nest.array(array).fields:
                 continue
             s, a = ws[0]
             if s.loop_ids[-1] != self.kernel.body_lid or not a.affine or s.assign_op != "=":

@@ -121,7 +121,7 @@ def _waves(nest: Nest, loops: list[Loop], k: int) -> str | None:
     dims = [names[lp.var] for lp in loops]
     cons = ph.domain_constraints(loops, names)
     i, j = dims[-2], dims[-1]
-    s = isl.Set(f"[{', '.join(nest.params)}] -> {{ [{', '.join(dims)}, w] : w = {k}*{i} + {j} and "
+    s = isl.Set(f"[{', '.join(nest.params)}] -> {{ [{', '.join(dims)}, c2gpu_w] : c2gpu_w = {k}*{i} + {j} and "
                 f"{' and '.join(cons)} }}")
     top = s.dim_max(len(dims)).gist_params(s.params())
     pieces = top.get_pieces()

@@ -210,15 +210,16 @@ def _depth(lp: Loop) -> tuple[int, Loop | None]:
 
 # Flags that stop us from proving anything about the loops around them.  Codes
 # handled elsewhere: non-affine-subscript (per access, below), inside-while
-# (the nest itself runs an unknown number of times: no effect on its loops), and the codes that keep a nest
+# (the nest itself runs an unknown number of times: no effect on its loops), runs-in-thread (a loop kept as one
+# statement, whose accesses are its statement's: no effect on the loops around it), and the codes that keep a nest
 # on the CPU whatever its loops are (HOST_ONLY: the mapping pass refuses the nest).
 # Any other code, including ones added later, makes the enclosing loops unknown.
-_IGNORED_FLAGS = {"non-affine-subscript", "inside-while"} | HOST_ONLY
+_IGNORED_FLAGS = {"non-affine-subscript", "inside-while", "runs-in-thread"} | HOST_ONLY
 # Flags that do not change which iterations execute: a dependence found next to
 # them is still proven.  Other flags (break, goto, modified loop variables, ...)
 # make every dependence in the nest a "may" dependence.
 _DATA_FLAGS = {"unknown-call", "array-escapes", "address-taken", "unsupported-access", "local-array",
-               "unknown-array", "unknown-identifier", "non-affine-subscript", "inside-while"}
+               "unknown-array", "unknown-identifier", "non-affine-subscript", "inside-while", "runs-in-thread"}
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
@@ -288,7 +289,11 @@ class _Ctx:
         key = (id(site), prefix)
         hit = self._domains.get(key)
         if hit is None:
-            hit = self._domains[key] = (site, self.enc.domain(site.chain, site.guards, prefix, self.name))
+            dom = self.enc.domain(site.chain, site.guards, prefix, self.name)
+            if site.stmt.kind == "loop" and dom.exact:
+                # a loop run whole may run zero times: what it touches is touched in some runs, not in all
+                dom.exact, dom.why = False, f"the {site.stmt.text} may run any number of times"
+            hit = self._domains[key] = (site, dom)
         return hit[1]
 
     def ancestors(self, lid: int) -> list[int]:

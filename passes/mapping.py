@@ -42,6 +42,10 @@ DIMS = ("x", "y", "z")
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 2)}
 MAPPABLE_REDUCTIONS = ("+", "max", "min")
 SERIAL_SAFE = ("flow", "anti", "output", "reduction")
+# what may stand in the way of parallel loops but not of code run in order by one thread: an access c2gpu does
+# not analyse runs in the C's order there, and its array is copied whole (codegen/kernel.py _gathered)
+ONE_THREAD_SAFE = SERIAL_SAFE + ("non-affine",)
+ONE_THREAD_SAFE_FLAGS = ("non-affine-subscript", "runs-in-thread")
 FLOATS = ("float", "double", "long double")   # reasons a loop is sequential that one thread respects
 
 
@@ -523,12 +527,13 @@ class Mapper:
         lids |= set(_path_lids(self.nest.root, host.lid))
         for lid in sorted(lids):
             v = self.deps.verdicts.get(lid)
-            doubt = next((r for r in (v.reasons if v is not None else ()) if r.kind not in SERIAL_SAFE), None)
+            doubt = next((r for r in (v.reasons if v is not None else ()) if r.kind not in ONE_THREAD_SAFE), None)
             if doubt is not None:
                 raise PassFailed(f"the code between the kernels of {loop_words(self.c_var(host))} (line {host.loc.line}) "
                                  f"would run in one thread on the device, but {doubt.message}",
                                  code="not-proven-parallel", loc=doubt.sink or doubt.source or host.loc)
-        flag = next((f for f in self.nest.all_flags() if f.loop_ids is None or lids & set(f.loop_ids)), None)
+        flag = next((f for f in self.nest.all_flags() if (f.loop_ids is None or lids & set(f.loop_ids))
+                     and f.code not in ONE_THREAD_SAFE_FLAGS), None)
         if flag is not None:
             raise PassFailed(f"the code between the kernels of {loop_words(self.c_var(host))} (line {host.loc.line}) would "
                              f"run in one thread on the device, but {flag.message} (line {flag.loc.line})",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from pycparser import c_ast
 
+from c2gpu.frontend.lower import _walk
 from c2gpu.ir import Loop, Nest, ScalarInfo, Statement
 from c2gpu.records import dataclass
 
@@ -108,9 +109,10 @@ def certain_writes(s: str, c_name: str, refs: list[_Ref]) -> list[_Ref]:
     out = []
     for r in refs:
         w = r.site.stmt
-        if r.kind != "write" or r.site.guard is not None or not w.loop_ids or s in w.scalar_reads:
+        if r.kind != "write" or r.site.guard is not None or not w.loop_ids:
             continue
-        if not surely_assigns(w.ast, c_name):
+        # (`for (k = rowstr[j]; ...)` run whole assigns k first, whatever the rest of it reads)
+        if not _starts_loop(w, c_name) and (s in w.scalar_reads or not surely_assigns(w.ast, c_name)):
             continue                          # `x[i] = a[i] > 0 && (t = a[i]);`
         # guards of `if`s around the innermost loop are fixed for all its iterations; one inside it makes the
         # write conditional
@@ -118,6 +120,24 @@ def certain_writes(s: str, c_name: str, refs: list[_Ref]) -> list[_Ref]:
             continue
         out.append(r)
     return out
+
+
+def _starts_loop(w: Statement, c_name: str) -> bool:
+    """Whether `w` is a `for` loop run whole (Statement kind "loop") whose first clause assigns `c_name` from
+    values that do not include it: before anything else of the loop reads it."""
+    if w.kind != "loop" or not isinstance(w.ast, c_ast.For):
+        return False
+    init = w.ast.init
+    if not surely_assigns(init, c_name):
+        return False
+    return not any(isinstance(n, c_ast.ID) and n.name == c_name for n, _ in _walk(
+        init.rvalue if isinstance(init, c_ast.Assignment) else init))
+
+
+def _before(w: Statement, order: float) -> bool:
+    """Whether the write `w` runs before a read at `order` in the same iteration: an earlier statement, or the
+    first clause of a loop run whole, before the rest of that loop (`_starts_loop`)."""
+    return w.sid < order or (w.sid == order and w.kind == "loop")
 
 
 def privatizable(s: str, c_name: str, lp: Loop, refs: list[_Ref]) -> Privatization | None:
@@ -135,7 +155,7 @@ def privatizable(s: str, c_name: str, lp: Loop, refs: list[_Ref]) -> Privatizati
         if x.kind != "read":
             continue
         held_by = {l.lid for l in x.site.chain}
-        if not any(w.site.stmt.loop_ids[-1] in held_by and w.site.stmt.sid < x.site.order for w in writes):
+        if not any(w.site.stmt.loop_ids[-1] in held_by and _before(w.site.stmt, x.site.order) for w in writes):
             return None
     first = min((w.site.stmt for w in writes), key=lambda st: st.sid)
     every = any(w.site.stmt.loop_ids[-1] == lp.lid for w in writes)
@@ -171,7 +191,7 @@ def live_after(s: str, c_name: str, lp: Loop, refs: list[_Ref], around: set[int]
     for r in refs:
         if r.kind == "read" and lp.lid not in (l.lid for l in r.site.chain):
             held_by = {l.lid for l in r.site.chain}
-            if not any(w.site.stmt.loop_ids[-1] in held_by and w.site.stmt.sid < r.site.order for w in writes):
+            if not any(w.site.stmt.loop_ids[-1] in held_by and _before(w.site.stmt, r.site.order) for w in writes):
                 return f"{r.describe()} reads it outside the loop"
     return ""
 

@@ -63,7 +63,7 @@ def test_with_a_gpu_the_plan_takes_the_models_blocks_and_budget():
 # a gather through a pointer parameter: the whole of `a` would have to be copied, and its extent is unknown
 GATHER = """
 #define N 4096
-float a[N], b[N];
+float a[N], b[N], c[N / 2];
 int idx[N];
 static void gather(int n, const float *src, float *dst, const int *at)
 {
@@ -73,8 +73,9 @@ static void gather(int n, const float *src, float *dst, const int *at)
 int main(void)
 {
     int i;
-    for (i = 0; i < N; i++) { idx[i] = (i * 7) % N; a[i] = i; }
+    for (i = 0; i < N; i++) { idx[i] = (i * 7) % (N / 2); a[i] = i; }
     gather(N, a, b, idx);
+    gather(N / 2, c, b, idx);     /* src has no one extent: N, then N / 2 elements */
     return (int)b[5];
 }
 """

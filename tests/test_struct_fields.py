@@ -1,6 +1,8 @@
 """Struct fields as the scalars and arrays they are (c2gpu/frontend/fields.py): `cfg.n` bounds a loop, `j->in`
 and `j->out` are arrays, and the port passes the fields where the nest ran; what the renaming cannot vouch
-for (a field written, a base reassigned, arrays of structs) stays a flagged struct access."""
+for (a field written, a base reassigned) stays a flagged struct access.  An array of structs whose fields share
+one scalar type (`dcomplex`) is an array of that type with the field as its last dimension
+(frontend/lower.py NestContext.field_of)."""
 from __future__ import annotations
 
 import pytest
@@ -138,3 +140,66 @@ def test_ports_with_fields_verify(tmp_path, capsys):
     path.write_text(PROGRAM)
     assert main(["verify", str(path), "--assume-no-alias"]) == 0
     assert "verify: PASS: 4 nests checked" in capsys.readouterr().out
+
+
+
+COMPLEX = r"""
+#include <stdio.h>
+typedef struct { double real; double imag; } dcomplex;
+#define NX 16
+#define NY 8
+#define NZ 4
+static dcomplex u0[NZ][NY][NX], u1[NZ][NY][NX], row[NX];
+static double ex[100];
+static int indexmap[NZ][NY][NX];
+#define crmul(c,a,b) {(c).real = (a).real * (b); (c).imag = (a).imag * (b);}
+static void evolve(dcomplex u0[NZ][NY][NX], dcomplex u1[NZ][NY][NX], int t, int indexmap[NZ][NY][NX], int d[3]) {
+  int i, j, k;
+  for (k = 0; k < d[2]; k++)
+    for (j = 0; j < d[1]; j++)
+      for (i = 0; i < d[0]; i++)
+        crmul(u1[k][j][i], u0[k][j][i], ex[t*indexmap[k][j][i]]);
+}
+int main(void) {
+  int dims[3] = {NX, NY, NZ};
+  for (int k = 0; k < NZ; k++) for (int j = 0; j < NY; j++) for (int i = 0; i < NX; i++) {
+    u0[k][j][i].real = i + 0.5 * j; u0[k][j][i].imag = k - 0.25 * i; indexmap[k][j][i] = (i + j + k) % 20; }
+  for (int i = 0; i < 100; i++) ex[i] = 1.0 / (i + 1);
+  for (int t = 1; t <= 3; t++) evolve(u0, u1, t, indexmap, dims);
+  /* the fields swap: real of one element from imag of the next, a dependence between fields */
+  for (int i = 0; i < NX - 1; i++) { row[i].real = u1[1][2][i + 1].imag; row[i].imag = row[i].real * 2; }
+  for (int i = 1; i < NX; i++) row[i].imag = row[i - 1].imag + row[i].real;
+  double sr = 0, si = 0;
+  for (int k = 0; k < NZ; k++) for (int j = 0; j < NY; j++) for (int i = 0; i < NX; i++) {
+    sr += u1[k][j][i].real; si += u1[k][j][i].imag; }
+  printf("%.12f %.12f %.12f\n", sr, si, row[NX - 1].imag);
+  return 0;
+}
+"""
+
+
+def test_arrays_of_structs_are_analysed_by_field(tmp_path):
+    import c2gpu
+    from conftest import verified_ports
+    path = tmp_path / "c.c"
+    path.write_text(COMPLEX)
+    loops = {(n.name, lp.var): lp.status for n in c2gpu.analyze(str(path), run_cpu=False).nests for lp in n.loops}
+    assert [loops[("evolve@13", v)] for v in "kji"] == ["parallel"] * 3
+    assert loops[("main@25", "i")] == "parallel"              # one field written, the other read: distinct
+    assert loops[("main@26", "i")] == "carried"               # row[i].imag from row[i - 1].imag
+    program = load_program(str(path), PreprocessOptions())
+    u0 = program.nest("evolve@13").array("u0")
+    assert (u0.elem_type, u0.fields, [d.to_c() for d in u0.dims]) == ("double", ("real", "imag"), ["4", "8", "16", "2"])
+    assert {"evolve@13", "main@25", "main@28"} <= verified_ports(tmp_path, COMPLEX)
+
+
+def test_a_whole_struct_beside_its_fields_is_not_analysed(tmp_path):
+    import c2gpu
+    path = tmp_path / "w.c"
+    path.write_text("""
+typedef struct { double re, im; } cpx;
+cpx a[100], b[100];
+void f(void) { for (int i = 0; i < 100; i++) { a[i] = b[i]; a[i].re = 2 * b[i].im; } }""")
+    (nest,) = c2gpu.analyze(str(path), run_cpu=False).nests
+    assert nest.loops[0].status == "not-proven"
+    assert "'a[i]' reads or writes a whole struct of 'a', which the nest also accesses by field" in nest.loops[0].reason

@@ -7,7 +7,9 @@ import subprocess
 import c2gpu
 from c2gpu.emulate.build import compile_for_cpu
 
-from conftest import requires_tool, write_c
+import pytest
+
+from conftest import requires_tool, verified_ports, write_c
 from test_port_semantics import assert_nvcc_compiles, port, ported, run_both
 
 
@@ -363,3 +365,21 @@ def test_an_element_written_in_both_branches_of_a_data_dependent_if_is_surely_to
     cu, log = port(tmp_path, THRESHOLD)
     assert "threshold@6" in ported(log), log
     assert_same_under_address_sanitizer(tmp_path, cu)
+
+
+# 7. A parameter with the name of a set dimension: isl takes `[..., t] : t = n` for the parameter t, so the grid
+# of `for (i = 0; i < n; i++) a[i + t] = i;` was computed from t (3 threads for 500 iterations)
+
+@pytest.mark.parametrize("name", ["t", "e", "e0", "e1", "w"])
+def test_a_parameter_named_like_an_isl_set_dimension_is_not_taken_for_it(tmp_path, name):
+    source = f"""
+#include <stdio.h>
+static double a[64][1000];
+static void f(int n, int {name}) {{
+  for (int j = 0; j < 64; j++) for (int i = 0; i < n; i++) a[j][i + {name}] = i + j;
+}}
+int main(void) {{ f(500, 3); double s = 0;
+  for (int j = 0; j < 64; j++) for (int i = 0; i < 1000; i++) s += a[j][i] * (i + j);
+  printf("%f\\n", s); return 0; }}
+"""
+    assert "f@5" in verified_ports(tmp_path, source)

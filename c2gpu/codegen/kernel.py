@@ -23,8 +23,8 @@ import islpy as isl
 from pycparser import c_ast, c_generator
 
 from .. import isl_sets as ph
-from ..frontend.lower import _array_chain
-from ..ir import Access, Loop, Nest, ordered_reduction, reduction_type
+from ..frontend.lower import _array_chain, _walk as walk_tree, loc_of, text_of
+from ..ir import Access, Guard, Loop, Nest, ordered_reduction, reduction_type
 from ..promotion import Promotion, certain_write, promotions
 from ..symbolic import Poly
 from ..records import dataclass
@@ -56,6 +56,7 @@ class ArrayPlan:
     #                               (`p = buf + 1; ... p[i - 1]`); d_<name> then points `-low` elements into it
     written_in_full: bool = False  # every run writes every element copied out: the copy-out puts back nothing
     #                               the nest did not write (else it puts back what was copied in)
+    fields: tuple[str, ...] = ()  # an array of structs seen by field (ArrayInfo.fields): its last dimension
 
 
 def _c(pw, params) -> str:
@@ -175,8 +176,8 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: 
             subs = a.subscripts if flat else ph.access_shape(nest, a)[0]
             dom, names = ph.statement_domain(nest, stmt)
             dims = ", ".join(names[lp.var] for lp in ph.loop_path(nest, stmt))
-            outs = ", ".join(f"e{k}" for k in range(len(subs)))
-            eqs = " and ".join(f"e{k} = {ph.poly_to_isl(s, names)}" for k, s in enumerate(subs))
+            outs = ", ".join(f"c2gpu_e{k}" for k in range(len(subs)))
+            eqs = " and ".join(f"c2gpu_e{k} = {ph.poly_to_isl(s, names)}" for k, s in enumerate(subs))
             img = dom.apply(isl.Map(f"[{params}] -> {{ [{dims}] -> [{outs}] : {eqs} }}"))
             image = img if image is None else image.union(img)
     if image is None:
@@ -196,8 +197,8 @@ def _dense(nest: Nest, accesses: list[Access], extents: tuple[Poly, ...], flat: 
     rows = isl.Set.from_basic_set(image.project_out(isl.dim_type.set, 1, n - 1).polyhedral_hull())
     if n == 1:
         return image.is_equal(rows)
-    inner = " and ".join(f"0 <= e{k + 1} < {ph.poly_to_isl(e, {})}" for k, e in enumerate(extents))
-    box = isl.Set(f"[{params}] -> {{ [{', '.join(f'e{k + 1}' for k in range(n - 1))}] : {inner} }}")
+    inner = " and ".join(f"0 <= c2gpu_e{k + 1} < {ph.poly_to_isl(e, {})}" for k, e in enumerate(extents))
+    box = isl.Set(f"[{params}] -> {{ [{', '.join(f'c2gpu_e{k + 1}' for k in range(n - 1))}] : {inner} }}")
     return image.is_equal(rows.flat_product(box))
 
 
@@ -353,7 +354,7 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
         low = "0" if bounds[0][0] == "0" else _clamp(lo, high="0")
         plans.append(ArrayPlan(name, info.elem_type, ndims, ext_c, bool(reads), bool(writes),
                                _only_when_touched(nest, accs, simplify(f"({hi}) + 1 - ({low})")), copy_in, copy_out,
-                               why, low, dense))
+                               why, low, dense, info.fields))
     return plans
 
 
@@ -371,11 +372,15 @@ def _check_maybe_touched(nest: Nest, name: str, accs: list[Access], ndims: int, 
     def dropped(a: Access) -> list:
         st = by_access.get(id(a))
         guards = list(st.guards) + [g for lp in ph.loop_path(nest, st) for g in lp.guards] if st is not None else []
-        return [g for g in guards if g.constraints is None and g.alternatives is None]
+        # a loop run whole (Statement kind "loop") may run its body any number of times, none included (its
+        # first test runs every time)
+        whole = [st] if st is not None and st.kind == "loop" and (a.loc, a.text) not in _first_test(st) else []
+        return [g for g in guards if g.constraints is None and g.alternatives is None] + whole
 
     def both_branches(a: Access, b: Access) -> bool:
         (g,), (h,) = dropped(a), dropped(b)
-        return g.ast is not None and g.ast is h.ast and g.negated != h.negated and a.subscripts == b.subscripts \
+        return isinstance(g, Guard) and isinstance(h, Guard) and g.ast is not None and g.ast is h.ast \
+            and g.negated != h.negated and a.subscripts == b.subscripts \
             and by_access[id(a)].loop_ids == by_access[id(b)].loop_ids
 
     single = [a for a in accs if len(dropped(a)) == 1]
@@ -387,7 +392,8 @@ def _check_maybe_touched(nest: Nest, name: str, accs: list[Access], ndims: int, 
     if not maybe or not open_dims:
         return
     sure = [a for a in accs if not unmodelled(a)]
-    why = (f"'{name}': {maybe[0].text} (line {maybe[0].loc.line}) runs under a condition c2gpu cannot model, so "
+    why = (f"'{name}': {maybe[0].text} (line {maybe[0].loc.line}) runs under a condition c2gpu cannot model "
+           "(or in a loop it does not count), so "
            "it may touch elements the nest otherwise never touches, which may not exist (the extent of "
            f"'{name}' is unknown): the copies could reach outside it")
     maybe_runs, sure_runs = ph.run_params(nest, maybe), ph.run_params(nest, sure) if sure else None
@@ -403,6 +409,16 @@ def _check_maybe_touched(nest: Nest, name: str, accs: list[Access], ndims: int, 
             raise CodegenError(why)
 
 
+def _first_test(st) -> set:
+    """The accesses (location, text) a loop run whole makes every time it runs: those of a `for` loop's first
+    clause and condition, of a `while` loop's condition."""
+    node = st.ast
+    parts = [node.init, node.cond] if isinstance(node, c_ast.For) else [node.cond] if isinstance(node, c_ast.While) \
+        else []
+    return {(loc_of(n, st.loc), text_of(n)) for part in parts if part is not None
+            for n, _ in walk_tree(part) if isinstance(n, c_ast.ArrayRef)}
+
+
 def _only_when_touched(nest: Nest, accesses: list[Access], count: str) -> str:
     """`count` elements where the sizes make the nest run one of `accesses`, else none: the range of a region
     is defined only for those sizes (a statement in a loop that runs at some sizes only: `for (j = 0; j < m;
@@ -416,12 +432,12 @@ def _only_when_touched(nest: Nest, accesses: list[Access], count: str) -> str:
 def _gathered(info, accs: list[Access], scattered: bool = False) -> ArrayPlan:
     """The plan of an array read through a subscript c2gpu cannot bound (a gather, `a[idx[i]]`), or updated
     only by scatter statements (`hist[data[i]]++`, `scattered`): the whole declared array is copied in (and out,
-    for a scatter), and the kernel indexes it as written.  Refused when the nest writes it otherwise or its
-    extents are not known (a pointer)."""
+    for a scatter), and the kernel indexes it as written.  An array the nest also writes otherwise (CG's `p`,
+    gathered by one kernel of a time loop and written by another: the dependence pass keeps such a read and
+    write out of one parallel loop) is copied in and out whole: elements the device does not write go back
+    unchanged.  Refused when its extents are not known (a pointer)."""
     bad = next(a for a in accs if not a.affine)
     written = any(a.kind == "write" for a in accs)
-    if written and not scattered:
-        raise CodegenError(f"array '{info.name}' has a non-affine access ({bad.text}) and is written in the nest")
     if not info.dims or any(d is None for d in info.dims) or info.storage in ("param-pointer", "param-array") \
             and info.dims[0] is None:
         raise CodegenError(f"array '{info.name}' has a non-affine access ({bad.text}), and its extent is unknown, so "
@@ -432,10 +448,11 @@ def _gathered(info, accs: list[Access], scattered: bool = False) -> ArrayPlan:
     ext_c = tuple(d.to_c() for d in info.dims[1:])
     total = simplify(" * ".join(f"({d.to_c()})" for d in info.dims))
     if written:
+        how = f"updated through {bad.text} (atomics)" if scattered else f"read through {bad.text} and written"
         return ArrayPlan(info.name, info.elem_type, len(info.dims), ext_c, True, True, total, ("0", total),
-                         ("0", total), f"updated through {bad.text} (atomics): the whole array is copied in and out")
+                         ("0", total), f"{how}: the whole array is copied in and out", fields=info.fields)
     return ArrayPlan(info.name, info.elem_type, len(info.dims), ext_c, True, False, total, ("0", total), None,
-                     f"read through {bad.text}: the whole array is copied in")
+                     f"read through {bad.text}: the whole array is copied in", fields=info.fields)
 
 
 # --------------------------------------------------------------------------- kernel bodies
@@ -488,6 +505,17 @@ class KernelPrinter(c_generator.CGenerator):
 
     def visit_ID(self, n: c_ast.ID) -> str:
         return self.renames.get(n.name, n.name)
+
+    def visit_StructRef(self, n: c_ast.StructRef) -> str:
+        # a field of an array of structs seen by field: the device array holds the fields' type, the field
+        # its last dimension (`u[k][j].imag` is u[(k * ny + j) * 2 + 1])
+        if n.type == "." and isinstance(n.name, c_ast.ArrayRef):
+            base, subs = _array_chain(n.name)
+            plan = self.arrays.get(base.name) if isinstance(base, c_ast.ID) else None
+            if plan is not None and plan.fields and n.field.name in plan.fields:
+                per_dim = [self.visit(s) for s in subs] + [str(plan.fields.index(n.field.name))]
+                return f"{base.name}[{_flat(None, per_dim, plan.extents, wide_index(plan))}]"
+        return super().visit_StructRef(n)
 
     def visit(self, node):
         if self.registers and (reg := self.registers.get(id(node))):
@@ -684,7 +712,10 @@ def _max_trip(nest: Nest, path: list[Loop], loop: Loop) -> str:
     dims = ", ".join(names[lp.var] for lp in outer)
     cons = ph.domain_constraints(outer, names)
     trip = ph.sym_to_isl(loop.trip_count, names)
-    s = isl.Set(f"[{params}] -> {{ [{dims + ', ' if dims else ''}t] : t = {trip}{' and ' + ' and '.join(cons) if cons else ''} }}")
+    # (prefixed set names throughout: a parameter of the nest may be called t, e or w, and isl would take a set
+    # dimension of the same name for that parameter)
+    s = isl.Set(f"[{params}] -> {{ [{dims + ', ' if dims else ''}c2gpu_trip] : c2gpu_trip = {trip}"
+                f"{' and ' + ' and '.join(cons) if cons else ''} }}")
     n = s.dim(isl.dim_type.set)
     return ph.to_c(s.dim_max(n - 1), list(nest.params))
 

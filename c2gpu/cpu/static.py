@@ -279,7 +279,7 @@ def _footprint(nest: Nest, env: Mapping[str, int], elems_accessed: dict[str, int
                 if dom.is_empty():
                     continue
                 dims = ", ".join(names[lp.var] for lp in ph.loop_path(nest, s))
-                m = isl.Map(f"[{params}] -> {{ [{dims}] -> [e] : e = {ph.poly_to_isl(off, names)} }}")
+                m = isl.Map(f"[{params}] -> {{ [{dims}] -> [c2gpu_e] : c2gpu_e = {ph.poly_to_isl(off, names)} }}")
                 vals = dom.apply(m)
                 lo, hi = vals.dim_min_val(0), vals.dim_max_val(0)
                 if not (lo.is_int() and hi.is_int()):

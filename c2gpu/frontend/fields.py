@@ -139,7 +139,8 @@ def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
             if base is not None and (n.op == "&" or _written(n, parents.get(id(n)))):
                 touched.add(base)
         if isinstance(n, c_ast.FuncCall) and n.args is not None:
-            touched.update(b for a in n.args.exprs if (b := _base(a)) is not None)
+            # (an element passed by value, `f(d[0])`, passes no memory: the callee cannot write `d`)
+            touched.update(b for a in n.args.exprs if (b := _base(a)) is not None and not _element_value(a, lookup))
 
     def invariant(e: c_ast.Node) -> bool:
         if isinstance(e, c_ast.Constant):
@@ -204,6 +205,15 @@ def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
             out[name] = (chosen[text], text, ref)
         _swap(new, ref, c_ast.ID(names[text], coord=ref.coord))
     return new, out
+
+
+def _element_value(e: c_ast.Node, lookup) -> bool:
+    """Whether `e` is one element of an array of scalars, `d[0]` or `a[i][j]`, all its subscripts given: a value."""
+    subs, base = 0, e
+    while isinstance(base, c_ast.ArrayRef):
+        subs, base = subs + 1, base.name
+    t = lookup(base.name) if isinstance(base, c_ast.ID) and subs else None
+    return t is not None and not t.pointer_rows and subs == len(t.dims) + t.pointers and t.base in SIZES
 
 
 def _base(e: c_ast.Node | None) -> str | None:

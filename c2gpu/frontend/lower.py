@@ -119,6 +119,8 @@ class NestContext:
         self.functions = functions
         self.user_functions = user_functions    # defined or declared by the user's code (not c2gpu's headers)
         self.pure: dict[str, PureFunction] = {}  # the file's pure functions (frontend/functions.py): no side effects
+        self.structs: dict[str, dict[str, CType]] = {}   # 'struct X' -> its fields (fields.struct_fields)
+        self.by_field: dict[str, tuple[str, ...]] = {}   # arrays of structs accessed by field -> the field names
         self.macro_origin: dict[str, str] = {}    # identifier -> the -D that gave it (FileLowerer.macro_origin)
         self.address_taken = address_taken      # names whose address the function takes (`&x`)
         self.fallback = fallback
@@ -162,6 +164,23 @@ class NestContext:
         """The IR name of the variable `name` denotes here (its C name unless a nest-local one was renamed)."""
         found = self.scope.lookup(name)
         return (found.ir or name) if found is not None else name
+
+    def field_of(self, node: c_ast.StructRef) -> tuple[str, list[c_ast.Node], int, str] | None:
+        """`a[i][j].re` with `a` an array of structs whose fields all have one scalar type (`dcomplex`: two
+        doubles): (array, its subscripts, the field's position, that type), or None.  Such an array is, for the
+        analyses and the port, an array of that type with one more dimension, the field: `a[i][j][0]`.  (Every
+        ABI c2gpu targets lays out members of one scalar type without padding between them.)"""
+        if node.type != "." or not isinstance(node.name, c_ast.ArrayRef) or not isinstance(node.field, c_ast.ID):
+            return None
+        base, subs = _array_chain(node.name)
+        t = self.type_of_name(base.name) if isinstance(base, c_ast.ID) else None
+        fields = self.structs.get(t.base) if t is not None else None
+        if not fields or len(subs) != len(t.dims) + t.pointers or t.pointer_rows or node.field.name not in fields:
+            return None
+        types = {f.base for f in fields.values()} if all(f.is_scalar for f in fields.values()) else set()
+        if len(types) != 1 or next(iter(types)) not in SIZES:
+            return None
+        return base.name, subs, list(fields).index(node.field.name), next(iter(types))
 
     def is_math(self, name: str) -> bool:
         """A math library function c2gpu knows, not a function of the user's that happens to share its name."""
@@ -440,6 +459,8 @@ class NestContext:
                 if t is not None and len(subs) >= len(t.dims) + t.pointers:
                     return t.base
             return "?"
+        if isinstance(node, c_ast.StructRef) and (found := self.field_of(node)) is not None:
+            return found[3]
         if isinstance(node, c_ast.UnaryOp):
             if node.op == "*":
                 inner = node.expr
@@ -570,6 +591,13 @@ class StatementBuilder:
             self.under(node.left, node.op == "&&", node.right)
             return
         if isinstance(node, c_ast.StructRef):
+            found = ctx.field_of(node)
+            if found is not None:
+                name, subs, index, _ = found
+                for s in subs:
+                    self.visit(s, "read")
+                self.record_access(name, subs, node, mode, field=index)
+                return
             ctx.flag("unsupported-access", f"struct member access '{text_of(node)}' is not analysed", node)
             self.visit(node.name, "read")
             return
@@ -591,7 +619,10 @@ class StatementBuilder:
             self.visit(inner, "read")
             self.ctx.flag("unsupported-access", f"dereference '{text_of(node)}' cannot be analysed", node)
 
-    def record_access(self, name: str, subs: list[c_ast.Node], node: c_ast.Node, mode: str) -> None:
+    def record_access(self, name: str, subs: list[c_ast.Node], node: c_ast.Node, mode: str,
+                      field: int | None = None) -> None:
+        """An access of array `name` with subscripts `subs`; `field`: the position of the field it reads or
+        writes in an array of structs seen by field (NestContext.field_of), its last subscript."""
         ctx = self.ctx
         t = ctx.type_of_name(name)
         loc = ctx.loc(node)
@@ -599,6 +630,11 @@ class StatementBuilder:
             ctx.flag("unknown-array", f"'{name}' is not declared", node)
             return
         ctx.arrays_used.setdefault(name, loc)
+        fields = ctx.structs.get(t.base)
+        if field is not None:
+            ctx.by_field[name] = tuple(fields)
+            subs = list(subs) + [c_ast.Constant("int", str(field))]
+            t = replace(t, base=next(iter(fields.values())).base, dims=t.dims + (None,))
         polys: list[Poly | None] = []
         reasons: list[str] = []
         for s in subs:
@@ -747,6 +783,33 @@ class StatementBuilder:
                 t = self.count(e)
             return t
         return ctx.type_of(node)
+
+    def count_statements(self, node: c_ast.Node | None) -> None:
+        """Count the arithmetic of a statement with statements inside (a loop run whole): each expression once."""
+        if node is None:
+            return
+        if isinstance(node, c_ast.Compound):
+            for item in node.block_items or []:
+                self.count_statements(item)
+        elif isinstance(node, c_ast.For):
+            for part in (node.init, node.cond, node.next):
+                self.count(part) if not isinstance(part, c_ast.DeclList) else [self.count(d) for d in part.decls]
+            self.count_statements(node.stmt)
+        elif isinstance(node, (c_ast.While, c_ast.DoWhile)):
+            self.count(node.cond)
+            self.count_statements(node.stmt)
+        elif isinstance(node, c_ast.If):
+            self.count(node.cond)
+            self.count_statements(node.iftrue)
+            self.count_statements(node.iffalse)
+        elif isinstance(node, c_ast.Switch):
+            self.count(node.cond)
+            self.count_statements(node.stmt)
+        elif isinstance(node, (c_ast.Case, c_ast.Default)):
+            for item in node.stmts or []:
+                self.count_statements(item)
+        elif not isinstance(node, (c_ast.Break, c_ast.Continue, c_ast.EmptyStatement, c_ast.Pragma)):
+            self.count(node)
 
     def _add_mul(self, mul_type: str, sum_type: str) -> None:
         """Count `a*b + c`: one fused multiply-add when both have the same floating type, else a mul and an add."""
@@ -1208,6 +1271,37 @@ def switch_as_if(sw: c_ast.Switch) -> c_ast.Node | None:
     return node if node is not None else c_ast.EmptyStatement(sw.coord)
 
 
+def _uncountable(ctx: NestContext, node: c_ast.For) -> bool:
+    """Whether a `for` is no loop the analyses can count: its header is not `var = start; var < end; var += step`
+    with start and end polynomials of loop variables and parameters (they read memory, or a variable the nest
+    assigns), or a `break` or `continue` of its own ends it or an iteration early.  (A polynomial that is not
+    affine, `j < i * i`, keeps the loop: its inner loops can still be judged.)"""
+    if _leaves(node.stmt, loop=False):
+        return True
+    saved = set(ctx.params)
+    try:
+        h = parse_header(ctx, node)
+    finally:
+        ctx.params = saved
+    return bool(h.problem)
+
+
+def _leaves(node: c_ast.Node | None, loop: bool = True) -> bool:
+    """Whether control can leave the statement `node` other than by finishing it: a `return` or `goto` (or a
+    label, which a `goto` from outside may enter), or a `break` or `continue` of a loop around it.  `loop`: `node`
+    is itself a loop (its own `break` and `continue` stay inside)."""
+    stack = [(node, loop, loop)] if node is not None else []
+    while stack:
+        n, in_loop, in_switch = stack.pop()
+        if isinstance(n, (c_ast.Return, c_ast.Goto, c_ast.Label)) or \
+                (isinstance(n, c_ast.Break) and not in_switch) or (isinstance(n, c_ast.Continue) and not in_loop):
+            return True
+        is_loop = isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile))
+        stack.extend((c, in_loop or is_loop, in_switch or is_loop or isinstance(n, c_ast.Switch))
+                     for _, c in n.children())
+    return False
+
+
 def _breaks_out(node: c_ast.Node) -> bool:
     """Whether a `break` in `node` leaves the statement around it (one inside a loop or switch of its own does not)."""
     stack = [node]
@@ -1526,7 +1620,7 @@ class NestLowerer:
                         pragmas.append(item.string.strip())
                         continue
                     if isinstance(item, c_ast.For):
-                        out.append(self.lower_loop(item, guards, inner, tuple(pragmas)))
+                        out.extend(self.lower_for(item, guards, inner, tuple(pragmas)))
                     else:
                         out.extend(self.lower_body(item, guards, inner))
                     pragmas = []
@@ -1534,7 +1628,7 @@ class NestLowerer:
                 ctx.scope = saved
             return out
         if isinstance(node, c_ast.For):
-            return [self.lower_loop(node, guards, scope)]
+            return self.lower_for(node, guards, scope)
         if isinstance(node, c_ast.If):
             pre = StatementBuilder(ctx, node.cond, guards)
             pre.visit(node.cond)
@@ -1601,6 +1695,8 @@ class NestLowerer:
         chain = switch_as_if(node) if isinstance(node, c_ast.Switch) else None
         if chain is not None:       # the same statements under the conditions that select them
             return self.lower_body(chain, guards, scope)
+        if isinstance(node, (c_ast.While, c_ast.DoWhile)) and (whole := self.runs_whole(node, guards, scope)):
+            return whole
         kind = type(node).__name__
         what = {"While": "while loop", "DoWhile": "do-while loop", "Break": "break", "Continue": "continue",
                 "Return": "return", "Goto": "goto", "Label": "label", "Switch": "switch"}.get(kind, kind)
@@ -1613,6 +1709,56 @@ class NestLowerer:
         if b.accesses or b.scalar_writes or b.calls or b.scalar_reads:
             out.append(self.make_statement(node, guards, b, text=f"{what} at line {ctx.loc(node).line}"))
         return out
+
+    def lower_for(self, node: c_ast.For, guards: tuple[Guard, ...], scope: Scope, pragmas: tuple[str, ...] = ()) -> list:
+        """An inner `for` as a loop of the nest, or, when its iterations cannot be modelled (bounds read from
+        memory, a `break` of its own), as one statement that each iteration of the loops around it runs whole."""
+        if self.ctx.loop_ids and _uncountable(self.ctx, node) and (whole := self.runs_whole(node, guards, scope)):
+            return whole
+        return [self.lower_loop(node, guards, scope, pragmas)]
+
+    def runs_whole(self, node: c_ast.Node, guards: tuple[Guard, ...], scope: Scope) -> list | None:
+        """A loop inside the nest that c2gpu does not count (`for (k = rowstr[j]; k < rowstr[j+1]; k++)`, a `while`
+        or `do`), as one statement of the loop around it, or None when it cannot be one.
+
+        Each iteration of the enclosing loops runs it whole, in order, as C does: only the loops around it may be
+        mapped to threads.  Its accesses are what it may touch in any number of its own iterations: a subscript
+        that reads a variable it assigns (its counter) is data-dependent, so the dependence pass treats the
+        access as touching any element (sound: an array it writes that way keeps the loops around it
+        sequential).  It may not leave itself (no `return`, `goto`, nor a `break` or `continue` of an enclosing
+        loop), and the variables it declares must be new scalars (each iteration of the loops around it has its
+        own)."""
+        ctx = self.ctx
+        if _leaves(node):
+            return None
+        inner = scope.child()
+        decls = [n for n, _ in _walk(node) if isinstance(n, c_ast.Decl)]
+        for d in decls:
+            t = decl_type(d, ctx.typedefs)
+            if isinstance(d.type, c_ast.FuncDecl) or not d.name or not t.is_scalar or set(d.storage or ()) \
+                    or d.name in inner.vars or scope.lookup(d.name) is not None or d.name in ctx.loop_vars \
+                    or d.name in ctx.address_taken:
+                return None
+            # (named "t#2" when another part of the nest declares a `t` too)
+            inner.vars[d.name] = Var(t, "local", ctx.loc(d), ctx.renamed.get(id(d), d.name), tuple(ctx.loop_ids))
+        ctx.forget_written_in(node)
+        saved, ctx.scope = ctx.scope, inner
+        try:
+            for d in decls:
+                ctx.locals[inner.vars[d.name].ir] = (inner.vars[d.name], d)
+                ctx.loop_decls.setdefault(ctx.loop_ids[-1], []).append(d.name)
+            b = StatementBuilder(ctx, node, guards)
+            b.visit(node)       # (its declarations are its own: locals of the nest, not writes the loops around see)
+            for d in decls:
+                ctx.scalars_used.setdefault(inner.vars[d.name].ir, ctx.loc(d))
+            b.count_statements(node)
+        finally:
+            ctx.scope = saved
+        what = {"For": "loop", "While": "while loop", "DoWhile": "do-while loop"}[type(node).__name__]
+        line = ctx.loc(node).line
+        ctx.flag("runs-in-thread", f"the {what} at line {line} runs whole in each iteration of the loops around it "
+                 "(its iterations are not counted: the estimates count one per run of it)", node)
+        return [self.make_statement(node, guards, b, text=f"{what} at line {line}", kind="loop")]
 
     def make_statement(self, node, guards, b: StatementBuilder, text: str | None = None, kind: str = "expr") -> Statement:
         ctx = self.ctx
@@ -1850,6 +1996,7 @@ class FileLowerer:
         ctx.has_goto = facts.has_goto
         ctx.macro_origin = self.macro_origin
         ctx.pure = self.pure
+        ctx.structs = self.structs
         lowerer = NestLowerer(ctx)
         lowerer.prepass(cand.node)
         root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas)
@@ -1875,13 +2022,28 @@ class FileLowerer:
             # `int *u[2]` is two pointers (rows of unknown extent); `int (*p)[N]` one pointer to rows of N
             dims = dims + [None] * t.pointers if t.pointer_rows and t.dims else [None] * t.pointers + dims
             target = self.objects.target(dloc) if self.objects is not None else None
+            # a pointer parameter passed arrays of one constant extent at every call: it reaches that many elements
+            known = self.objects.extent(dloc) if self.objects is not None and dims == [None] \
+                and storage.startswith("param") else None
+            if known is not None:
+                dims = [Poly.const(known[0])]
+            if name in ctx.by_field:        # seen by field: an array of the fields' type, one dimension more
+                t = replace(t, base=next(iter(ctx.structs[t.base].values())).base)
+                dims.append(Poly.const(len(ctx.by_field[name])))
+                whole = next((a for st in stmts for a in st.accesses
+                              if a.array == name and len(a.subscripts) != len(dims)), None)
+                if whole is not None:       # `y[i] = x[i]` beside `y[i].re`: one access, several fields
+                    ctx.flags.append(Flag("unsupported-access", f"'{whole.text}' reads or writes a whole struct of "
+                                          f"'{name}', which the nest also accesses by field", whole.loc))
             # an array of this function that is only ever indexed: no pointer can point into it
             unreachable = storage in ("local", "static") and not t.pointers and bool(t.dims) \
                 and name not in facts.values
             arrays.append(ArrayInfo(name, t.base, t.elem_size, tuple(dims), "local" if storage == "static" else storage,
                                     t.restrict, t.const, dloc, assigned=name in facts.assigned, unreachable=unreachable,
                                     target=target.labels if target is not None else None,
-                                    target_source=target.source if target is not None else ""))
+                                    target_source=target.source if target is not None else "",
+                                    extent_source=known[1] if known is not None else "",
+                                    fields=ctx.by_field.get(name, ())))
         red_targets = {r.target for s in stmts for r in s.reductions}
         scalars = []
         for name in sorted(ctx.scalars_used):

@@ -262,6 +262,39 @@ class FileObjects:
         where = f"{array.name}{f' + {offset}' if offset > 0 else f' - {-offset}' if offset < 0 else ''}"
         return Alias(array.name, array.loc, offset, f"{d.name} = {where} at {at}, never assigned anything else")
 
+    def extent(self, loc: Loc, seen: frozenset = frozenset()) -> tuple[int, str] | None:
+        """The number of elements the pointer parameter declared at `loc` can reach, with where that comes from:
+        its function's calls are all in the file and each passes a whole declared array (or a parameter known
+        the same way) of one element type and the same constant extent, so every call's object has that many
+        elements from where the parameter points.  None otherwise (different extents, an offset, a pointer)."""
+        d = self.decls.get(loc)
+        if d is None or d.kind != "param" or d.ctype.pointers + len(d.ctype.dims) != 1 or d.defs or d.moved \
+                or d.address_taken or loc in seen:
+            return None
+        fn = d.function
+        if fn is None or not self._closed(fn) or fn not in self.calls:
+            return None
+        index = _param_index(self.functions[fn], d.node)
+        found = set()
+        for _, args, scope in self.calls[fn]:
+            arg = args[index] if index is not None and index < len(args) else None
+            a = scope.get(arg.name) if isinstance(arg, c_ast.ID) else None
+            if a is None or a.ctype.base != d.ctype.base:
+                return None
+            if a.kind == "param":
+                known = self.extent(a.loc, seen | {loc})
+                if known is None:
+                    return None
+                found.add(known[0])
+            elif a.is_array and len(a.ctype.dims) == 1 and (n := _constant(a.ctype.dims[0])) is not None:
+                found.add(n)
+            else:
+                return None
+        if len(found) != 1:
+            return None
+        n, calls = found.pop(), len(self.calls[fn])
+        return n, f"{n} elements: the array passed at {'the call' if calls == 1 else f'all {calls} calls'} of {fn}()"
+
     def _offset_into(self, e: c_ast.Node | None, scope: dict[str, _Decl] | None) -> tuple[_Decl, int] | None:
         """(A, k) for an expression `A`, `A + k`, `k + A`, `A - k` or `&A[k]` with A a declared array in `scope`."""
         if e is None or scope is None:
