@@ -310,6 +310,7 @@ class Nest:
     #                                           (name, the C expression it is at the nest: "v->n")
     inductions: tuple[Any, ...] = ()          # counters the outer loop steps once per iteration, substituted in the
     #                                           C (frontend/inductions.py Induction); the port steps them after it
+    inlined: tuple[str, ...] = ()             # the file's functions whose calls it holds inlined (frontend/inline.py)
     rewrites: tuple[str, ...] = ()            # what c2gpu rewrote in the C before analysing it again (a wavefront,
     #                                           c2gpu/wavefront.py), for the reports
     relower: Any = field(default=None, compare=False, repr=False, hash=False)   # the frontend's way to describe a

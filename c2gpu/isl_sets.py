@@ -230,7 +230,9 @@ def _subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool) -> list[tupl
     out: list[list] = [[None, None] for _ in range(ndims)]
     params = ", ".join(nest.params)
     wanted = _lookup(accesses)
-    done: set = set()      # (statement, subscripts) already bounded: generated code repeats a[i] thousands of times
+    # (loops, guards, subscripts) already bounded: generated and inlined code repeats a[i] thousands of times, in
+    # statements whose iteration domain is the same (their loops and guards)
+    done: set = set()
     for stmt in nest.statements():
         for a in stmt.accesses:
             if a not in wanted:
@@ -238,9 +240,10 @@ def _subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool) -> list[tupl
             subs = a.subscripts if flat else access_shape(nest, a)[0]
             if len(subs) != ndims or any(x is None or not x.is_affine() for x in subs):
                 return None
-            if (stmt.sid, tuple(subs)) in done:
+            key = (stmt.loop_ids, stmt.guards, tuple(subs))
+            if key in done:
                 continue
-            done.add((stmt.sid, tuple(subs)))
+            done.add(key)
             dom, names = statement_domain(nest, stmt)
             if dom.is_empty():
                 continue  # a statement that never runs touches nothing

@@ -313,6 +313,11 @@ class Instrumented:
     flags: list[str]                  # the -D and -I flags of both builds (include directories absolute)
 
 
+def _exit(probes: dict[str, Probe], o: NestOutcome) -> str:
+    """The code after the wrapper call of ported nest `o`: its probe's, or none for a nest left unprobed."""
+    return probes[o.nest.name].exit if o.nest.name in probes else ""
+
+
 def instrument(path: str, options: PreprocessOptions, manager, split: bool = False) -> Instrumented:
     """The original and the port with identical probes (see the module's docstring); split: the port's host
     code is C (it is anyway when it cannot be C++, e.g. with VLA parameters)."""
@@ -324,15 +329,19 @@ def instrument(path: str, options: PreprocessOptions, manager, split: bool = Fal
     if not any(o.ported for o in outcomes):
         return Instrumented(outcomes, {}, "", "", None, flags)
     source = read_source(path)
-    probes = {o.nest.name: probe(o, k) for k, o in enumerate(o for o in outcomes if o.ported and o.nest.loc.file == path)}
+    # a nest of a function whose calls a ported nest holds inlined runs fewer times in the port (not from there):
+    # its records would not line up; the ported nests around its calls check what it does there
+    inlined = {f for o in outcomes if o.ported for f in o.nest.inlined}
+    probes = {o.nest.name: probe(o, k) for k, o in enumerate(o for o in outcomes if o.ported and o.nest.loc.file == path
+                                                            and o.nest.function not in inlined)}
     probed = _probed(outcomes, probes)
     host_text = None
     if split or host_not_cxx(program, path, options):
         # C host code (e.g. VLA parameters) + CUDA wrappers: compile apart and link, as a user would
         cu_text, host_text = render_split(path, source, probed, PORT_CU, PORT_HOST_C,
-                                          after_nest=lambda o: probes[o.nest.name].exit, prefix=DUMP_RUNTIME)
+                                          after_nest=lambda o: _exit(probes, o), prefix=DUMP_RUNTIME)
     else:
-        cu_text = render_port(path, source, probed, PORT_CU, after_nest=lambda o: probes[o.nest.name].exit,
+        cu_text = render_port(path, source, probed, PORT_CU, after_nest=lambda o: _exit(probes, o),
                               prefix=DUMP_RUNTIME)
     for o, p in zip(outcomes, probed):   # the nests the port could not locate in the text stay as they are
         o.ported, o.reason = p.ported, p.reason

@@ -248,6 +248,7 @@ class _Ref:
     access: Access | None
     text: str
     loc: Loc
+    consts: tuple | None = None     # per subscript, its value when constant (_constants)
 
     def describe(self) -> str:
         if self.access is not None:
@@ -274,6 +275,8 @@ class _Ctx:
         self.parent.setdefault(nest.root.lid, None)
         self.unknown: dict[int, list[DepReason]] = {lid: [] for lid in self.loops}
         self._unknown_seen: dict[int, set[DepReason]] = {lid: set() for lid in self.loops}  # fast `in` for block()
+        # scalars declared inside the nest -> the lids of the loops around their declaration
+        self.declared_in = {sc.name: set(sc.declared_in) for sc in nest.scalars if sc.declared_in is not None}
         self.control_inexact = ""                   # set when a control-flow flag makes every dependence a "may"
         self.conflated: dict[str, str] = {}         # names standing for several variables -> why
         self.scattered: dict[int, dict[str, DepReason]] = {lid: {} for lid in self.loops}   # lid -> scatter
@@ -456,6 +459,78 @@ def _row_width(a: Access) -> Poly | None:
         if q * w == rest:
             return w
     return None
+
+
+def _apart(x: _Ref, y: _Ref) -> bool:
+    """Whether two references to one array never touch the same element, by a test cheaper than isl: in some
+    dimension both subscripts are different constants (the fixed rows of a 5x5 block in NPB BT's inlined
+    binvcrhs: lhs[i][j][k][BB][0][1], lhs[i][j][k][CC][2][3]).  Such pairs are not compared, nor counted
+    against MAX_PAIRS."""
+    if x.cell is None or y.cell is None or len(x.cell) != len(y.cell):
+        return False
+    return any(a != b for a, b in zip(_constants(x), _constants(y)) if a is not None and b is not None)
+
+
+def _buckets(refs: list[_Ref]) -> list[list[_Ref]]:
+    """The references to one variable in groups such that two references in different groups are _apart: by
+    the values of the subscripts that are constants in every reference (one group when there are none, or a
+    reference cannot be analysed).  The pairs to compare are then those within each group."""
+    if any(r.cell is None for r in refs) or len({len(r.cell) for r in refs}) != 1 or not refs[0].cell:
+        return [refs]
+    fixed = [k for k in range(len(refs[0].cell)) if all(_constants(r)[k] is not None for r in refs)]
+    if not fixed:
+        return [refs]
+    groups: dict[tuple, list[_Ref]] = {}
+    for r in refs:
+        groups.setdefault(tuple(_constants(r)[k] for k in fixed), []).append(r)
+    return list(groups.values())
+
+
+def _constants(r: _Ref) -> tuple:
+    """Per subscript of the reference, its value when it is a constant (else None); kept on the reference."""
+    if r.consts is None:
+        r.consts = tuple(p.const_value() if p is not None and p.is_const() else None for p in r.cell)
+    return r.consts
+
+
+def _same_iteration_only(src: _Ref, snk: _Ref, ctx: "_Ctx") -> bool:
+    """Whether two references can touch one element only in the same iteration of every loop around both: a
+    scalar declared inside all of those loops (each iteration has its own), or the same subscripts with each
+    loop's variable alone (times a nonzero constant, plus one) in one of them.  Then no loop carries a dependence
+    between them, and isl need not be asked (inlined straight-line code touches the same cells of a block, and
+    its own locals, over and over)."""
+    common = src.site.chain[:_common(src.site, snk.site)]
+    if src.access is None and snk.access is None:
+        inside = ctx.declared_in.get(src.name)
+        return inside is not None and all(lp.lid in inside for lp in common)
+    if src.cell is None or src.cell != snk.cell:
+        return False
+    for lp in common:
+        if not any(p is not None and p.is_affine() and p.variables == {lp.var} and p.coeff(lp.var) != 0
+                   for p in src.cell):
+            return False
+    return True
+
+
+_ZEROS: dict[int, isl.Set] = {}     # common loops -> the distance set of a loop-independent dependence (isl sets are
+#                                     immutable: one object serves every dependence)
+
+
+def _in_iteration(src: _Ref, snk: _Ref, ctx: "_Ctx") -> list[Dependence]:
+    """The dependence from `src` to `snk` when _same_iteration_only holds: loop-independent, when `src` comes
+    first, and recorded as possible (not checked with isl: a condition may keep the two apart)."""
+    if not src.site.order < snk.site.order:
+        return []
+    common = _common(src.site, snk.site)
+    deltas = _ZEROS.get(common)
+    if deltas is None:
+        deltas = _ZEROS[common] = isl.Set("{ [" + ", ".join(["0"] * common) + "] }")
+    return [Dependence(
+        array=src.name, kind=_kind(src, snk), source=src.access, sink=snk.access, source_sid=src.site.stmt.sid,
+        sink_sid=snk.site.stmt.sid, source_loc=src.loc, sink_loc=snk.loc, source_text=src.text, sink_text=snk.text,
+        loop=None, distance=(0,) * common, direction="=" if common == 1 else "(" + ", ".join(["="] * common) + ")",
+        scalar=src.access is None, exact=False, why="the same element in the same iteration, not checked further",
+        deltas=deltas)]
 
 
 def _cell(a: Access, mode: str) -> tuple[tuple[Poly, ...] | None, str]:
@@ -812,41 +887,47 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
     # dependences on one array or scalar
     found: list[tuple[Dependence, _Ref, _Ref]] = []
     checked = 0
-    for name, group in by_name.items():
-        if not any(r.kind == "write" for r in group):
+    for name, named in by_name.items():
+        if not any(r.kind == "write" for r in named):
             continue
-        for i, x in enumerate(group):
-            for y in group[i:]:
-                if x.kind == "read" and y.kind == "read":
-                    continue
-                if _scatters(x, name) and _scatters(y, name) and not ctx.control_inexact:
-                    # two additive updates of elements chosen by data: in any order they leave the same sums,
-                    # each done atomically (Statement.scatter); the loops around both are reductions of them
-                    for lid in common_lids(x, y):
-                        ctx.scattered[lid].setdefault(x.access.text, DepReason(
-                            "reduction", f"scatter {x.access.text} += over '{ctx.name(ctx.loops[lid])}' (line "
-                                         f"{x.loc.line}): the updates commute and run as atomics",
-                            source=x.loc, sink=y.loc, array=name))
-                    continue
-                pairs = [(x, y)] if x is y else [(x, y), (y, x)]
-                checked += 1
-                if checked > MAX_PAIRS:
-                    ctx.block(common_lids(x, y), DepReason(
-                        "budget", f"the nest has more than {MAX_PAIRS} pairs of references to compare: "
-                                  f"{name} was not analysed", source=x.loc, sink=y.loc, array=name))
-                    continue
-                for src, snk in pairs:
-                    try:
-                        for dep in check_pair(src, snk, ctx):
-                            found.append((dep, src, snk))
-                    except (Unencodable, isl.Error) as e:
-                        bad = src if src.cell is None else snk if snk.cell is None else src
-                        why = str(e) if not isinstance(e, isl.Error) else f"isl failed: {e}"
-                        ctx.block(common_lids(src, snk), DepReason(
-                            "non-affine", f"{bad.describe()} cannot be analysed ({why}) and {name} is written "
-                                          "in the nest", source=bad.loc, sink=(snk if bad is src else src).loc,
-                            array=name))
-                        break
+        for group in _buckets(named):
+            for i, x in enumerate(group):
+                for y in group[i:]:
+                    if x.kind == "read" and y.kind == "read":
+                        continue
+                    if _scatters(x, name) and _scatters(y, name) and not ctx.control_inexact:
+                        # two additive updates of elements chosen by data: in any order they leave the same sums,
+                        # each done atomically (Statement.scatter); the loops around both are reductions of them
+                        for lid in common_lids(x, y):
+                            ctx.scattered[lid].setdefault(x.access.text, DepReason(
+                                "reduction", f"scatter {x.access.text} += over '{ctx.name(ctx.loops[lid])}' (line "
+                                             f"{x.loc.line}): the updates commute and run as atomics",
+                                source=x.loc, sink=y.loc, array=name))
+                        continue
+                    if _apart(x, y):
+                        continue
+                    pairs = [(x, y)] if x is y else [(x, y), (y, x)]
+                    if _same_iteration_only(x, y, ctx):
+                        found.extend((dep, src, snk) for src, snk in pairs for dep in _in_iteration(src, snk, ctx))
+                        continue
+                    checked += 1
+                    if checked > MAX_PAIRS:
+                        ctx.block(common_lids(x, y), DepReason(
+                            "budget", f"the nest has more than {MAX_PAIRS} pairs of references to compare: "
+                                      f"{name} was not analysed", source=x.loc, sink=y.loc, array=name))
+                        continue
+                    for src, snk in pairs:
+                        try:
+                            for dep in check_pair(src, snk, ctx):
+                                found.append((dep, src, snk))
+                        except (Unencodable, isl.Error) as e:
+                            bad = src if src.cell is None else snk if snk.cell is None else src
+                            why = str(e) if not isinstance(e, isl.Error) else f"isl failed: {e}"
+                            ctx.block(common_lids(src, snk), DepReason(
+                                "non-affine", f"{bad.describe()} cannot be analysed ({why}) and {name} is written "
+                                              "in the nest", source=bad.loc, sink=(snk if bad is src else src).loc,
+                                array=name))
+                            break
 
     # aliasing between different arrays, and between pointers and scalars a pointer could reach
     pointers = sorted(n for n in by_name if n in infos and _is_pointer(infos[n]))

@@ -79,7 +79,15 @@ def proven_loops(path: Path, include: list[Path]) -> dict[tuple[int, int], str]:
     """(line, column) of every loop c2gpu analyses in `path` -> its dependence verdict."""
     import c2gpu
     report = c2gpu.analyze(path, include_dirs=[str(d) for d in include])
-    return {(lp.location.line, lp.location.col): lp.status or "not analysed" for n in report.nests for lp in n.loops}
+    # a function's loops also appear, at the same place, in the nests its calls are inlined into: the loop is the
+    # one of the nest that holds it in the text (the closest nest starting at or before it)
+    out: dict[tuple[int, int], tuple[int, str]] = {}
+    for n in report.nests:
+        for lp in n.loops:
+            key, start = (lp.location.line, lp.location.col), n.location.line
+            if start <= key[0] and (key not in out or out[key][0] < start):
+                out[key] = (start, lp.status or "not analysed")
+    return {key: status for key, (_, status) in out.items()}
 
 
 def benchmark(tree: Path, name: str) -> Counts:

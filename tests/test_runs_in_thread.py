@@ -11,11 +11,16 @@ from conftest import verified_ports
 
 
 def loops(tmp_path, source: str) -> dict[int, tuple[str, str, str]]:
-    """{line: (loop variable, status, reason)} of c2gpu.analyze on the source, for every loop of every nest."""
+    """{line: (loop variable, status, reason)} of c2gpu.analyze on the source, for every loop of every nest (the
+    first nest that has a loop there: a function's own, not a copy inlined into a caller further down)."""
     path = tmp_path / "a.c"
     path.write_text(source)
     report = c2gpu.analyze(str(path), run_cpu=False)
-    return {lp.location.line: (lp.var, lp.status, lp.reason) for n in report.nests for lp in n.loops}
+    out: dict[int, tuple[str, str, str]] = {}
+    for n in report.nests:
+        for lp in n.loops:
+            out.setdefault(lp.location.line, (lp.var, lp.status, lp.reason))
+    return out
 
 
 CSR = r"""

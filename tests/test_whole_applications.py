@@ -80,15 +80,17 @@ def test_npb_recall_against_the_authors_openmp():
     measured 0.84 (495 of 587) when the elements in bounds became parameters, 0.37 before, 0.88 (515) when a
     scalar assigned several times (`i = 1; ... i = 2; ...` in BT's and SP's exact_rhs) became each value in turn,
     0.89 (525) when a global written in an inner loop (BT's tmp1) became private and a local array that is only
-    indexed (MG's r1) stopped aliasing pointers."""
+    indexed (MG's r1) stopped aliasing pointers, 0.93 (548) when loops with data-dependent bounds ran whole in a
+    thread (CG's rows), arrays of structs were seen by field (FT's dcomplex) and calls into the file were
+    inlined (BT's binvcrhs, matvec_sub, matmul_sub)."""
     results = npb_recall.run()
     total = npb_recall.Counts()
     for c in results.values():
         total.add(c)
     assert total.tp + total.fn == 587
-    assert total.recall >= 0.89, npb_recall.table(results)
-    assert results["BT"].recall >= 0.93 and results["SP"].recall >= 0.97 and results["MG"].recall >= 0.33, \
-        npb_recall.table(results)
+    assert total.recall >= 0.93, npb_recall.table(results)
+    assert results["BT"].recall >= 0.99 and results["SP"].recall >= 0.97 and results["MG"].recall >= 0.33 \
+        and results["CG"].recall >= 0.77 and results["FT"].recall >= 0.82, npb_recall.table(results)
 
 
 # Loops whose start or end is a min or max of several values: hand-tiled code (`i < MIN(ii + 32, N)`) and the

@@ -829,9 +829,11 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     # that every iteration writes them before reading them); C leaves the last iteration's value in them,
     # which the thread running that iteration stores for the host
     private: list[str] = []
+    # (a variable declared in the thread's body, initialized or not, is declared there by the body's own text)
+    in_thread = {sc.name for sc in nest.scalars if sc.declared_in and kernel.body_lid in sc.declared_in}
     for s in stmts if not kernel.serial else ():
         for v in s.scalar_writes:
-            if v in declared_in_body or v in red_targets or v in mapped_ids or v not in scalar_types:
+            if v in declared_in_body or v in in_thread or v in red_targets or v in mapped_ids or v not in scalar_types:
                 continue
             decl = f"{scalar_types[v]} {v};"
             if decl not in locals_:

@@ -213,14 +213,20 @@ def _check_locals_stay_in_their_kernel(nest: Nest, mapping, by_id) -> None:
         for st in k.statements(by_id):
             if st.decl:
                 declared[st.decl] = (k.name, st.loc.line)
+    local = {s.name: s for s in nest.scalars if s.declared_in is not None}
     for k in mapping.kernels():
         for st in k.statements(by_id):
             for v in (*st.scalar_reads, *st.scalar_writes):
+                name = local[v].source_name if v in local else v
                 if v in declared and declared[v][0] != k.name:
-                    name = next((s.source_name for s in nest.scalars if s.name == v), v)
                     raise CodegenError(f"'{name}' is declared at line {declared[v][1]} in the part of the loop body that "
                                        f"{declared[v][0]} runs, and used at line {st.loc.line} in the part {k.name} "
                                        "runs: the loop body cannot be split there")
+                # declared without a value in the body of a host loop (no statement of a kernel declares it): no
+                # kernel's text declares it, and the host has no such variable at the nest
+                if v in local and v not in declared and (k.serial or k.body_lid not in local[v].declared_in):
+                    raise CodegenError(f"'{name}' is declared in the body of a loop that stays on the host, and used "
+                                       f"at line {st.loc.line} in {k.name}: the kernel cannot see it")
 
 
 def _planned_arrays(nest: Nest) -> list:

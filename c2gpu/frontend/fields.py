@@ -15,12 +15,12 @@ alias like two pointer parameters.
 """
 from __future__ import annotations
 
-import copy
 import re
 
 from pycparser import c_ast, c_generator
 
 from .ctypes import SIZES, CType, decl_type
+from .trees import copy_tree, nodes as _nodes
 
 _GEN = c_generator.CGenerator()
 
@@ -93,7 +93,7 @@ def renamed(node: c_ast.For, lookup, structs: dict[str, dict[str, CType]], taken
         return node, {}
     names: dict[tuple[str, str, str], str] = {}
     out: dict[str, tuple[CType, str, c_ast.Node]] = {}
-    new = copy.deepcopy(node)
+    new = copy_tree(node)
     for r in [n for n in _nodes(new) if isinstance(n, c_ast.StructRef)]:
         if not isinstance(r.name, c_ast.ID):
             continue
@@ -187,7 +187,7 @@ def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
         return node, {}
     names: dict[str, str] = {}
     out: dict[str, tuple[CType, str, c_ast.Node]] = {}
-    new = copy.deepcopy(node)
+    new = copy_tree(node)
     new_parents = _parents(new)
     for ref in [n for n in _nodes(new) if isinstance(n, c_ast.ArrayRef)]:
         up = new_parents.get(id(ref))
@@ -246,11 +246,3 @@ def _swap(root: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:
                     if x is old:
                         value[k] = new
                         return
-
-
-def _nodes(node: c_ast.Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(c for _, c in n.children())

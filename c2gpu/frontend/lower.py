@@ -26,6 +26,8 @@ from ..libc import MATH_FUNCTIONS, SETS_ERRNO
 from .preprocess import INCLUDE_DIR
 from .objects import FileObjects
 from .fields import invariant_elements, renamed, struct_fields
+from .inline import Inliner
+from .trees import copy_tree
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
 from .inductions import Induction, substitute_inductions
@@ -121,6 +123,7 @@ class NestContext:
         self.pure: dict[str, PureFunction] = {}  # the file's pure functions (frontend/functions.py): no side effects
         self.structs: dict[str, dict[str, CType]] = {}   # 'struct X' -> its fields (fields.struct_fields)
         self.by_field: dict[str, tuple[str, ...]] = {}   # arrays of structs accessed by field -> the field names
+        self.not_inlined: dict[str, str] = {}    # function of the file -> why its calls were not inlined
         self.macro_origin: dict[str, str] = {}    # identifier -> the -D that gave it (FileLowerer.macro_origin)
         self.address_taken = address_taken      # names whose address the function takes (`&x`)
         self.fallback = fallback
@@ -573,7 +576,8 @@ class StatementBuilder:
             name = text_of(node.name)
             self.calls.append(name)
             if not ctx.is_math(name) and name not in ctx.pure:
-                ctx.flag("unknown-call", f"call to '{name}': c2gpu cannot see what it reads or writes", node)
+                why = f" (not inlined: {ctx.not_inlined[name]})" if name in ctx.not_inlined else ""
+                ctx.flag("unknown-call", f"call to '{name}': c2gpu cannot see what it reads or writes{why}", node)
             for arg in (node.args.exprs if node.args else []):
                 if isinstance(arg, c_ast.ID) and (t := ctx.type_of_name(arg.name)) and not t.is_scalar:
                     what = "array" if t.dims and not t.pointers else "pointer"
@@ -1811,7 +1815,10 @@ class Candidate:
     stands_for: c_ast.Node | None = None   # a rewrite of the nest: the for-statement in the function it replaces
     fields: tuple[tuple[str, str], ...] = ()   # struct fields renamed in it: (variable, the C expression it is)
     inductions: tuple[Induction, ...] = ()     # counters substituted in it (frontend/inductions.py)
-    aliases: tuple[str, ...] = ()              # pointers replaced by the array they always are (aliases_resolved)
+    aliases: tuple[str, ...] = ()              # what was rewritten in it, for the reports: pointers replaced by
+    #                                            the array they always are (aliases_resolved), calls inlined
+    inlined: tuple[str, ...] = ()              # the functions whose calls were inlined in it (calls_inlined)
+    not_inlined: tuple[tuple[str, str], ...] = ()   # (function, why its calls in it were not inlined)
 
 
 class FileLowerer:
@@ -1986,6 +1993,7 @@ class FileLowerer:
                                        f"{nest_loc.line}, which is analysed as a whole: the pragma is ignored", loc))
 
     def lower_nest(self, function: str, cand: Candidate, facts: "FunctionFacts") -> Nest:
+        cand = self.calls_inlined(cand, facts)
         cand, stands_for = self.fields_renamed(cand, facts)
         cand = self.inductions_substituted(cand, facts)
         cand = self.aliases_resolved(cand, facts)
@@ -1997,6 +2005,7 @@ class FileLowerer:
         ctx.macro_origin = self.macro_origin
         ctx.pure = self.pure
         ctx.structs = self.structs
+        ctx.not_inlined = dict(cand.not_inlined)
         lowerer = NestLowerer(ctx)
         lowerer.prepass(cand.node)
         root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas)
@@ -2088,7 +2097,7 @@ class FileLowerer:
                     arrays=tuple(arrays), scalars=tuple(scalars), params=tuple(params), flags=tuple(flags),
                     region=cand.region, sizes=tuple(sizes), live_after=tuple(sorted(outside & live)),
                     functions=needed(self.pure, {c for s in stmts for c in s.calls}),
-                    stands_for=stands_for, inductions=cand.inductions,
+                    stands_for=stands_for, inductions=cand.inductions, inlined=cand.inlined,
                     rewrites=tuple(ind.note(root.var, root.loc.line) for ind in cand.inductions) + cand.aliases,
                     relower=lambda node: self.relower(function, cand, facts, node))
 
@@ -2104,6 +2113,22 @@ class FileLowerer:
         self._adopt(cand.node, node, facts)
         return replace(cand, node=node, stands_for=cand.stands_for or cand.node,
                        inductions=cand.inductions + tuple(found))
+
+    def calls_inlined(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
+        """The candidate with the calls of the file's void functions it can see into inlined (frontend/inline.py),
+        with a note naming them."""
+        defined = {ext.decl.name: ext for ext in self.ast.ext if isinstance(ext, c_ast.FuncDef)
+                   and ext.decl.name not in self.pure}
+        inliner = Inliner(defined, self.typedefs, cand.scope.lookup, self.globals.vars.get, set(facts.address_taken))
+        node = inliner.nest(cand.node)
+        if node is cand.node:
+            return replace(cand, not_inlined=tuple(sorted(inliner.why_not.items())))
+        self._adopt(cand.node, node, facts)
+        counts = Counter(inliner.inlined)
+        note = "inlined " + ", ".join(f"{name}() ({k} call{'s' if k > 1 else ''})" for name, k in sorted(counts.items())) + \
+            ": the nest is analysed and ported with the functions' bodies in place of the calls"
+        return replace(cand, node=node, stands_for=cand.stands_for or cand.node, aliases=cand.aliases + (note,),
+                       inlined=tuple(sorted(counts)), not_inlined=tuple(sorted(inliner.why_not.items())))
 
     def host_only(self, cand: Candidate, stmts: list[Statement]) -> list[Flag]:
         """What keeps a nest on the CPU although its loops may be parallel: C that CUDA's device code computes
@@ -2157,7 +2182,7 @@ class FileLowerer:
                 chosen.pop(n.name)
         if not chosen:
             return cand
-        node = copy.deepcopy(cand.node)
+        node = copy_tree(cand.node)
         for ref, _ in list(_walk(node)):
             if isinstance(ref, c_ast.ArrayRef) and isinstance(ref.name, c_ast.ID) and ref.name.name in chosen:
                 alias = chosen[ref.name.name]

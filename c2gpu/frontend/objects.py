@@ -29,6 +29,7 @@ from pycparser import c_ast, c_generator
 
 from ..ir import Loc
 from .ctypes import CType, decl_type
+from .trees import nodes as _nodes
 from ..records import dataclass
 
 # Functions that return (or store through their first argument) a new object no other pointer reaches.
@@ -534,13 +535,6 @@ def _is_null(e: c_ast.Node) -> bool:
         e = e.expr
     return isinstance(e, c_ast.Constant) and e.value in ("0", "0L", "0UL")
 
-
-def _nodes(node: c_ast.Node | None):
-    stack = [node] if node is not None else []
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(c for _, c in n.children())
 
 
 def _only_returned(body: c_ast.Node, name: str) -> bool:

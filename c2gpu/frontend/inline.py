@@ -1,0 +1,287 @@
+"""Calls into the file, inlined: a call statement to a `void` function of the file becomes the callee's body with
+its parameters replaced by the arguments, so that the analyses see what it reads and writes through them (NPB
+BT's `binvcrhs(lhs[i][j][k][BB], lhs[i][j][k][CC], rhs[i][j][k])` touches two 5x5 blocks and a vector of one
+cell), and the kernel runs it in the thread as the C does.
+
+A call is inlined when it is a statement of its own (its value unused) and:
+- the callee is defined in the file, returns void, takes a fixed list of parameters and does not call itself
+  (through other functions either); its body has no `goto`, label, `static` local or `return` before its end;
+- a parameter of array or pointer type is only indexed (`p[e]`, `*p`) or passed on to another call that is
+  inlined, never assigned or taken the address of; its argument is an array or pointer variable or a part of
+  one (`lhs[i][j][k][BB]`: the rest of it has the parameter's row type, so `p[a][b]` is `lhs[i][j][k][BB][a][b]`)
+  whose subscripts read only constants and the caller's own variables (which the callee cannot change);
+- a scalar parameter is never assigned: it becomes a local initialized with its argument (evaluated once, before
+  the body, as C does), and the argument has no side effect;
+- every other name the callee uses is a global the caller sees under that name (not hidden by a local).
+The callee's locals are renamed `c2gpu_<function>_<name>`, so that they hide nothing of the caller's.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from pycparser import c_ast
+
+from .ctypes import CType, decl_type
+from .trees import copy_tree, nodes as _nodes
+
+MAX_DEPTH = 4           # calls inlined inside inlined calls, at most
+MAX_GROWTH = 6_000      # syntax-tree nodes inlining may add to a nest (BT's binvcrhs is 3,612): beyond, none is
+#                         inlined, so that a time loop calling whole phases (LU's ssor: rhs, jacld, blts, ...)
+#                         stays a nest of calls rather than one too large to analyse
+
+
+def _params(fn: c_ast.FuncDef) -> list[c_ast.Decl] | None:
+    """The named parameters of `fn`, or None for a variadic or K&R definition."""
+    if fn.param_decls:
+        return None
+    args = fn.decl.type.args
+    params = list(args.params) if args is not None else []
+    if len(params) == 1 and isinstance(params[0], c_ast.Typename):      # (void)
+        return []
+    if any(not isinstance(p, c_ast.Decl) or not p.name for p in params):
+        return None
+    return params
+
+
+def _returns_void(fn: c_ast.FuncDef) -> bool:
+    t = fn.decl.type.type
+    return isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType) and t.type.names == ["void"]
+
+
+def _changes(n: c_ast.Node, up: c_ast.Node | None) -> bool:
+    """Whether the identifier `n` is assigned, stepped or has its address taken where it stands."""
+    return (isinstance(up, c_ast.Assignment) and up.lvalue is n) or \
+        (isinstance(up, c_ast.UnaryOp) and up.op in ("++", "--", "p++", "p--", "&"))
+
+
+def _side_effect(e: c_ast.Node) -> bool:
+    return any(isinstance(n, (c_ast.Assignment, c_ast.FuncCall)) or
+               (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n in _nodes(e))
+
+
+class Inliner:
+    """Inlines the eligible call statements of one nest (see the module's docstring)."""
+
+    def __init__(self, functions: dict[str, c_ast.FuncDef], typedefs: dict[str, CType],
+                 caller_var: Callable[[str], object], global_var: Callable[[str], object], address_taken: set[str]):
+        self.functions = functions
+        self.nest_names: set[str] = set()  # names the nest declares (its loops' variables included): they may
+        #                                    hide a global at the call
+        self.typedefs = typedefs
+        self.caller_var = caller_var        # name -> the caller's variable at the nest (None: none)
+        self.global_var = global_var        # name -> the file's global of that name (None: none)
+        self.address_taken = address_taken  # the caller's variables whose address is taken
+        self.inlined: list[str] = []        # the functions inlined, one entry per call
+        self.why_not: dict[str, str] = {}   # function -> why its calls stay calls
+        self.budget = MAX_GROWTH
+        self.over = False                   # a call would grow the nest past MAX_GROWTH
+
+    def nest(self, node: c_ast.For) -> c_ast.For:
+        """A copy of the nest with its eligible calls inlined (the nest itself when there is none)."""
+        if not any(self._candidate(n) for n in _nodes(node)):
+            return node
+        self.nest_names = {n.name for n in _nodes(node) if isinstance(n, c_ast.Decl) and n.name}
+        new = copy_tree(node)
+        self._rewrite(new, ())
+        if self.over:
+            self.inlined = []
+            return node
+        return new if self.inlined else node
+
+    def _candidate(self, n: c_ast.Node) -> bool:
+        return isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in self.functions
+
+    def _rewrite(self, node: c_ast.Node, stack: tuple[str, ...]) -> None:
+        """Replace, in place, every call statement under `node` that can be inlined (`stack`: the functions
+        being inlined around it)."""
+        for n in list(_nodes(node)):
+            for attr in ("block_items", "stmts"):          # Compound, Case and Default hold statement lists
+                items = getattr(n, attr, None) if attr in getattr(n, "__slots__", ()) else None
+                if items:
+                    for k, item in enumerate(items):
+                        block = self._inline(item, stack)
+                        if block is not None:
+                            items[k] = block
+            for attr in ("stmt", "iftrue", "iffalse"):      # a call as the whole body of a loop or an if
+                item = getattr(n, attr, None) if attr in getattr(n, "__slots__", ()) else None
+                if item is not None:
+                    block = self._inline(item, stack)
+                    if block is not None:
+                        setattr(n, attr, block)
+
+    def _inline(self, call: c_ast.Node, stack: tuple[str, ...]) -> c_ast.Compound | None:
+        if not self._candidate(call):
+            return None
+        name = call.name.name
+        args = list(call.args.exprs) if call.args is not None else []
+        why = self._why_not(name, args, stack)
+        if why:
+            self.why_not.setdefault(name, why)
+            return None
+        fn = self.functions[name]
+        size = sum(1 for _ in _nodes(fn.body))
+        if size > self.budget:
+            self.over = True
+            self.why_not.setdefault(name, f"inlining the nest's calls would add more than {MAX_GROWTH} syntax-tree "
+                                          "nodes to it")
+            return None
+        self.budget -= size
+        block = self._body(fn, args)
+        self.inlined.append(name)
+        self._rewrite(block, stack + (name,))
+        return block
+
+    def _why_not(self, name: str, args: list[c_ast.Node], stack: tuple[str, ...]) -> str:
+        fn = self.functions[name]
+        if name in stack or self._recursive(name):
+            return "it calls itself"
+        if len(stack) >= MAX_DEPTH:
+            return f"it is called {MAX_DEPTH} calls deep"
+        if not _returns_void(fn):
+            return "it returns a value"
+        params = _params(fn)
+        if params is None:
+            return "it is variadic or defined K&R style"
+        if len(params) != len(args):
+            return "the call passes another number of arguments than it declares"
+        body = list(_nodes(fn.body))
+        parents = {id(c): n for n in body for _, c in n.children()}
+        items = fn.body.block_items or []
+        for n in body:
+            if isinstance(n, (c_ast.Goto, c_ast.Label)):
+                return "it uses goto"
+            if isinstance(n, c_ast.Return) and not (n is items[-1] and n.expr is None):
+                return "it returns before its end"
+            if isinstance(n, c_ast.Decl) and ({"static", "extern"} & set(n.storage or ()) or
+                                              isinstance(n.type, c_ast.FuncDecl)):
+                return f"its local '{n.name}' is static"
+        names = {p.name for p in params}
+        for n in body:
+            if isinstance(n, c_ast.ID) and n.name in names and _changes(n, parents.get(id(n))):
+                return f"it assigns its parameter '{n.name}' or takes its address"
+        for p, arg in zip(params, args):
+            t = decl_type(p, self.typedefs)
+            why = self._argument_why_not(p.name, t, arg) if not t.is_scalar else \
+                ("" if not _side_effect(arg) else f"the argument for '{p.name}' has a side effect")
+            if why:
+                return why
+        locals_ = {n.name for n in body if isinstance(n, c_ast.Decl)}
+        for n in body:
+            if isinstance(n, c_ast.ID) and n.name not in names and n.name not in locals_ \
+                    and not self._call_name(n, parents) and not _field(n, parents) \
+                    and self.global_var(n.name) is not None \
+                    and (self.caller_var(n.name) is not self.global_var(n.name) or n.name in self.nest_names):
+                return f"the caller has a variable of its own named '{n.name}', a global the function uses"
+        return ""
+
+    def _recursive(self, name: str) -> bool:
+        """Whether `name` calls itself, directly or through other functions of the file."""
+        seen, stack = set(), [name]
+        while stack:
+            f = stack.pop()
+            for n in _nodes(self.functions[f].body):
+                if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in self.functions:
+                    if n.name.name == name:
+                        return True
+                    if n.name.name not in seen:
+                        seen.add(n.name.name)
+                        stack.append(n.name.name)
+        return False
+
+    def _call_name(self, n: c_ast.ID, parents: dict) -> bool:
+        up = parents.get(id(n))
+        return isinstance(up, c_ast.FuncCall) and up.name is n
+
+    def _argument_why_not(self, param: str, t: CType, arg: c_ast.Node) -> str:
+        """Why `arg` cannot stand for the array or pointer parameter `param` of type `t` ("" when it can)."""
+        base, subs = arg, []
+        while isinstance(base, c_ast.ArrayRef):
+            subs.insert(0, base.subscript)
+            base = base.name
+        if not isinstance(base, c_ast.ID):
+            return f"the argument for '{param}' is not an array or a part of one"
+        var = self.caller_var(base.name)
+        at = getattr(var, "ctype", None)
+        if at is None or at.is_scalar or at.pointer_rows or at.base != t.base:
+            return f"the argument for '{param}' is not an array of {t.base}"
+        for s in subs:
+            for n in _nodes(s):
+                if isinstance(n, c_ast.ID) and (self.global_var(n.name) is not None and
+                                                self.caller_var(n.name) is self.global_var(n.name)
+                                                or n.name in self.address_taken):
+                    return f"the argument for '{param}' is indexed by '{n.name}', which the function may change"
+                if not isinstance(n, (c_ast.ID, c_ast.Constant, c_ast.BinaryOp, c_ast.UnaryOp)) or \
+                        isinstance(n, c_ast.UnaryOp) and n.op not in ("-", "+"):
+                    return f"the argument for '{param}' has a subscript that is not a plain expression"
+        # the rows the parameter indexes must be the rows the argument has left: its declared extents after the
+        # subscripts given (a pointer level counts as one extent of unknown size)
+        left = ([None] * at.pointers + list(at.dims))[len(subs):]
+        rows = ([None] * t.pointers + list(t.dims))[1:]
+        if len(left) != len(rows) + 1 or any(_extent(a) != _extent(b) for a, b in zip(left[1:], rows)):
+            return f"the argument for '{param}' does not have the rows '{param}' is declared with"
+        return ""
+
+    def _body(self, fn: c_ast.FuncDef, args: list[c_ast.Node]) -> c_ast.Compound:
+        """The callee's body for these arguments: scalar parameters as initialized locals, array parameters
+        replaced by their arguments, locals renamed."""
+        prefix = f"c2gpu_{fn.decl.name}_"
+        body = copy_tree(fn.body)
+        params = _params(fn)
+        arrays = {p.name: a for p, a in zip(params, args) if not decl_type(p, self.typedefs).is_scalar}
+        renamed = {n.name: prefix + n.name for n in _nodes(body) if isinstance(n, c_ast.Decl)}
+        renamed.update({p.name: prefix + p.name for p in params if p.name not in arrays})
+        for n in list(_nodes(body)):
+            if isinstance(n, c_ast.Decl) and n.name in renamed:
+                n.name = renamed[n.name]
+                _rename_declarator(n.type, n.name)
+            for attr in getattr(n, "__slots__", ()):
+                child = getattr(n, attr, None)
+                if isinstance(n, c_ast.StructRef) and attr == "field":
+                    continue                                # `s.n`: a member's name, not a variable
+                if isinstance(child, c_ast.ID) and child.name in arrays:
+                    setattr(n, attr, copy_tree(arrays[child.name]))
+                elif isinstance(child, c_ast.ID) and child.name in renamed and not (
+                        isinstance(n, c_ast.FuncCall) and attr == "name"):
+                    child.name = renamed[child.name]
+                elif isinstance(child, c_ast.UnaryOp) and child.op == "*" and isinstance(child.expr, c_ast.ID) \
+                        and child.expr.name in arrays:       # *p is p[0]
+                    setattr(n, attr, c_ast.ArrayRef(copy_tree(arrays[child.expr.name]),
+                                                    c_ast.Constant("int", "0"), coord=child.coord))
+            for attr in ("exprs", "block_items"):
+                items = getattr(n, attr, None) if attr in getattr(n, "__slots__", ()) else None
+                for k, child in enumerate(items or []):
+                    if isinstance(child, c_ast.ID) and child.name in arrays:
+                        items[k] = copy_tree(arrays[child.name])
+                    elif isinstance(child, c_ast.ID) and child.name in renamed:
+                        child.name = renamed[child.name]
+        items = [i for i in (body.block_items or []) if not isinstance(i, c_ast.Return)]
+        copies = []
+        for p, a in zip(params, args):
+            if p.name in arrays:
+                continue
+            d = copy_tree(p)
+            d.name = renamed[p.name]
+            _rename_declarator(d.type, d.name)
+            d.init = copy_tree(a)
+            copies.append(d)
+        return c_ast.Compound(copies + items, coord=body.coord)
+
+
+def _field(n: c_ast.ID, parents: dict) -> bool:
+    up = parents.get(id(n))
+    return isinstance(up, c_ast.StructRef) and up.field is n
+
+
+def _extent(e: c_ast.Node | None) -> str | None:
+    from .objects import _constant, _text
+    if e is None:
+        return None
+    v = _constant(e)
+    return str(v) if v is not None else _text(e)
+
+
+def _rename_declarator(t: c_ast.Node, name: str) -> None:
+    while t is not None and not isinstance(t, c_ast.TypeDecl):
+        t = getattr(t, "type", None)
+    if t is not None:
+        t.declname = name

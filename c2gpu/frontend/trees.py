@@ -1,0 +1,28 @@
+"""Walking and copying pycparser syntax trees."""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+
+def nodes(node: c_ast.Node | None):
+    """Every node under `node` (itself included), depth first."""
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for _, c in n.children())
+
+
+def copy_tree(n):
+    """A copy of a syntax tree, its nodes new and their coordinates shared: what copy.deepcopy makes of a tree,
+    several times faster (rewrites copy whole nests, and inlining a callee's body at every call)."""
+    if isinstance(n, list):
+        return [copy_tree(x) for x in n]
+    if not isinstance(n, c_ast.Node):
+        return n
+    new = object.__new__(type(n))
+    for attr in n.__slots__:
+        if attr != "__weakref__":
+            value = getattr(n, attr, None)
+            setattr(new, attr, value if attr == "coord" else copy_tree(value))
+    return new

@@ -1,0 +1,115 @@
+"""Calls into the file, inlined (c2gpu/frontend/inline.py): the nest is analysed and ported with the callee's body
+in place of the call.  Ports are run on the CPU execution layer against the original (three thread orders,
+poisoned device memory); what must not be inlined stays a call, with its reason where the loop's verdict is.
+"""
+from __future__ import annotations
+
+import pytest
+
+import c2gpu
+from c2gpu.frontend import PreprocessOptions, load_program
+
+from conftest import verified_ports
+
+BLOCKS = r"""
+#include <stdio.h>
+#define N 40
+static double lhs[N][N][3][5][5], rhs[N][N][5];
+static double ce[5][13];
+static void binv(double l[5][5], double c[5][5], double r[5]) {
+  double pivot;
+  int m;
+  pivot = 1.00 / l[0][0];
+  for (m = 1; m < 5; m++) l[0][m] = l[0][m] * pivot;
+  for (m = 0; m < 5; m++) c[0][m] = c[0][m] * pivot;
+  r[0] = r[0] * pivot;
+}
+static void matvec_sub(double ablock[5][5], double avec[5], double bvec[5]) {
+  int i;
+  for (i = 0; i < 5; i++)
+    bvec[i] = bvec[i] - ablock[i][0]*avec[0] - ablock[i][1]*avec[1] - ablock[i][4]*avec[4];
+}
+static void exact(double xi, double *dtemp) {
+  int m;
+  for (m = 0; m < 5; m++) dtemp[m] = ce[m][0] + xi * ce[m][1];
+}
+int main(void) {
+  int i, j, k, m, n;
+  for (m = 0; m < 5; m++) for (n = 0; n < 13; n++) ce[m][n] = 0.1 * m + 0.01 * n;
+  for (i = 0; i < N; i++) for (j = 0; j < N; j++) {
+    exact(i * 0.1 + j, rhs[i][j]);
+    for (k = 0; k < 3; k++) for (m = 0; m < 5; m++) for (n = 0; n < 5; n++)
+      lhs[i][j][k][m][n] = 1.0 + m + n * 0.5 + k + (i + j) * 0.01;
+  }
+  for (i = 1; i < N; i++)
+    for (j = 0; j < N; j++) {
+      matvec_sub(lhs[i][j][0], rhs[i - 1][j], rhs[i][j]);
+      binv(lhs[i][j][1], lhs[i][j][2], rhs[i][j]);
+    }
+  double s = 0;
+  for (i = 0; i < N; i++) for (j = 0; j < N; j++) for (m = 0; m < 5; m++) s += rhs[i][j][m] + lhs[i][j][2][0][m];
+  printf("%.12e\n", s);
+  return 0;
+}
+"""
+
+
+def nests(tmp_path, source: str) -> dict:
+    """{name: (NestReport, the IR Nest)} of the program."""
+    path = tmp_path / "a.c"
+    path.write_text(source)
+    program = load_program(str(path), PreprocessOptions())
+    return {n.name: (n, program.nest(n.name)) for n in c2gpu.analyze(str(path), run_cpu=False).nests}
+
+
+def test_blocks_of_one_array_passed_to_a_function_are_told_apart(tmp_path):
+    found = nests(tmp_path, BLOCKS)
+    solve, ir = found["main@31"]
+    # the two blocks of lhs one call reads and writes are lhs[i][j][1] and lhs[i][j][2]: no dependence between
+    # rows j; rhs[i - 1][j] is read from the previous i, so i stays on the host
+    assert [(lp.var, lp.status) for lp in solve.loops[:2]] == [("i", "carried"), ("j", "parallel")]
+    assert ir.inlined == ("binv", "matvec_sub")
+    assert "inlined binv() (1 call), matvec_sub() (1 call)" in " ".join(ir.rewrites)
+    assert {"main@26", "main@31"} <= verified_ports(tmp_path, BLOCKS)
+
+
+@pytest.mark.parametrize("callee,call,why", [
+    # the callee steps its pointer parameter: p[0] is another element in each iteration of its loop
+    ("static void f(double *p, int n) { for (int k = 0; k < n; k++) { *p = 0; p++; } }", "f(a[i], 4);",
+     "not inlined: it assigns its parameter 'p' or takes its address"),
+    # a return before the end
+    ("static void f(double *p, int n) { if (n < 0) return; p[0] = n; }", "f(a[i], 4);",
+     "not inlined: it returns before its end"),
+    # the callee uses the global `g`, which the caller hides behind a local of the same name
+    ("static void f(double *p, int n) { p[0] = g * n; }", "{ double g = 2; f(a[i], 4); a[i][1] = g; }",
+     "not inlined: the caller has a variable of its own named 'g', a global the function uses"),
+    # the argument's subscript reads a global the callee changes: the call's argument is fixed at the call
+    ("static void f(double *p, int n) { p[0] = n; ix = ix + 1; }", "f(a[ix], 4);",
+     "not inlined: the argument for 'p' is indexed by 'ix', which the function may change"),
+    # it calls itself
+    ("static void f(double *p, int n) { if (n > 0) f(p, n - 1); p[0] = n; }", "f(a[i], 4);",
+     "not inlined: it calls itself"),
+])
+def test_calls_that_cannot_be_inlined_stay_calls(tmp_path, callee, call, why):
+    found = nests(tmp_path, f"""
+double a[100][8]; double g; int ix;
+{callee}
+void h(void) {{ for (int i = 0; i < 100; i++) {call} }}""")
+    ((nest, ir),) = [n for n in found.values() if n[0].name.startswith("h@")]
+    assert nest.loops[0].status != "parallel"
+    assert why in nest.loops[0].reason
+    assert ir.inlined == ()
+
+
+def test_a_nest_that_calls_whole_phases_stays_a_nest_of_calls(tmp_path):
+    # inlining would add more than MAX_GROWTH nodes: nothing is inlined (and the callee's own nest is analysed)
+    body = "\n".join(f"  p[{k}] = p[{k}] * 1.5 + q[{k}];" for k in range(700))
+    found = nests(tmp_path, f"""
+double a[100][700], b[100][700];
+static void phase(double *p, double *q) {{
+{body}
+}}
+void h(void) {{ for (int i = 0; i < 100; i++) phase(a[i], b[i]); }}""")
+    ((nest, ir),) = [n for n in found.values() if n[0].name.startswith("h@")]
+    assert "call to 'phase'" in nest.loops[0].reason and ir.inlined == ()
+    assert "not inlined: inlining the nest's calls would add more than 6000 syntax-tree nodes" in nest.loops[0].reason
