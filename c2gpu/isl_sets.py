@@ -275,12 +275,28 @@ def run_params(nest: Nest, accesses=None) -> isl.Set | None:
     return None if out is None else out.coalesce()
 
 
-def _lookup(items):
-    """A container for fast `in` tests (a set when the items hash, else the list itself)."""
-    try:
-        return set(items)
-    except TypeError:
-        return items
+def _lookup(items) -> "_Wanted":
+    """A container of accesses for fast `in` tests."""
+    return _Wanted(items)
+
+
+class _Wanted:
+    """Accesses to look others up in: by array name first (a string compare), then by identity, then by equality
+    (hashing an Access hashes all its subscripts: inlined code asks about thousands of accesses of other arrays)."""
+
+    def __init__(self, items):
+        self.items = list(items)
+        self.names = {getattr(a, "array", None) for a in self.items}
+        self.ids = {id(a) for a in self.items}
+        try:
+            self.equal = set(self.items)
+        except TypeError:
+            self.equal = self.items
+
+    def __contains__(self, a) -> bool:
+        if getattr(a, "array", None) not in self.names:
+            return False
+        return id(a) in self.ids or a in self.equal
 
 
 def to_c(pw: isl.PwAff | isl.Set, params: list[str]) -> str:

@@ -236,6 +236,8 @@ def _never_equal(nest: Nest, s: Statement, a: Access, subs) -> bool:
     promotion's loop, which enclose `s` too) in any iteration: isl, exact for affine subscripts."""
     if not a.affine or len(a.subscripts) != len(subs) or any(x is None for x in a.subscripts):
         return False
+    if any(x.is_const() and y.is_const() and x != y for x, y in zip(a.subscripts, subs)):
+        return True                     # two different constants in one dimension (a 5x5 block's cells)
     try:
         loops = ph.loop_path(nest, s)
         names = {q.var: ph.dim(q.lid) for q in loops}

@@ -70,6 +70,9 @@ def out_of_bounds(nest: Nest) -> list[OutOfBounds]:
     enc = Encoder(nest)
     found: list[OutOfBounds] = []
     seen: set = set()
+    # the verdict on a subscript depends on the statement's domain (its loops and guards), not on the statement:
+    # generated and inlined code repeats a subscript in thousands of statements of one domain
+    verdicts: dict[tuple, str] = {}
     for stmt in nest.statements():
         domain = None
         for acc in stmt.accesses:
@@ -84,7 +87,10 @@ def out_of_bounds(nest: Nest) -> list[OutOfBounds]:
                 if domain is None:
                     break               # bounds c2gpu cannot express: those loops are unknown anyway
             for k in checks:
-                message = domain.leaves(acc.subscripts[k], info.dims[k], acc.when)
+                vkey = (stmt.loop_ids, stmt.guards, acc.subscripts[k], info.dims[k], acc.when)
+                message = verdicts.get(vkey)
+                if message is None:
+                    message = verdicts[vkey] = domain.leaves(acc.subscripts[k], info.dims[k], acc.when)
                 if message:
                     text = f"{acc.text} (line {acc.loc.line}): subscript {k + 1} {message}"
                     found.append(OutOfBounds(acc, k, stmt.loop_ids, acc.array in written, Flag(CODE, text, acc.loc)))
