@@ -20,7 +20,7 @@ import re
 from pycparser import c_ast, c_generator
 
 from .ctypes import SIZES, CType, decl_type
-from .trees import copy_tree, nodes as _nodes
+from .trees import changed_here, copy_tree, nodes as _nodes
 
 _GEN = c_generator.CGenerator()
 
@@ -51,13 +51,6 @@ def _parents(node: c_ast.Node) -> dict[int, c_ast.Node]:
     return out
 
 
-def _written(ref: c_ast.Node, up: c_ast.Node | None) -> bool:
-    """Whether the expression `ref` is assigned, incremented or has its address taken where it stands."""
-    if isinstance(up, c_ast.Assignment) and up.lvalue is ref:
-        return True
-    return isinstance(up, c_ast.UnaryOp) and up.op in ("++", "--", "p++", "p--", "&")
-
-
 def _arithmetic(t: CType) -> bool:
     return t.base in SIZES and not t.pointer_rows
 
@@ -71,7 +64,7 @@ def renamed(node: c_ast.For, lookup, structs: dict[str, dict[str, CType]], taken
     refs = [n for n in _nodes(node) if isinstance(n, c_ast.StructRef)]
     if not refs:
         return node, {}
-    reassigned = {n.name for n in _nodes(node) if isinstance(n, c_ast.ID) and _written(n, parents.get(id(n)))}
+    reassigned = {n.name for n in _nodes(node) if isinstance(n, c_ast.ID) and changed_here(n, parents.get(id(n)))}
     chosen: dict[tuple[str, str, str], CType] = {}
     refused: set[tuple[str, str, str]] = set()
     for r in refs:
@@ -84,7 +77,7 @@ def renamed(node: c_ast.For, lookup, structs: dict[str, dict[str, CType]], taken
         key = (r.name.name, r.type, r.field.name)
         ftype = fields[r.field.name]
         usable = _arithmetic(ftype) and (ftype.is_scalar or ftype.pointers + len(ftype.dims) >= 1)
-        if not usable or _written(r, parents.get(id(r))):
+        if not usable or changed_here(r, parents.get(id(r))):
             refused.add(key)
         else:
             chosen[key] = ftype
@@ -126,17 +119,17 @@ def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
     lookup: C name -> the variable's CType (None when not declared); taken: identifiers already in use."""
     parents = _parents(node)
     nodes = list(_nodes(node))
-    assigned = {n.name for n in nodes if isinstance(n, c_ast.ID) and _written(n, parents.get(id(n)))}
+    assigned = {n.name for n in nodes if isinstance(n, c_ast.ID) and changed_here(n, parents.get(id(n)))}
     declared = {n.name for n in nodes if isinstance(n, c_ast.Decl) and n.name}
     touched = set()             # arrays the nest writes, passes on or takes the address of
     for n in nodes:
-        if isinstance(n, (c_ast.ArrayRef, c_ast.UnaryOp)) and _written(n, parents.get(id(n))):
+        if isinstance(n, (c_ast.ArrayRef, c_ast.UnaryOp)) and changed_here(n, parents.get(id(n))):
             base = _base(n.expr if isinstance(n, c_ast.UnaryOp) and n.op == "*" else n)
             if base is not None:
                 touched.add(base)
         if isinstance(n, c_ast.UnaryOp) and n.op in ("&", "*"):
             base = _base(n.expr)
-            if base is not None and (n.op == "&" or _written(n, parents.get(id(n)))):
+            if base is not None and (n.op == "&" or changed_here(n, parents.get(id(n)))):
                 touched.add(base)
         if isinstance(n, c_ast.FuncCall) and n.args is not None:
             # (an element passed by value, `f(d[0])`, passes no memory: the callee cannot write `d`)

@@ -22,7 +22,7 @@ from typing import Callable
 from pycparser import c_ast
 
 from .ctypes import CType, decl_type
-from .trees import copy_tree, nodes as _nodes
+from .trees import changed_here, copy_tree, has_side_effect, nodes as _nodes
 
 MAX_DEPTH = 4           # calls inlined inside inlined calls, at most
 MAX_GROWTH = 6_000      # syntax-tree nodes inlining may add to a nest (BT's binvcrhs is 3,612): beyond, none is
@@ -46,17 +46,6 @@ def _params(fn: c_ast.FuncDef) -> list[c_ast.Decl] | None:
 def _returns_void(fn: c_ast.FuncDef) -> bool:
     t = fn.decl.type.type
     return isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType) and t.type.names == ["void"]
-
-
-def _changes(n: c_ast.Node, up: c_ast.Node | None) -> bool:
-    """Whether the identifier `n` is assigned, stepped or has its address taken where it stands."""
-    return (isinstance(up, c_ast.Assignment) and up.lvalue is n) or \
-        (isinstance(up, c_ast.UnaryOp) and up.op in ("++", "--", "p++", "p--", "&"))
-
-
-def _side_effect(e: c_ast.Node) -> bool:
-    return any(isinstance(n, (c_ast.Assignment, c_ast.FuncCall)) or
-               (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n in _nodes(e))
 
 
 class Inliner:
@@ -157,12 +146,12 @@ class Inliner:
                 return f"its local '{n.name}' is static"
         names = {p.name for p in params}
         for n in body:
-            if isinstance(n, c_ast.ID) and n.name in names and _changes(n, parents.get(id(n))):
+            if isinstance(n, c_ast.ID) and n.name in names and changed_here(n, parents.get(id(n))):
                 return f"it assigns its parameter '{n.name}' or takes its address"
         for p, arg in zip(params, args):
             t = decl_type(p, self.typedefs)
             why = self._argument_why_not(p.name, t, arg) if not t.is_scalar else \
-                ("" if not _side_effect(arg) else f"the argument for '{p.name}' has a side effect")
+                ("" if not has_side_effect(arg) else f"the argument for '{p.name}' has a side effect")
             if why:
                 return why
         locals_ = {n.name for n in body if isinstance(n, c_ast.Decl)}

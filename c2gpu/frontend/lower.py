@@ -27,7 +27,7 @@ from .preprocess import INCLUDE_DIR
 from .objects import FileObjects
 from .fields import invariant_elements, renamed, struct_fields
 from .inline import Inliner
-from .trees import copy_tree
+from .trees import copy_tree, has_side_effect
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
 from .inductions import Induction, substitute_inductions
@@ -180,10 +180,10 @@ class NestContext:
         fields = self.structs.get(t.base) if t is not None else None
         if not fields or len(subs) != len(t.dims) + t.pointers or t.pointer_rows or node.field.name not in fields:
             return None
-        types = {f.base for f in fields.values()} if all(f.is_scalar for f in fields.values()) else set()
-        if len(types) != 1 or next(iter(types)) not in SIZES:
+        field_type = _one_scalar_type(fields)
+        if field_type is None:
             return None
-        return base.name, subs, list(fields).index(node.field.name), next(iter(types))
+        return base.name, subs, list(fields).index(node.field.name), field_type
 
     def is_math(self, name: str) -> bool:
         """A math library function c2gpu knows, not a function of the user's that happens to share its name."""
@@ -634,11 +634,11 @@ class StatementBuilder:
             ctx.flag("unknown-array", f"'{name}' is not declared", node)
             return
         ctx.arrays_used.setdefault(name, loc)
-        fields = ctx.structs.get(t.base)
         if field is not None:
+            fields = ctx.structs[t.base]
             ctx.by_field[name] = tuple(fields)
             subs = list(subs) + [c_ast.Constant("int", str(field))]
-            t = replace(t, base=next(iter(fields.values())).base, dims=t.dims + (None,))
+            t = replace(t, base=_one_scalar_type(fields), dims=t.dims + (None,))
         polys: list[Poly | None] = []
         reasons: list[str] = []
         for s in subs:
@@ -1239,8 +1239,7 @@ def switch_as_if(sw: c_ast.Switch) -> c_ast.Node | None:
     effect (it would be evaluated more than once), a statement comes before the first label, a case falls
     through into the next one's statements, or a `break` leaves a case early.  The kernels print the switch as
     written (its statements are the same syntax trees); the analyses see the conditions."""
-    if any(isinstance(n, (c_ast.Assignment, c_ast.FuncCall)) or
-           (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n, _ in _walk(sw.cond)):
+    if has_side_effect(sw.cond):
         return None
     items = sw.stmt.block_items if isinstance(sw.stmt, c_ast.Compound) else None
     if not items or not all(isinstance(it, (c_ast.Case, c_ast.Default)) for it in items):
@@ -1255,7 +1254,7 @@ def switch_as_if(sw: c_ast.Switch) -> c_ast.Node | None:
             stmts = stmts[:-1]
         elif k != len(items) - 1:
             return None                                # falls through into the next case
-        if any(_breaks_out(st) for st in stmts):
+        if any("break" in _jumps_out(st) for st in stmts):
             return None
         groups.append((labels, stmts))
         labels = []
@@ -1275,12 +1274,20 @@ def switch_as_if(sw: c_ast.Switch) -> c_ast.Node | None:
     return node if node is not None else c_ast.EmptyStatement(sw.coord)
 
 
+def _one_scalar_type(fields: dict[str, CType]) -> str | None:
+    """The type every field of a struct has, when they all have one scalar type (`dcomplex`: double), else None."""
+    types = {f.base for f in fields.values() if f.is_scalar}
+    if len(types) != 1 or not all(f.is_scalar for f in fields.values()) or next(iter(types)) not in SIZES:
+        return None
+    return next(iter(types))
+
+
 def _uncountable(ctx: NestContext, node: c_ast.For) -> bool:
     """Whether a `for` is no loop the analyses can count: its header is not `var = start; var < end; var += step`
     with start and end polynomials of loop variables and parameters (they read memory, or a variable the nest
     assigns), or a `break` or `continue` of its own ends it or an iteration early.  (A polynomial that is not
     affine, `j < i * i`, keeps the loop: its inner loops can still be judged.)"""
-    if _leaves(node.stmt, loop=False):
+    if _jumps_out(node.stmt):              # (the loop's body: its own break and continue leave it)
         return True
     saved = set(ctx.params)
     try:
@@ -1290,32 +1297,26 @@ def _uncountable(ctx: NestContext, node: c_ast.For) -> bool:
     return bool(h.problem)
 
 
-def _leaves(node: c_ast.Node | None, loop: bool = True) -> bool:
-    """Whether control can leave the statement `node` other than by finishing it: a `return` or `goto` (or a
-    label, which a `goto` from outside may enter), or a `break` or `continue` of a loop around it.  `loop`: `node`
-    is itself a loop (its own `break` and `continue` stay inside)."""
-    stack = [(node, loop, loop)] if node is not None else []
+def _jumps_out(node: c_ast.Node | None) -> set[str]:
+    """How control can leave the statement `node` other than by finishing it: "return", "goto" (a label counts:
+    a `goto` from outside may enter there), "break" and "continue" of a loop or switch around it (those of a loop
+    or switch inside `node`, `node` itself included, stay inside)."""
+    out: set[str] = set()
+    stack = [(node, False, False)] if node is not None else []
     while stack:
         n, in_loop, in_switch = stack.pop()
-        if isinstance(n, (c_ast.Return, c_ast.Goto, c_ast.Label)) or \
-                (isinstance(n, c_ast.Break) and not in_switch) or (isinstance(n, c_ast.Continue) and not in_loop):
-            return True
+        if isinstance(n, c_ast.Return):
+            out.add("return")
+        elif isinstance(n, (c_ast.Goto, c_ast.Label)):
+            out.add("goto")
+        elif isinstance(n, c_ast.Break) and not in_switch:
+            out.add("break")
+        elif isinstance(n, c_ast.Continue) and not in_loop:
+            out.add("continue")
         is_loop = isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile))
         stack.extend((c, in_loop or is_loop, in_switch or is_loop or isinstance(n, c_ast.Switch))
                      for _, c in n.children())
-    return False
-
-
-def _breaks_out(node: c_ast.Node) -> bool:
-    """Whether a `break` in `node` leaves the statement around it (one inside a loop or switch of its own does not)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, c_ast.Break):
-            return True
-        if not isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Switch)):
-            stack.extend(c for _, c in n.children())
-    return False
+    return out
 
 
 def _assigned_name(n: c_ast.Node) -> str | None:
@@ -1733,7 +1734,7 @@ class NestLowerer:
         loop), and the variables it declares must be new scalars (each iteration of the loops around it has its
         own)."""
         ctx = self.ctx
-        if _leaves(node):
+        if _jumps_out(node):
             return None
         inner = scope.child()
         decls = [n for n, _ in _walk(node) if isinstance(n, c_ast.Decl)]
@@ -1836,6 +1837,7 @@ class FileLowerer:
         self.has_port_marker = False
         self.objects: FileObjects | None = None
         self.pure: dict[str, PureFunction] = {}
+        self.inlinable: dict[str, c_ast.FuncDef] = {}
         self.structs: dict[str, dict[str, CType]] = {}
 
     def run(self) -> list[Nest]:
@@ -1851,6 +1853,10 @@ class FileLowerer:
         except RecursionError:       # an expression too deep to walk: no pointer is known to be distinct
             self.objects = None
         self.pure = pure_functions(self.ast, self.typedefs, lambda n: loc_of(n, Loc(self.path, 0)))
+        # the functions whose calls a nest may inline (frontend/inline.py): defined here, and not pure (a pure
+        # function ports as a __device__ copy instead)
+        self.inlinable = {ext.decl.name: ext for ext in self.ast.ext if isinstance(ext, c_ast.FuncDef)
+                          and ext.decl.name not in self.pure}
         self.errno_read = _errno_read(self.ast, Loc(self.path, 0))
         nests: list[Nest] = []
         for ext in self.ast.ext:
@@ -2037,7 +2043,7 @@ class FileLowerer:
             if known is not None:
                 dims = [Poly.const(known[0])]
             if name in ctx.by_field:        # seen by field: an array of the fields' type, one dimension more
-                t = replace(t, base=next(iter(ctx.structs[t.base].values())).base)
+                t = replace(t, base=_one_scalar_type(ctx.structs[t.base]))
                 dims.append(Poly.const(len(ctx.by_field[name])))
                 whole = next((a for st in stmts for a in st.accesses
                               if a.array == name and len(a.subscripts) != len(dims)), None)
@@ -2117,9 +2123,8 @@ class FileLowerer:
     def calls_inlined(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
         """The candidate with the calls of the file's void functions it can see into inlined (frontend/inline.py),
         with a note naming them."""
-        defined = {ext.decl.name: ext for ext in self.ast.ext if isinstance(ext, c_ast.FuncDef)
-                   and ext.decl.name not in self.pure}
-        inliner = Inliner(defined, self.typedefs, cand.scope.lookup, self.globals.vars.get, set(facts.address_taken))
+        inliner = Inliner(self.inlinable, self.typedefs, cand.scope.lookup, self.globals.vars.get,
+                          set(facts.address_taken))
         node = inliner.nest(cand.node)
         if node is cand.node:
             return replace(cand, not_inlined=tuple(sorted(inliner.why_not.items())))

@@ -13,6 +13,20 @@ def nodes(node: c_ast.Node | None):
         stack.extend(c for _, c in n.children())
 
 
+def changed_here(ref: c_ast.Node, up: c_ast.Node | None) -> bool:
+    """Whether the expression `ref` is assigned, stepped or has its address taken where it stands (`up`: its
+    parent)."""
+    if isinstance(up, c_ast.Assignment) and up.lvalue is ref:
+        return True
+    return isinstance(up, c_ast.UnaryOp) and up.op in ("++", "--", "p++", "p--", "&")
+
+
+def has_side_effect(node: c_ast.Node) -> bool:
+    """Whether evaluating the expression may change something: an assignment, `++`/`--` or a call in it."""
+    return any(isinstance(n, (c_ast.Assignment, c_ast.FuncCall)) or
+               (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n in nodes(node))
+
+
 def copy_tree(n):
     """A copy of a syntax tree, its nodes new and their coordinates shared: what copy.deepcopy makes of a tree,
     several times faster (rewrites copy whole nests, and inlining a callee's body at every call)."""
