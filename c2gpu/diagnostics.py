@@ -68,6 +68,7 @@ CODES: dict[str, Diagnostic] = {
     "shared-scalar": Diagnostic("refusal", "a scalar keeps its value across iterations or after the loop"),
     "guarded-host-loop": Diagnostic("refusal", "a loop on the host whose inner loops have guards of their own"),
     "map-refused": Diagnostic("refusal", "a loop --map asks for cannot be mapped"),
+    "private-array-split": Diagnostic("refusal", "an array with a copy per thread is also used outside its kernel"),
     "block-not-power-of-two": Diagnostic("refusal", "a block whose thread count the reduction tree cannot use"),
     "needs-gpu": Diagnostic("refusal", "performance analyses need a GPU (--gpu)"),
     "not-predicted": Diagnostic("refusal", "the performance models could not evaluate the kernels"),

@@ -262,6 +262,36 @@ def _subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool) -> list[tupl
     return [(lo, hi) for lo, hi in out]
 
 
+def touched_cells(nest: Nest, accesses, ndims: int) -> isl.Set | None:
+    """The cells the accesses touch, as one set over the nest's parameters ([c0, ..., c<ndims-1>]), or None when it
+    is not exact: a loop or guard left out of a domain (a loop run whole, a data-dependent condition, a part of
+    an expression that may not run) would make it larger than what the C touches."""
+    params = ", ".join(nest.params)
+    cells = ", ".join(f"c2gpu_c{k}" for k in range(ndims))
+    wanted = _lookup(accesses)
+    out = None
+    for stmt in nest.statements():
+        mine = [a for a in stmt.accesses if a in wanted]
+        if not mine:
+            continue
+        loops = loop_path(nest, stmt)
+        guards = list(stmt.guards) + [g for lp in loops for g in lp.guards]
+        if stmt.kind == "loop" or any(g.constraints is None and g.alternatives is None for g in guards):
+            return None
+        try:
+            dom, names = statement_domain(nest, stmt)
+        except ValueError:
+            return None                        # a loop without affine bounds
+        dims = ", ".join(names[lp.var] for lp in loops)
+        for a in mine:
+            if a.when or len(a.subscripts) != ndims or any(x is None or not x.is_affine() for x in a.subscripts):
+                return None
+            eqs = " and ".join(f"c2gpu_c{k} = {poly_to_isl(x, names)}" for k, x in enumerate(a.subscripts))
+            image = dom.apply(isl.Map(f"[{params}] -> {{ [{dims}] -> [{cells}] : {eqs} }}"))
+            out = image if out is None else out.union(image)
+    return None if out is None else out.coalesce()
+
+
 def run_params(nest: Nest, accesses=None) -> isl.Set | None:
     """The sizes (parameter values) for which the nest executes a statement, or, given `accesses`, a statement
     that makes one of them; None when it has no statement."""

@@ -119,7 +119,7 @@ class Analyzer:
         x_var = next((m.var for m in self.kernel.loops if m.dim == "x"), None)
         out = []
         for array, ws in sorted(writes.items()):
-            if array in read or len(ws) != 1 or self.nest.array(array).fields:
+            if array in read or len(ws) != 1 or self.nest.array(array).fields or array in self.kernel.private_arrays:
                 continue
             s, a = ws[0]
             if s.loop_ids[-1] != self.kernel.body_lid or not a.affine or s.assign_op != "=":

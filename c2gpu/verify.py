@@ -140,6 +140,14 @@ def probe(o: NestOutcome, k: int) -> Probe:
     entry.append(f"const int {v}ran = ({nonempty_condition(nest)}) != 0;")
     exit = [f'c2gpu_lap("{nest.name}", {v}t);', f'c2gpu_dump("{nest.name}|{RAN}", "int", &{v}ran, 1, sizeof(int));']
     for n, a in enumerate(a for a in o.code.arrays if a.written):
+        if a.packed:
+            # a table of rows (ArrayPlan.packed): each row the port writes back, from its first to its last element
+            scan = a.packed
+            row = a.name + "".join(f"[{r}]" for r in scan.rows)
+            body = (f'c2gpu_dump("{nest.name}|{a.name}", "{a.ctype}", &{row}[{scan.first}], ({scan.last}) - '
+                    f'({scan.first}) + 1, sizeof({a.ctype}));')
+            exit.append(f"if ({v}ran) {{ " + " ".join(line.strip() for line in scan.code(body)) + " }")
+            continue
         first, end = touched_region(a)
         entry.append(f"const {a.ctype} *{v}p{n} = ((const {a.ctype} *)({a.name})) + ({v}ran ? ({first}) : 0); "
                      f"const long long {v}n{n} = {v}ran ? ({end}) - ({first}) : 0;")

@@ -66,11 +66,13 @@ from fractions import Fraction
 from typing import Any, Iterable
 
 import islpy as isl
+from pycparser import c_ast
 
+from c2gpu.frontend.lower import text_of
 from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement, loop_words
 from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
-from c2gpu.frontend.objects import SCALAR
+from c2gpu.frontend.objects import SCALAR, labels_apart
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.isl_sets import Con, Domain, Encoder, Unencodable, con, parse_set, sub
 from c2gpu.symbolic import Poly
@@ -143,6 +145,8 @@ class LoopVerdict:
     outer_writes: tuple[str, ...] = ()  # scalars declared outside the loop that it writes (reduction targets
     #                                     excluded): a port needs one copy per iteration, and the value after a
     #                                     parallel loop is that of the one iteration that wrote it (unless private)
+    private_arrays: tuple[str, ...] = ()  # arrays privatized for this loop (array_private): each iteration
+    #                                     writes every element it reads first, and nothing reads them after
 
 
 @dataclass(frozen=True)
@@ -663,12 +667,37 @@ def distinct_objects(a: ArrayInfo, b: ArrayInfo) -> bool:
     n = max(len(a.target), len(b.target))
     if {len(a.target), len(b.target)} - {1, n}:
         return False
-    return all(x != y for x, y in zip(a.target * (n // len(a.target)), b.target * (n // len(b.target))))
+    return all(labels_apart(x, y) for x, y in zip(a.target * (n // len(a.target)), b.target * (n // len(b.target))))
+
+
+def _one_table_or_apart(infos: dict[str, ArrayInfo], by_name: dict[str, list]) -> list[tuple[str, str]]:
+    """Pairs (a, b), a < b, of tables of rows (ArrayInfo.rows_source) of one shape that the file shows are, in
+    every context, either one table (the same label: the same object from its start, a table's labels never being
+    offsets into one) or distinct ones, and one table in some context."""
+    tables = sorted(n for n in by_name if n in infos and infos[n].rows_source and infos[n].target is not None)
+    out = []
+    for i, a in enumerate(tables):
+        for b in tables[i + 1:]:
+            x, y = infos[a], infos[b]
+            if len(x.dims) != len(y.dims) or x.elem_type != y.elem_type:
+                continue
+            n = max(len(x.target), len(y.target))
+            if {len(x.target), len(y.target)} - {1, n}:
+                continue
+            pairs = list(zip(x.target * (n // len(x.target)), y.target * (n // len(y.target))))
+            same = [p == q and "[?]" not in p for p, q in pairs]
+            if any(same) and all(s or labels_apart(p, q) for s, (p, q) in zip(same, pairs)):
+                out.append((a, b))
+    return out
 
 
 def may_share_memory(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
     """Whether two different arrays of a nest may be (parts of) one object, whatever `restrict` says: at least
     one is a pointer, the file does not show them distinct, and --assume-no-alias does not vouch for both."""
+    if a.rows_source or b.rows_source:
+        # a table's accesses touch its rows, which restrict, --assume-no-alias and the table's own storage say
+        # nothing about: only the file's labels tell them apart
+        return not distinct_objects(a, b)
     if not _is_pointer(a) and not _is_pointer(b):
         return False
     if distinct_objects(a, b) or a.unreachable or b.unreachable:
@@ -691,6 +720,8 @@ def _may_alias(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
     """
     if not may_share_memory(a, b, assume_no_alias):
         return False
+    if a.rows_source or b.rows_source:
+        return True
     pa, pb = _is_pointer(a), _is_pointer(b)
     if pa and pb:
         return not (a.restrict and b.restrict)
@@ -745,12 +776,20 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
     stmts = {s.sid: s for s in ctx.nest.statements()}
     infos = {sc.name: sc for sc in ctx.nest.scalars}
     verdicts = {}
+    privatized: dict[str, set[int]] = {}        # array -> the loops it has a copy per iteration of
     for lid, lp in sorted(ctx.loops.items()):
         carried, maybe, reductions, red_names, private = [], [], [], [], []
         scalar_deps: dict[str, list[tuple[Dependence, _Ref, _Ref]]] = {}
         level = len(ctx.ancestors(lid)) - 1
+        arrays_carried = sorted({dep.array for dep, _, _ in found if dep.loop == lid and not dep.scalar})
+        private_arrays = [a for a in arrays_carried if array_private(a, lp, refs, ctx)]
+        for a in private_arrays:
+            if not privatized.setdefault(a, set()) & set(ctx.ancestors(lid)):    # said once, for the outermost
+                notes.append(f"{a} is written before it is read in every iteration of {loop_words(ctx.name(lp))} "
+                             "and not read after the nest: each iteration has its own copy")
+            privatized[a].add(lid)
         for dep, src, snk in found:
-            if dep.loop != lid:
+            if dep.loop != lid or dep.array in private_arrays:
                 continue
             if dep.scalar:
                 scalar_deps.setdefault(dep.array, []).append((dep, src, snk))
@@ -818,8 +857,84 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
             status = "parallel"
         reasons = _dedupe(carried + list(blockers) + maybe + reductions)
         verdicts[lid] = LoopVerdict(lid, ctx.name(lp), status, reasons, lp.var, tuple(private), tuple(red_names),
-                                    tuple(outer_writes))
+                                    tuple(outer_writes), tuple(private_arrays))
     return verdicts
+
+
+# --------------------------------------------------------------------------- per-iteration copies of arrays
+
+def array_private(name: str, lp: Loop, refs: list[_Ref], ctx: _Ctx) -> bool:
+    """Whether array `name` can have a copy of its own in each iteration of `lp`, its dependences carried by
+    `lp` then gone (MG's `r1[i1]`, written for every i1 and then read, in each iteration of i3 and i2).
+
+    The array is an automatic array of the function, of constant extents, that no pointer reaches and nothing
+    after the nest reads (ArrayInfo.dead_after); every reference to it sits in `lp`, is analysable, and
+    updates no element by a scatter; and every element a read touches was written earlier in the same
+    iteration of `lp` (`_read_covered`): then each iteration reads only its own values, which its copy holds,
+    and no value leaves it."""
+    info = ctx.nest.array(name) if name in {a.name for a in ctx.nest.arrays} else None
+    if info is None or not info.dead_after or not info.dims or any(d is None or not d.is_const() for d in info.dims):
+        return False
+    if name in ctx.conflated or ctx.control_inexact or any(s.scatter == name for s in ctx.nest.statements()):
+        return False                              # (a break or goto may skip a write the domains say runs)
+    mine = [r for r in refs if r.name == name and r.access is not None]
+    if any(lp.lid not in (l.lid for l in r.site.chain) or r.cell is None for r in mine):
+        return False
+    writes = [w for w in mine if w.kind == "write" and _certain_write(w)]
+    try:
+        return all(_read_covered(r, writes, lp, ctx) for r in mine if r.kind == "read")
+    except (Unencodable, isl.Error):
+        return False
+
+
+def _certain_write(w: _Ref) -> bool:
+    """Whether `w` writes its element whenever its statement runs: the target of the statement's assignment,
+    in a statement whose whole domain is modelled (no condition left out, not a loop run whole)."""
+    st = w.site.stmt
+    return st.kind == "assign" and isinstance(st.ast, c_ast.Assignment) and not w.access.when \
+        and w.access.text == text_of(st.ast.lvalue) and w.site.guard is None
+
+
+def _read_covered(r: _Ref, writes: list[_Ref], lp: Loop, ctx: _Ctx) -> bool:
+    """Whether, in every instance of the read `r`, the element it reads was written before in the same iteration
+    of `lp` by one of `writes` (exact domains only): the union over the writes and the levels at which a write
+    instance can precede the read (the same iterations of `lp` and the loops around it, then earlier at a
+    deeper common loop, or in all common loops and earlier in the text) covers the read's domain."""
+    k = next(n for n, l in enumerate(r.site.chain) if l.lid == lp.lid)
+    td = ctx.domain(r.site, "t")
+    t_cell = access_map(r, td, ctx)
+    covered = []
+    for w in writes:
+        sd = ctx.domain(w.site, "s")
+        common = _common(w.site, r.site)
+        if not sd.exact or common <= k:
+            continue
+        s_cell = access_map(w, sd, ctx)
+        if len(s_cell) != len(t_cell):
+            return False
+        base = sd.cons + td.cons + [con(sub(a, b), "=") for a, b in zip(s_cell, t_cell)]
+        equal = [con(sub({sd.dims[d]: Fraction(1)}, {td.dims[d]: Fraction(1)}), "=") for d in range(common)]
+        orders = []
+        for d in range(k + 1, common):
+            step = sd.steps[d]
+            if step is None:
+                continue                  # no order known at this level: no write instance counted earlier there
+            sign = 1 if step > 0 else -1
+            orders.append(equal[:d] + [con({td.dims[d]: Fraction(sign), sd.dims[d]: Fraction(-sign),
+                                             "": Fraction(-1)}, ">=")])
+        if w.site.order < r.site.order:
+            orders.append(equal)
+        hidden = ", ".join(sd.dims + sd.exists + td.exists)
+        for order in orders:
+            body = " and ".join(map(str, base + order))
+            covered.append(parse_set(f"{ctx.enc.space()}{{ [{', '.join(td.dims)}] : exists ({hidden} : {body}) }}"))
+    if not covered:
+        return False
+    reads = ctx.enc.points(td, [])
+    union = covered[0]
+    for c in covered[1:]:
+        union = union.union(c)
+    return reads.is_subset(union)
 
 
 def _scatters(ref: _Ref, name: str) -> bool:
@@ -929,12 +1044,42 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                                 array=name))
                             break
 
+    # two tables that are, at each call, one table or two distinct ones (MG's resid(u[k], r[k], r[k], ...)): their
+    # references are compared as one array's; the port gives each its own device copy, which holds only while
+    # no element passes from one name to the other (a read of one before the same iteration writes the other)
+    one_or_apart = _one_table_or_apart(infos, by_name)
+    for a, b in one_or_apart:
+        cross = []
+        for x in by_name[a]:
+            for y in by_name[b]:
+                if x.kind == "read" and y.kind == "read":
+                    continue
+                for src, snk in ((x, y), (y, x)):
+                    try:
+                        cross.extend((dep, src, snk) for dep in check_pair(src, snk, ctx))
+                    except (Unencodable, isl.Error) as e:
+                        ctx.block(common_lids(src, snk), DepReason(
+                            "non-affine", f"{src.describe()} cannot be compared with {snk.describe()} ({e}), and "
+                                          f"'{a}' and '{b}' may be one table", source=src.loc, sink=snk.loc, array=a))
+        found.extend(cross)
+        why = f"tables '{a}' and '{b}' may be one table ({infos[a].target_source}; {infos[b].target_source})"
+        if any(r.kind == "write" for r in by_name[a]) and any(r.kind == "write" for r in by_name[b]):
+            for x in by_name[a]:
+                for y in by_name[b]:
+                    ctx.block(common_lids(x, y), DepReason("alias", f"{why}, and the nest writes both", source=x.loc,
+                                                           sink=y.loc, array=a))
+        for dep, src, snk in cross:
+            if dep.loop is not None or dep.kind != "anti":
+                ctx.block(common_lids(src, snk), DepReason(
+                    "alias", f"{why}: {snk.describe()} would see {src.describe()} through the other name",
+                    source=src.loc, sink=snk.loc, array=a))
+
     # aliasing between different arrays, and between pointers and scalars a pointer could reach
     pointers = sorted(n for n in by_name if n in infos and _is_pointer(infos[n]))
     names = sorted(n for n in by_name if n in infos)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            if not _may_alias(infos[a], infos[b], assume_no_alias):
+            if (a, b) in one_or_apart or not _may_alias(infos[a], infos[b], assume_no_alias):
                 continue
             ka, kb = _kind_of(infos[a]), _kind_of(infos[b])
             who = f"{ka}s '{a}' and '{b}'" if ka == kb else f"{ka} '{a}' and {kb} '{b}'"

@@ -482,8 +482,8 @@ class Mapper:
             why += f"; {', '.join(repr(self.c_var(lp)) for lp in inner)} runs in each thread"
         x = next(m for m in mapped_loops if m.dim == "x")
         why += "; " + Mapper(view, self.deps, self.options).coalescing(view_loops, x.lid, x.c_var)
-        return Kernel(name, mapped_loops, view_loops[-1].lid, self.block_shape(len(mapped_loops), name), (), why,
-                      view=view)
+        return self.with_private_arrays(Kernel(name, mapped_loops, view_loops[-1].lid,
+                                               self.block_shape(len(mapped_loops), name), (), why, view=view))
 
     def _mappable(self, lp: Loop) -> bool:
         return lp.trip_count is not None and lp.normalized and not (lp.lower_pieces or lp.upper_pieces) \
@@ -600,7 +600,25 @@ class Mapper:
                f"{'; ' + how if how else ''}"
                f"{'; ' + ', '.join(scatters) + ' updated with atomics' if scatters else ''}); "
                + self.coalescing(chain, x_loop.lid, x_loop.c_var))
-        return Kernel(name, mapped, chain[-1].lid, block, reds, why)
+        return self.with_private_arrays(Kernel(name, mapped, chain[-1].lid, block, reds, why))
+
+    def with_private_arrays(self, kernel: Kernel) -> Kernel:
+        """`kernel` with the arrays the dependence pass privatized for one of its mapped loops: each thread has
+        its own copy.  Every access to such an array must be one the kernel runs (the dependence pass saw them
+        all inside that loop; a kernel that runs part of its body, after distribution, may not hold them all):
+        otherwise values would have to pass between kernels through copies that no longer exist."""
+        names = sorted({a for m in kernel.loops for a in getattr(self.deps.verdicts.get(m.lid), "private_arrays", ())})
+        if not names:
+            return kernel
+        view = kernel.view or self.nest
+        runs = {st.sid for st in kernel.statements({lp.lid: lp for lp in view.loops()})}
+        for a in names:
+            other = next((st for st in self.nest.statements() if st.sid not in runs
+                          and any(x.array == a for x in st.accesses)), None)
+            if other is not None:
+                raise PassFailed(f"array '{a}' has a copy per thread in {kernel.name}, but line {other.loc.line} uses "
+                                 "it outside that kernel", code="private-array-split", loc=other.loc)
+        return replace(kernel, private_arrays=tuple(names))
 
     def coalescing(self, chain: list[Loop], x_lid: int, x_var: str) -> str:
         """What the kernel note says of coalescing, by the bytes the accesses move (warp_bytes)."""

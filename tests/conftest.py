@@ -45,6 +45,20 @@ def verify_program(tmp_path: Path, text: str):
     return verify(str(write_c(tmp_path, text)), PreprocessOptions(), make_manager(PIPELINE, {}))
 
 
+def loop_verdicts(tmp_path: Path, source: str) -> dict[int, tuple[str, str, str]]:
+    """{line: (loop variable, status, reason)} of c2gpu.analyze on the source, for every loop of every nest (the
+    first nest that has a loop there: a function's own, not a copy inlined into a caller further down)."""
+    import c2gpu
+    path = tmp_path / "a.c"
+    path.write_text(source)
+    report = c2gpu.analyze(str(path), run_cpu=False)
+    out: dict[int, tuple[str, str, str]] = {}
+    for n in report.nests:
+        for lp in n.loops:
+            out.setdefault(lp.location.line, (lp.var, lp.status, lp.reason))
+    return out
+
+
 def verified_ports(tmp_path: Path, text: str) -> set[str]:
     """The nests c2gpu ports in the C program `text`, once verify_program has found the port equal to the original."""
     res = verify_program(tmp_path, text)

@@ -7,20 +7,8 @@ from __future__ import annotations
 
 import c2gpu
 
-from conftest import verified_ports
+from conftest import loop_verdicts as loops, verified_ports
 
-
-def loops(tmp_path, source: str) -> dict[int, tuple[str, str, str]]:
-    """{line: (loop variable, status, reason)} of c2gpu.analyze on the source, for every loop of every nest (the
-    first nest that has a loop there: a function's own, not a copy inlined into a caller further down)."""
-    path = tmp_path / "a.c"
-    path.write_text(source)
-    report = c2gpu.analyze(str(path), run_cpu=False)
-    out: dict[int, tuple[str, str, str]] = {}
-    for n in report.nests:
-        for lp in n.loops:
-            out.setdefault(lp.location.line, (lp.var, lp.status, lp.reason))
-    return out
 
 
 CSR = r"""

@@ -82,14 +82,16 @@ def test_npb_recall_against_the_authors_openmp():
     0.89 (525) when a global written in an inner loop (BT's tmp1) became private and a local array that is only
     indexed (MG's r1) stopped aliasing pointers, 0.93 (548) when loops with data-dependent bounds ran whole in a
     thread (CG's rows), arrays of structs were seen by field (FT's dcomplex) and calls into the file were
-    inlined (BT's binvcrhs, matvec_sub, matmul_sub)."""
+    inlined (BT's binvcrhs, matvec_sub, matmul_sub), 0.97 (568) when scratch arrays written before they are read
+    got a copy per thread (MG's r1) and tables of rows that are each new memory were indexed like arrays (MG's
+    double ***u, its rows told apart by their subscripts at the call)."""
     results = npb_recall.run()
     total = npb_recall.Counts()
     for c in results.values():
         total.add(c)
     assert total.tp + total.fn == 587
-    assert total.recall >= 0.93, npb_recall.table(results)
-    assert results["BT"].recall >= 0.99 and results["SP"].recall >= 0.97 and results["MG"].recall >= 0.33 \
+    assert total.recall >= 0.96, npb_recall.table(results)
+    assert results["BT"].recall >= 0.99 and results["SP"].recall >= 0.97 and results["MG"].recall >= 0.99 \
         and results["CG"].recall >= 0.77 and results["FT"].recall >= 0.82, npb_recall.table(results)
 
 

@@ -57,6 +57,8 @@ class ArrayPlan:
     written_in_full: bool = False  # every run writes every element copied out: the copy-out puts back nothing
     #                               the nest did not write (else it puts back what was copied in)
     fields: tuple[str, ...] = ()  # an array of structs seen by field (ArrayInfo.fields): its last dimension
+    packed: "RowScan | None" = None   # a table of rows (ArrayInfo.rows_source): the rows the host gathers into
+    #                               the device block (the box of subscripts, row-major) and scatters back
 
 
 def _c(pw, params) -> str:
@@ -317,6 +319,9 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
                 unscattered.add(a.array)
     for name, accs in by_array.items():
         info = nest.array(name)
+        if info.rows_source:
+            plans.append(_table_plan(nest, info, accs))
+            continue
         if any(not a.affine for a in accs):
             plans.append(_gathered(info, accs, scattered=name not in unscattered))
             continue
@@ -356,6 +361,123 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
                                _only_when_touched(nest, accs, simplify(f"({hi}) + 1 - ({low})")), copy_in, copy_out,
                                why, low, dense, info.fields))
     return plans
+
+
+def _table_plan(nest: Nest, info, accs: list[Access]) -> ArrayPlan:
+    """The plan of a table of rows whose rows are objects of their own (`double ***u`, ArrayInfo.rows_source): on
+    the device, the box of subscripts the nest touches as one dense array, indexed like a declared one (inner
+    extents: the number of subscripts each dimension spans); the host gathers each row the nest touches, from the first to the last element
+    it touches in that row, into a block laid out the same way, before the launches, and scatters it back after
+    them (RowScan).  The touched cells must be known exactly (isl), so that every row and element the copies
+    reach is one the C reaches: a row's elements between two it touches exist, as a row is one object."""
+    name, ndims = info.name, len(info.dims)
+    why = (f"array '{name}': its rows are copied only when c2gpu knows exactly which elements of which rows the "
+           "nest touches (affine subscripts, every condition modelled)")
+    touched = ph.touched_cells(nest, accs, ndims)
+    ranges = ph.subscript_ranges(nest, accs, ndims) if touched is not None else None
+    if touched is None or ranges is None:
+        raise CodegenError(why)
+    params = list(nest.params)
+    # (for the sizes at which the nest touches the table: the degenerate pieces of the ranges go)
+    runs = ph.run_params(nest, accs)
+    los = [_c(lo.gist(runs) if runs is not None else lo, params) for lo, _ in ranges]
+    his = [_c(hi.gist(runs) if runs is not None else hi, params) for _, hi in ranges]
+    # an inner extent is the number of subscripts the dimension spans: row-major indexing with it maps the box
+    # one to one (each dimension's subscripts are that many consecutive values), whatever the first one is
+    extents = tuple(simplify(f"({h}) - ({lo}) + 1") for lo, h in zip(los[1:], his[1:]))
+    first, last = _flat(nest, los, extents), _flat(nest, his, extents)
+    count = _only_when_touched(nest, accs, simplify(f"({last}) - ({first}) + 1"))
+    writes = any(a.kind == "write" for a in accs)
+    low = _clamp(first, high="0")        # (as for other arrays: the device block holds element 0 or lower)
+    return ArrayPlan(name, info.elem_type, ndims, extents, any(a.kind == "read" for a in accs), writes,
+                     _only_when_touched(nest, accs, simplify(f"({last}) + 1 - ({low})")),
+                     (first, count), (first, count) if writes else None,
+                     f"the rows it touches ({info.rows_source}) gathered into one block and back", low, False,
+                     info.fields, _row_scan(name, touched, params))
+
+
+@dataclass(frozen=True)
+class RowScan:
+    """How the host visits the rows of a table that a nest touches (ArrayPlan.packed): `loops`, C by isl that
+    scans the touched rows and runs `ROW(e0, ..., ek);` for each, with the row's subscripts; in a row,
+    subscripts `first` to `last` (C over the parameters and the row's subscripts, named `rows`)."""
+    loops: str
+    rows: tuple[str, ...]
+    first: str
+    last: str
+
+    def code(self, body: str) -> list[str]:
+        """The scan with `body` (C that names the row's subscripts `rows`) run for each touched row."""
+        out = []
+        for line in self.loops.splitlines():
+            m = re.match(r"(\s*)ROW\((.*)\);\s*$", line)
+            if m is None:
+                out.append(line)
+                continue
+            values = _top_level_split(m.group(2))
+            named = ", ".join(f"{r} = {v}" for r, v in zip(self.rows, values))
+            out.append(f"{m.group(1)}{{ const long long {named}; {body} }}")
+        return out
+
+
+def _plain_c(text: str) -> str:
+    """isl's C with its `min`, `max` and `floord` calls written out, in 64 bits: the host code has no such
+    functions for mixed int and long long arguments."""
+    m = re.search(r"\b(min|max|floord)\(", text)
+    if m is None:
+        return text
+    depth, end = 0, m.end() - 1
+    for end in range(m.end() - 1, len(text)):
+        depth += text[end] == "("
+        depth -= text[end] == ")"
+        if depth == 0:
+            break
+    args = [f"(long long)({_plain_c(a)})" for a in _top_level_split(text[m.end():end])]
+    if m.group(1) == "floord":
+        a, d = args
+        call = f"(({a}) >= 0 ? ({a}) / ({d}) : -((-({a}) + ({d}) - 1) / ({d})))"
+    else:
+        op = "<" if m.group(1) == "min" else ">"
+        call = args[0]
+        for b in args[1:]:
+            call = f"(({call}) {op} ({b}) ? ({call}) : ({b}))"
+    return text[:m.start()] + call + _plain_c(text[end + 1:])
+
+
+def _top_level_split(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    return parts + [cur.strip()]
+
+
+def _row_scan(name: str, touched: isl.Set, params: list[str]) -> RowScan:
+    """The RowScan of the cells `touched` (over [c0, ..., c<n-1>]) of table `name`."""
+    n = touched.dim(isl.dim_type.set)
+    ctx = touched.get_ctx()
+    rows = tuple(f"c2gpu_{name}_r{k}" for k in range(n - 1))
+    iterators = isl.IdList.alloc(ctx, n - 1)
+    for k in range(n - 1):
+        iterators = iterators.add(isl.Id(f"c2gpu_{name}_i{k}", context=ctx))
+    row_set = touched.project_out(isl.dim_type.set, n - 1, 1).set_tuple_name("ROW")
+    build = isl.AstBuild.from_context(row_set.params()).set_iterators(iterators)
+    schedule = isl.UnionMap.from_map(isl.Map.identity(row_set.get_space().map_from_set()).intersect_domain(row_set))
+    loops = _plain_c(build.node_from_schedule_map(schedule).to_C_str())
+    # the range of the last subscript in one row: the row's subscripts as parameters
+    npar = touched.dim(isl.dim_type.param)
+    in_row = touched.move_dims(isl.dim_type.param, npar, isl.dim_type.set, 0, n - 1)
+    for k, r in enumerate(rows):
+        in_row = in_row.set_dim_name(isl.dim_type.param, npar + k, r)
+    context = in_row.params()
+    first = _plain_c(ph.to_c(in_row.dim_min(0).gist(context), params + list(rows)))
+    last = _plain_c(ph.to_c(in_row.dim_max(0).gist(context), params + list(rows)))
+    return RowScan(loops, rows, f"({first})", f"({last})")
 
 
 def _check_maybe_touched(nest: Nest, name: str, accs: list[Access], ndims: int, flat: bool, bounds) -> None:
@@ -736,7 +858,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     path = _path_to(nest, kernel.body_lid)
     mapped_ids = {m.lid for m in kernel.loops}
     stmts = kernel.statements(by_id)
-    used_arrays = sorted({a.array for s in stmts for a in s.accesses})
+    used_arrays = sorted({a.array for s in stmts for a in s.accesses} - set(kernel.private_arrays))
     written = {a.array for s in stmts for a in s.accesses if a.kind == "write"}
     red_targets = {r.target: r for r in kernel.reductions}
     scalar_types = {s.name: s.ctype for s in nest.scalars}
@@ -818,6 +940,13 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         if m.origin is not None:
             expr = (m.origin.lower + Poly.var(m.var) * m.origin.step).to_c()
             locals_.append(f"const {lp.c_type} {m.c_var} = {expr};")
+    # each thread's own copy of a privatized array, in the kernel's indexing (flat, as the plan's extents say)
+    for a in kernel.private_arrays:
+        info = nest.array(a)
+        total = 1
+        for d in info.dims:
+            total *= d.const_value()
+        locals_.append(f"{arrays[a].ctype} {a}[{total}];")
     # loops inside the thread whose variables were declared outside the nest
     for lp in inner_loops:
         if not lp.declared_in_header:

@@ -16,7 +16,7 @@ import islpy as isl
 from .. import isl_sets as ph
 from ..ir import Loop, Nest
 from ..plan import Kernel, NestPlan, require_plan
-from .kernel import ArrayPlan, CodegenError, KernelCode, device_function, kernel_code, plan_arrays
+from .kernel import ArrayPlan, CodegenError, KernelCode, _flat, device_function, kernel_code, plan_arrays, wide_index
 from .precompiled import templates
 from .tiled import tiled_kernel
 from ..records import dataclass
@@ -242,6 +242,9 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
     _check_locals_stay_in_their_kernel(nest, mapping, by_id)
     arrays = _arrays_of(nest)
     array_map = {a.name: a for a in arrays}
+    # arrays private to the threads of a kernel live in the kernel alone: no parameter, copy or device memory
+    private = {a for k in mapping.kernels() for a in k.private_arrays}
+    arrays = [a for a in arrays if a.name not in private]
     scalar_types = {s.name: s.ctype for s in nest.scalars}
     kernels: list[KernelCode] = []
     launch_items = []
@@ -323,9 +326,10 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
     params, args = [], []
     at_nest = dict(nest.stands_for)     # a variable standing for a struct field is passed as the field (v->n)
     for a in arrays:
-        const = "" if a.written else "const "
-        params.append(f"{const}{a.ctype} *{a.name}")
-        args.append(f"({const}{a.ctype} *)({at_nest.get(a.name, a.name)})")
+        const = "" if a.written or a.packed else "const "
+        stars = "*" * (a.ndims if a.packed else 1)     # a table of rows is passed as the table
+        params.append(f"{const}{a.ctype} {stars}{a.name}")
+        args.append(f"({const}{a.ctype} {stars})({at_nest.get(a.name, a.name)})")
     widened = []
     for p, a in scalar_params:
         ctype = p[:-len(a)].strip()
@@ -372,13 +376,25 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
             "nest": nest.name, "source": f"{nest.loc.file}:{nest.loc.line}",
             "signature": f"{linkage} void {wname}({', '.join(params)})",
             "nonempty": nonempty, "decls": decls, "finals": finals, "widened": widened, "lasts": lasts,
-            "arrays": arrays, "reductions": reductions, "plan": launch_items})
+            "arrays": arrays, "reductions": reductions, "plan": launch_items,
+            "packs": {a.name: (_pack_lines(a, True), _pack_lines(a, False)) for a in arrays if a.packed}})
         return kernel_text + "\n" + rename_cxx_keywords(text)
 
     call = f"{wname}({', '.join(args)});"
     decisions = [(name, d) for name, k in (shared.kernels.items() if shared is not None else ()) for d in k.decisions]
     return NestCode(nest, kernels, arrays, call, wname, param_list, list(mapping.notes),
                     reductions, decisions, render)
+
+
+def _pack_lines(a: ArrayPlan, gather: bool) -> list[str]:
+    """The host loops that gather the rows of a table that the nest touches (ArrayPlan.packed) into its staging
+    block `c2gpu_pack_<name>`, laid out as on the device, or scatter them back from there."""
+    scan = a.packed
+    k = f"c2gpu_{a.name}_k"
+    staged = f"c2gpu_pack_{a.name}[{_flat(None, [*scan.rows, k], a.extents, wide_index(a))} - ({a.low})]"
+    row = a.name + "".join(f"[{r}]" for r in scan.rows) + f"[{k}]"
+    copy = f"{staged} = {row};" if gather else f"{row} = {staged};"
+    return scan.code(f"for (long long {k} = {scan.first}; {k} <= {scan.last}; {k}++) {copy}")
 
 
 def _host_lids(items) -> set[int]:

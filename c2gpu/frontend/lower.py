@@ -139,6 +139,8 @@ class NestContext:
         self.local_why: dict[str, str] = {}
         self.assignments: Counter[str] = Counter()   # C name -> assignments in the nest (`=`, `op=`, ++, --)
         self.has_goto = False                        # the function holds a goto or a label (FunctionFacts)
+        self.rows_distinct = lambda base: None       # element type -> the fact that tables of it have rows of their
+        #                                              own (frontend/objects.py FileObjects.rows_distinct), or None
         self.temporaries: dict[str, Temporary] = {}   # IR name -> the value an index temporary holds (see below)
         self.idiom_guard: Guard | None = None
         self.loop_decls: dict[int, list[str]] = {}   # lid -> C names its body declares
@@ -651,7 +653,7 @@ class StatementBuilder:
         rank = len(t.dims) + t.pointers
         if len(subs) < rank:
             reasons.append(f"'{text_of(node)}' uses {len(subs)} of {rank} subscripts")
-        if t.pointer_rows and len(subs) > 1:
+        if t.pointer_rows and len(subs) > 1 and not ctx.rows_distinct(t.base):
             # int *rows[N] / float **a: every row is a pointer of its own, and two rows may point to the same memory
             reasons.append(f"the rows of '{name}' are pointers, which may point to the same memory")
         text = text_of(node)
@@ -1936,7 +1938,8 @@ class FileLowerer:
                                                    "(known: 'c2gpu port', 'c2gpu skip')", loc_of(item, Loc(self.path, 0))))
                     continue
                 if isinstance(item, c_ast.Decl) and item.name:
-                    storage = "static" if "static" in (item.storage or ()) else "local"
+                    # (an `extern` declaration names a global: it outlives the function like a static)
+                    storage = "static" if {"static", "extern"} & set(item.storage or ()) else "local"
                     inner.vars[item.name] = Var(decl_type(item, self.typedefs), storage,
                                                 loc_of(item, Loc(self.path, 0)), item.name)
                 self._marker_without_for(state, item)
@@ -2008,6 +2011,7 @@ class FileLowerer:
                           facts.address_taken)
         ctx.live_in_nest = lambda loop, name: facts.read_later(loop, name, stop=cand.node)
         ctx.has_goto = facts.has_goto
+        ctx.rows_distinct = self.objects.rows_distinct if self.objects is not None else lambda base: None
         ctx.macro_origin = self.macro_origin
         ctx.pure = self.pure
         ctx.structs = self.structs
@@ -2053,8 +2057,13 @@ class FileLowerer:
             # an array of this function that is only ever indexed: no pointer can point into it
             unreachable = storage in ("local", "static") and not t.pointers and bool(t.dims) \
                 and name not in facts.values
+            dead_after = storage == "local" and unreachable \
+                and not facts.read_later(cand.stands_for or cand.node, name, stop=None)
             arrays.append(ArrayInfo(name, t.base, t.elem_size, tuple(dims), "local" if storage == "static" else storage,
                                     t.restrict, t.const, dloc, assigned=name in facts.assigned, unreachable=unreachable,
+                                    dead_after=dead_after,
+                                    rows_source=(self.objects.rows_distinct(t.base) or "") if t.pointer_rows
+                                    and self.objects is not None else "",
                                     target=target.labels if target is not None else None,
                                     target_source=target.source if target is not None else "",
                                     extent_source=known[1] if known is not None else "",

@@ -24,6 +24,8 @@ which holds in every context.  Two pointers are distinct when their labels diffe
 """
 from __future__ import annotations
 
+import re
+
 
 from pycparser import c_ast, c_generator
 
@@ -41,6 +43,8 @@ ALLOCATORS = {
 }
 OUT_ALLOCATORS = {"posix_memalign": "POSIX.1-2008"}    # stores a new object through its first argument
 _GEN = c_generator.CGenerator()
+ROW = "row["              # a row loaded from a table whose rows are objects of their own: row[<its subscript, as
+#                           _slot_key writes it>]:<the table's label>
 SCALAR = "scalar:"        # the label of a scalar variable whose address a pointer holds (`&x`): scalar:NAME@LINE:COL
 MAX_CONTEXTS = 64         # calls followed through (beyond: unknown), so a call tree cannot blow up
 
@@ -93,6 +97,14 @@ class FileObjects:
         self.calls: dict[str, list[tuple[str, list[c_ast.Node], dict[str, "_Decl"]]]] = {}   # callee -> calls
         self.used_as_value: set[str] = set()
         self.swap_nodes: set[int] = set()
+        # element type -> stores that put into memory a pointer to such elements (or to rows of them) that is not
+        # new memory (`rows[k] = other`, `tab[k]++`, `memset(tab, ...)`), as "line N: text"; "*" for stores whose
+        # type c2gpu cannot tell, which may be any of them (rows_distinct)
+        self.row_stores: dict[str, list[str]] = {}
+        self.row_allocs: dict[str, list[int]] = {}     # element type -> lines storing new memory into a row slot
+        # id(argument of a call statement) -> {variable: the expression it was last assigned in the same block,
+        # unchanged since}: `j = k - 1; rprj3(r[k], ..., r[j], ...)` passes rows k and k - 1 (_slot_key)
+        self._recent: dict[int, dict[str, c_ast.Node]] = {}
         # id(expression) -> the names visible there (the block's own dict: names declared later in a block
         # cannot be named earlier in it, and an inner block has a copy)
         self._env: dict[int, dict[str, _Decl]] = {}
@@ -146,21 +158,40 @@ class FileObjects:
             scope = dict(scope)          # a block (or a for's header) opens a scope
         if isinstance(node, c_ast.Compound):
             items = node.block_items or []
+            recent: dict[str, c_ast.Node] = {}
             for k, item in enumerate(items):
                 self._swap(items[k:k + 3], scope)
+                if isinstance(item, (c_ast.Label, c_ast.Case, c_ast.Default)):
+                    recent = {}                   # control may arrive here without the assignments above
+                if isinstance(item, c_ast.FuncCall) and item.args is not None:
+                    for a in item.args.exprs:
+                        self._recent[id(a)] = recent
                 self._walk(item, scope, fn)       # a declaration enters `scope` as it is met
+                recent = _still_holding(recent, item, scope)
             return
         if isinstance(node, c_ast.Decl):
             if node.name and not isinstance(node.type, c_ast.FuncDecl):
                 d = self._declare(node, "static" if "static" in (node.storage or ()) else "local", fn)
+                if isinstance(node.init, c_ast.InitList) and d.ctype.pointer_rows:
+                    for e in node.init.exprs:       # `double *rows[2] = {a, b};`: rows that may be one object
+                        self._row_store(None, e, scope, node, _slot=(d.ctype.base, 1))
+                if node.init is not None and not isinstance(node.init, c_ast.InitList):
+                    self._row_convert(node.init, d.ctype, scope, node)
                 if node.init is not None:
                     self._walk(node.init, scope, fn)
                     d.defs.append((node.init, fn))
                     self._env[id(node.init)] = scope
                 scope[node.name] = d
             return
+        if isinstance(node, c_ast.Assignment) and not isinstance(node.lvalue, (c_ast.ID, c_ast.StructRef)):
+            self._row_store(node.lvalue, node.rvalue if node.op == "=" else None, scope, node)
+        elif isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--") \
+                and not isinstance(node.expr, (c_ast.ID, c_ast.StructRef)):
+            self._row_store(node.expr, None, scope, node)
         if isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID):
             d = scope.get(node.lvalue.name)
+            if d is not None and node.op == "=":
+                self._row_convert(node.rvalue, d.ctype, scope, node)
             if d is not None:
                 if node.op == "=":
                     swap = id(node) in self.swap_nodes         # a swap only trades objects (see _swap)
@@ -195,14 +226,79 @@ class FileObjects:
                     args = args[1:]
             if callee in self.functions:
                 self.calls.setdefault(callee, []).append((fn, args, scope))
+                params = self.functions[callee].decl.type.args
+                params = [p for p in (params.params if params is not None else []) if isinstance(p, c_ast.Decl)]
+                for a, p in zip(args, params):
+                    self._row_convert(a, decl_type(p, self.typedefs), scope, node)
+            elif callee not in ("free",) + tuple(ALLOCATORS):
+                for a in args:                  # a function c2gpu cannot see may store pointers into a table
+                    self._row_escape(a, scope, node)
             for a in args:
                 self._walk(a, scope, fn)
             return
+        if isinstance(node, c_ast.Cast):
+            self._row_convert(node.expr, decl_type(node.to_type, self.typedefs), scope, node)
+        elif isinstance(node, c_ast.Return) and node.expr is not None and fn in self.functions:
+            self._row_convert(node.expr, decl_type(self.functions[fn].decl.type.type, self.typedefs), scope, node)
         if isinstance(node, c_ast.ID) and node.name in self.functions and node.name not in scope:
             self.used_as_value.add(node.name)      # a function used as a value: callable from anywhere
             return
         for _, child in node.children():
             self._walk(child, scope, fn)
+
+    def _row_store(self, lvalue: c_ast.Node | None, value: c_ast.Node | None, scope: dict[str, _Decl],
+                   node: c_ast.Node, _slot: tuple[str, int] | None = None) -> None:
+        """Record a store into memory (`lvalue = value`; `value` None for `++`, `+=`, ...) for rows_distinct."""
+        slot = _slot or _pointer_slot(lvalue, scope)
+        if slot is None:
+            return                               # not a pointer (an element, or a member of a struct)
+        base, _ = slot
+        line = self.loc_of(node).line
+        if base == "*" and isinstance(value, c_ast.Constant) and value.type != "string":
+            return                               # a number stored into a struct's array: no pointer
+        if value is not None and self._new_or_null(value):
+            self.row_allocs.setdefault(base, []).append(line)
+            return
+        self.row_stores.setdefault(base, []).append(f"line {line}: {_GEN.visit(node)[:60]}")
+
+    def _row_convert(self, value: c_ast.Node, to: CType | None, scope: dict[str, _Decl], node: c_ast.Node) -> None:
+        """A table of row pointers converted to another type (`void *p = u`, `(char *)u[k]`, an argument of
+        another type, a return): what it then stores is out of sight, so it counts as a store rows_distinct
+        cannot check.  Kept as the same table type (`double ***z = u[l]`), its stores are checked where made."""
+        base = _table_passed(value, scope)
+        if base is not None and not (to is not None and to.pointer_rows and to.base == base):
+            self.row_stores.setdefault(base, []).append(f"line {self.loc_of(node).line}: {_GEN.visit(node)[:60]}")
+
+    def _new_or_null(self, e: c_ast.Node) -> bool:
+        """Whether `e` is new memory or NULL whichever way it is evaluated (`k < n ? malloc(m) : NULL`)."""
+        while isinstance(e, c_ast.Cast):
+            e = e.expr
+        if isinstance(e, c_ast.TernaryOp):
+            return self._new_or_null(e.iftrue) and self._new_or_null(e.iffalse)
+        return _is_null(e) or self._allocator(e) is not None
+
+    def _row_escape(self, arg: c_ast.Node, scope: dict[str, _Decl], call: c_ast.Node) -> None:
+        """An argument of a call to a function the file does not define that may be a table of row pointers (a
+        pointer to pointers): that function may store anything into it.  Elements and rows passed (`u[k][j][i]`,
+        `fread(u[k][j], ...)`) hand over data, not pointers to store."""
+        bad = _table_passed(arg, scope)
+        if bad is not None:
+            self.row_stores.setdefault(bad, []).append(f"line {self.loc_of(call).line}: {_GEN.visit(call)[:60]}")
+
+    def rows_distinct(self, base: str) -> str | None:
+        """Whether every row that pointers to pointers to `base` reach is an object of its own, with the fact:
+        the file is the whole program and every pointer it stores into memory where such a row pointer can
+        live (an element of `double **`, `double ***`, `double *rows[N]`) is new memory (or NULL), and no
+        table of such pointers is handed to a function the file does not define.  Then two row pointers
+        loaded from different places are different objects (each store made a new one), so `u[i][j][k]` and
+        `u[i'][j'][k']` are the same element only when i = i', j = j', k = k', as in an array.  None otherwise."""
+        if not self.whole_program or self.row_stores.get(base) or self.row_stores.get("*") \
+                or any(self.row_stores.get(t) for t in _ANY_POINTEE):
+            return None
+        lines = sorted(set(self.row_allocs.get(base, ())))
+        where = (f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:6]))}"
+                 f"{', ...' if len(lines) > 6 else ''})") if lines else ""
+        return f"every row pointer to {base} the program stores is new memory{where}"
 
     def _swap(self, items: list[c_ast.Node], scope: dict[str, _Decl]) -> None:
         """`t = a; a = b; b = t;` (or `T *t = a;` first) over pointer variables: a and b trade objects."""
@@ -368,12 +464,20 @@ class FileObjects:
         self._memo[key] = found
         return found
 
+    def _table(self, d: _Decl) -> bool:
+        """A table of row pointers whose rows are objects of their own (rows_distinct): labelled like a pointer,
+        its rows `row:` + its label."""
+        return d.ctype.pointer_rows and self.rows_distinct(d.ctype.base) is not None
+
     def _compute(self, d: _Decl) -> Target | None:
+        table = self._table(d)
+        if table and d.moved:
+            return None                        # a stepped table (`u++`): its label would not be its start
         if d.kind == "param":
-            return self._param(d) if (d.is_pointer or d.is_array) and not d.address_taken else None
-        if d.is_array:
+            return self._param(d) if (d.is_pointer or d.is_array or table) and not d.address_taken else None
+        if d.is_array or (table and d.ctype.dims):
             return Target((f"array:{d.name}@{d.loc.line}:{d.loc.col}",), f"the array '{d.name}' (line {d.loc.line})")
-        if not d.is_pointer or d.address_taken or (d.kind == "global" and not self.whole_program):
+        if not (d.is_pointer or table) or d.address_taken or (d.kind == "global" and not self.whole_program):
             return None                        # (another file may assign a global)
         defs = [e for e, _ in d.defs if e is None or not _is_null(e)]
         fresh = [self._allocator(e) for e in defs if e is not None]
@@ -481,6 +585,7 @@ class FileObjects:
         """The object an expression points into: `a`, `*A` (A a pointer to arrays), `a + k`, `&a[k]`, `(T *)a`."""
         if e is None or scope is None:
             return None
+        recent = self._recent.get(id(e), {})
         while True:
             if isinstance(e, c_ast.Cast):
                 e = e.expr
@@ -498,6 +603,24 @@ class FileObjects:
                 e = _array_base(e)             # A[k] of a 2-D array is a row of A, in A's object
             else:
                 break
+        if isinstance(e, (c_ast.ArrayRef, c_ast.UnaryOp)) and (slot := _pointer_slot(e, scope)) is not None \
+                and slot[0] != "*" and self._table(scope[_chain_root(e).name]):
+            # a row (or a table of rows) loaded from a table: one of the objects the table's own stores made, told
+            # apart from the table's other rows by its subscripts where they differ by a constant
+            t = self._target(scope[_chain_root(e).name])
+            if t is None:
+                return None
+            keys = []
+            while e is not _chain_root(e):
+                keys.insert(0, _slot_key(e.subscript if isinstance(e, c_ast.ArrayRef) else c_ast.Constant("int", "0"),
+                                         recent))
+                e = e.name if isinstance(e, c_ast.ArrayRef) else e.expr
+            labels = []
+            for label in t.labels:
+                for key in keys:
+                    label = f"{ROW}{key}]:{label}"
+                labels.append(label)
+            return Target(tuple(labels), f"a row of {t.source}")
         if isinstance(e, c_ast.UnaryOp) and e.op == "&" and isinstance(e.expr, c_ast.ID) and e.expr.name in scope \
                 and scope[e.expr.name].ctype.is_scalar:
             d = scope[e.expr.name]            # &x: the scalar variable x itself
@@ -538,12 +661,17 @@ def _is_null(e: c_ast.Node) -> bool:
 
 
 def _only_returned(body: c_ast.Node, name: str) -> bool:
-    """`name` appears only as an assignment target, in `return name`, in a test (`!p`, `p == NULL`) or freed."""
+    """`name` appears only as an assignment target, in `return name`, in a test (`!p`, `p == NULL`), freed, or
+    indexed (`g[k] = malloc(...)` fills a new table: its slots, never a pointer into it, unless `&g[k]`)."""
     for n in _nodes(body):
+        if isinstance(n, c_ast.UnaryOp) and n.op == "&" and not isinstance(n.expr, c_ast.ID) \
+                and isinstance(root := _chain_root(n.expr), c_ast.ID) and root.name == name:
+            return False
         for _, c in n.children():
             if not (isinstance(c, c_ast.ID) and c.name == name):
                 continue
             if isinstance(n, c_ast.Return) or (isinstance(n, c_ast.Assignment) and n.lvalue is c) \
+                    or (isinstance(n, c_ast.ArrayRef) and n.name is c) \
                     or (isinstance(n, c_ast.UnaryOp) and n.op == "!") \
                     or (isinstance(n, c_ast.BinaryOp) and n.op in ("==", "!=")) \
                     or isinstance(n, (c_ast.If, c_ast.Decl)):
@@ -583,6 +711,153 @@ def _rows_in_place(d: _Decl | None) -> bool:
     """Whether indexing or dereferencing `d` short of an element stays in d's object: an array, or a pointer
     to arrays (`double (*A)[N]`), never a pointer to pointers (`double **a`: its rows are other objects)."""
     return d is not None and not d.ctype.pointer_rows and d.ctype.pointers <= 1 and (d.is_array or d.is_pointer)
+
+
+def _chain_root(e: c_ast.Node) -> c_ast.Node:
+    while isinstance(e, c_ast.ArrayRef) or (isinstance(e, c_ast.UnaryOp) and e.op == "*"):
+        e = e.name if isinstance(e, c_ast.ArrayRef) else e.expr
+    return e
+
+
+def root_label(label: str) -> str:
+    """The table a row's label (`row[k+0]:<table's label>`) comes from: rows of one table are told apart only by
+    labels_apart."""
+    while label.startswith(ROW):
+        label = label[label.index("]:") + 2:]
+    return label
+
+
+def labels_apart(x: str, y: str) -> bool:
+    """Whether two target labels (of one context) name different objects: different tables or objects, or two
+    rows of one table whose subscripts differ by a constant (`row[k+0]:T` and `row[k-1]:T`)."""
+    if root_label(x) != root_label(y):
+        return True
+    if not (x.startswith(ROW) and y.startswith(ROW)):
+        return False
+    kx, px = x[len(ROW):].split("]:", 1)
+    ky, py = y[len(ROW):].split("]:", 1)
+    if px != py:
+        return False
+    (vx, cx), (vy, cy) = _key_parts(kx), _key_parts(ky)
+    return vx is not None and vx == vy and cx != cy
+
+
+def _key_parts(key: str) -> tuple[str | None, int]:
+    """("k", -1) for "k-1", ("", 3) for "3", (None, 0) for an unknown subscript "?"."""
+    m = re.fullmatch(r"([A-Za-z_]\w*)?([+-]?\d+)", key)
+    return (m.group(1) or "", int(m.group(2))) if m else (None, 0)
+
+
+def _slot_key(sub: c_ast.Node, recent: dict[str, c_ast.Node]) -> str:
+    """A row's subscript as a variable plus a constant ("k-1", "3"), through the value `recent` says a variable
+    was last given (`j = k - 1`); "?" for anything else."""
+    if isinstance(sub, c_ast.ID) and sub.name in recent:
+        sub = recent[sub.name]
+    c = _constant(sub)
+    if c is not None:
+        return str(c)
+    if isinstance(sub, c_ast.ID):
+        return f"{sub.name}+0"
+    if isinstance(sub, c_ast.BinaryOp) and sub.op in ("+", "-") and isinstance(sub.left, c_ast.ID) \
+            and (k := _constant(sub.right)) is not None:
+        k = k if sub.op == "+" else -k
+        return f"{sub.left.name}{k:+d}"
+    return "?"
+
+
+def _still_holding(recent: dict[str, c_ast.Node], item: c_ast.Node, scope: dict[str, "_Decl"]) -> dict[str, c_ast.Node]:
+    """`recent` (variable -> the expression it was last assigned, see FileObjects._recent) after the block item
+    `item`: entries whose variable or expression it may change are dropped (a write, `&`, or for a global, static
+    or address-taken variable any call), and `v = e;` (e made of variables and constants with + and -) enters."""
+    written, calls = set(), False
+    for n in _nodes(item):
+        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+            written.add(n.lvalue.name)
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&") and isinstance(n.expr, c_ast.ID):
+            written.add(n.expr.name)
+        elif isinstance(n, c_ast.Decl) and n.name:
+            written.add(n.name)
+        elif isinstance(n, c_ast.FuncCall):
+            calls = True
+
+    def exposed(name: str) -> bool:
+        d = scope.get(name)
+        return d is None or d.kind in ("global", "static") or d.address_taken
+
+    out = {}
+    for v, e in recent.items():
+        names = {v} | {i.name for i in _nodes(e) if isinstance(i, c_ast.ID)}
+        if names & written or (calls and any(exposed(x) for x in names)):
+            continue
+        out[v] = e
+    if isinstance(item, c_ast.Assignment) and item.op == "=" and isinstance(item.lvalue, c_ast.ID) \
+            and _slot_key(item.rvalue, {}) != "?":
+        out[item.lvalue.name] = item.rvalue
+    return out
+
+
+_ANY_POINTEE = ("void", "char", "signed char", "unsigned char")    # slots of these may hold any row pointer
+
+
+def _pointer_slot(e: c_ast.Node | None, scope: dict[str, _Decl]) -> tuple[str, int] | None:
+    """(element type, pointer level) when `e` is an lvalue in memory that holds a pointer: an element of a table
+    (`rows[k]` of `double **rows`, `u[a][b]` of `double ***u`, `*p` of `double **p`); ("*", 0) when c2gpu cannot
+    tell what it holds (a subscript of a cast or of a struct member); None for anything else (an element of
+    data, a variable, a struct member itself)."""
+    k = 0
+    while isinstance(e, c_ast.ArrayRef) or (isinstance(e, c_ast.UnaryOp) and e.op == "*"):
+        e, k = (e.name if isinstance(e, c_ast.ArrayRef) else e.expr), k + 1
+    if not isinstance(e, c_ast.ID):
+        return ("*", 0) if k else None
+    d = scope.get(e.name)
+    if d is None or k == 0:
+        return None if d is not None or k == 0 else ("*", 0)
+    t = d.ctype
+    first = len(t.dims) if t.pointer_rows else (len(t.dims) + 1 if t.dims and t.pointers else 0)
+    levels = len(t.dims) + t.pointers
+    if t.pointers == 0 or not (first <= k < levels) or (not t.pointer_rows and t.dims):
+        return None
+    return (t.base, levels - k)
+
+
+def _table_passed(e: c_ast.Node | None, scope: dict[str, _Decl]) -> str | None:
+    """The element type of a table of row pointers (level 2 or more) that the expression `e` hands over, or
+    None when it hands over none (it names no table, or only its elements and rows)."""
+    if e is None:
+        return None
+    if isinstance(e, c_ast.UnaryOp) and e.op == "&":
+        # the address of a row pointer or of a table: through it the callee can store any pointer there
+        inner = e.expr
+        while isinstance(inner, c_ast.Cast):
+            inner = inner.expr
+        slot = _pointer_slot(inner, scope)
+        if slot is not None and slot[0] != "*":
+            return slot[0]
+        d = scope.get(inner.name) if isinstance(inner, c_ast.ID) else None
+        if d is not None and d.ctype.pointer_rows:
+            return d.ctype.base
+    root, chain = e, False
+    while isinstance(root, c_ast.ArrayRef) or (isinstance(root, c_ast.UnaryOp) and root.op == "*"):
+        root, chain = (root.name if isinstance(root, c_ast.ArrayRef) else root.expr), True
+    if isinstance(root, c_ast.ID):
+        d = scope.get(root.name)
+        if d is not None and d.ctype.pointer_rows:
+            slot = _pointer_slot(e, scope) if chain else (d.ctype.base, 2)
+            if slot is not None and slot[1] >= 2:
+                return d.ctype.base
+        node = e
+        while node is not root:                  # the subscripts may name tables too
+            if isinstance(node, c_ast.ArrayRef):
+                found = _table_passed(node.subscript, scope)
+                if found is not None:
+                    return found
+            node = node.name if isinstance(node, c_ast.ArrayRef) else node.expr
+        return None
+    for _, child in e.children():
+        found = _table_passed(child, scope)
+        if found is not None:
+            return found
+    return None
 
 
 def _pointerish(e: c_ast.Node, scope: dict[str, _Decl]) -> bool:

@@ -428,9 +428,10 @@ class KernelAnalysis:
 
     @kernel_fact
     def per_thread_arrays(self) -> set[str]:
-        """Arrays declared inside the nest (a private array per iteration, hence per thread)."""
+        """Arrays declared inside the nest (a private array per iteration, hence per thread), and those the
+        dependence pass privatized for a mapped loop (Kernel.private_arrays: declared in the kernel)."""
         end = self.nest.end_loc.line if self.nest.end_loc is not None else None
-        out = set()
+        out = set(self.kernel.private_arrays)
         for arr in self.nest.arrays:
             if arr.storage == "local" and end is not None and arr.loc.file == self.nest.loc.file and \
                     self.nest.loc.line <= arr.loc.line <= end:

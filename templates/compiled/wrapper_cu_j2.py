@@ -189,7 +189,52 @@ def root(context, missing=missing):
             yield '_mem - ('
             yield str(environment.getattr(l_1_a, 'low'))
             yield ');\n'
-        if environment.getattr(l_1_a, 'copy_in'):
+        if environment.getattr(l_1_a, 'packed'):
+            pass
+            yield '  /* '
+            yield str(environment.getattr(l_1_a, 'name'))
+            yield ': '
+            yield str(environment.getattr(l_1_a, 'why'))
+            yield ' */\n  '
+            yield str(environment.getattr(l_1_a, 'ctype'))
+            yield ' *c2gpu_pack_'
+            yield str(environment.getattr(l_1_a, 'name'))
+            yield ' = ('
+            yield str(environment.getattr(l_1_a, 'ctype'))
+            yield ' *)malloc((size_t)('
+            yield str(environment.getattr(l_1_a, 'alloc'))
+            yield ') * sizeof('
+            yield str(environment.getattr(l_1_a, 'ctype'))
+            yield ') + 1);\n  if (!c2gpu_pack_'
+            yield str(environment.getattr(l_1_a, 'name'))
+            yield ') {\n    fprintf(stderr, "c2gpu: out of host memory for the rows of '
+            yield str(environment.getattr(l_1_a, 'name'))
+            yield '\\n");\n    exit(EXIT_FAILURE);\n  }\n  if (('
+            yield str(environment.getattr(l_1_a, 'alloc'))
+            yield ') > 0) {\n'
+            for l_2_line in environment.getitem(environment.getitem(environment.getattr((undefined(name='w') if l_0_w is missing else l_0_w), 'packs'), environment.getattr(l_1_a, 'name')), 0):
+                _loop_vars = {}
+                pass
+                yield '    '
+                yield str(l_2_line)
+                yield '\n'
+            l_2_line = missing
+            yield '  }\n  C2GPU_CHECK(cudaMemcpy(d_'
+            yield str(environment.getattr(l_1_a, 'name'))
+            yield ' + '
+            yield str(environment.getitem(environment.getattr(l_1_a, 'copy_in'), 0))
+            yield ', c2gpu_pack_'
+            yield str(environment.getattr(l_1_a, 'name'))
+            yield ' + ('
+            yield str(environment.getitem(environment.getattr(l_1_a, 'copy_in'), 0))
+            yield ') - ('
+            yield str(environment.getattr(l_1_a, 'low'))
+            yield '), (size_t)('
+            yield str(environment.getitem(environment.getattr(l_1_a, 'copy_in'), 1))
+            yield ') * sizeof('
+            yield str(environment.getattr(l_1_a, 'ctype'))
+            yield '), cudaMemcpyHostToDevice));\n'
+        elif environment.getattr(l_1_a, 'copy_in'):
             pass
             yield '  /* '
             yield str(environment.getattr(l_1_a, 'name'))
@@ -274,7 +319,39 @@ def root(context, missing=missing):
     for l_1_a in environment.getattr((undefined(name='w') if l_0_w is missing else l_0_w), 'arrays'):
         _loop_vars = {}
         pass
-        if environment.getattr(l_1_a, 'copy_out'):
+        if environment.getattr(l_1_a, 'packed'):
+            pass
+            if environment.getattr(l_1_a, 'copy_out'):
+                pass
+                yield '  C2GPU_CHECK(cudaMemcpy(c2gpu_pack_'
+                yield str(environment.getattr(l_1_a, 'name'))
+                yield ' + ('
+                yield str(environment.getitem(environment.getattr(l_1_a, 'copy_out'), 0))
+                yield ') - ('
+                yield str(environment.getattr(l_1_a, 'low'))
+                yield '), d_'
+                yield str(environment.getattr(l_1_a, 'name'))
+                yield ' + '
+                yield str(environment.getitem(environment.getattr(l_1_a, 'copy_out'), 0))
+                yield ', (size_t)('
+                yield str(environment.getitem(environment.getattr(l_1_a, 'copy_out'), 1))
+                yield ') * sizeof('
+                yield str(environment.getattr(l_1_a, 'ctype'))
+                yield '), cudaMemcpyDeviceToHost));\n  if (('
+                yield str(environment.getattr(l_1_a, 'alloc'))
+                yield ') > 0) {\n'
+                for l_2_line in environment.getitem(environment.getitem(environment.getattr((undefined(name='w') if l_0_w is missing else l_0_w), 'packs'), environment.getattr(l_1_a, 'name')), 1):
+                    _loop_vars = {}
+                    pass
+                    yield '    '
+                    yield str(l_2_line)
+                    yield '\n'
+                l_2_line = missing
+                yield '  }\n'
+            yield '  free(c2gpu_pack_'
+            yield str(environment.getattr(l_1_a, 'name'))
+            yield ');\n'
+        elif environment.getattr(l_1_a, 'copy_out'):
             pass
             yield '  C2GPU_CHECK(cudaMemcpy('
             yield str(environment.getattr(l_1_a, 'name'))
@@ -314,4 +391,4 @@ def root(context, missing=missing):
     yield '}\n'
 
 blocks = {}
-debug_info = '1=19&2=26&3=29&4=32&5=36&6=40&8=46&10=53&11=57&12=64&13=68&15=75&16=81&17=83&21=91&23=95&25=97&26=101&28=104&29=107&30=110&31=112&33=119&35=121&36=124&38=131&39=133&43=138&44=141&47=143&48=147&50=150&51=153&52=156&53=160&55=169&56=173&57=177&58=183&60=191&61=194&62=198&64=213&67=218&68=222&69=226&70=230&72=237&73=241&74=243&75=247&76=251&78=258&79=260&80=264&81=270&83=273&84=276&85=279&88=292&89=296&90=302&92=305&93=309'
+debug_info = '1=19&2=26&3=29&4=32&5=36&6=40&8=46&10=53&11=57&12=64&13=68&15=75&16=81&17=83&21=91&23=95&25=97&26=101&28=104&29=107&30=110&31=112&33=119&35=121&36=124&38=131&39=133&43=138&44=141&47=143&48=147&50=150&51=153&52=156&53=160&55=169&56=173&57=177&58=183&60=191&61=194&62=198&63=208&64=210&67=212&68=214&69=218&72=222&73=236&74=239&75=243&77=258&80=263&81=267&82=271&83=275&85=282&86=286&87=288&88=292&89=296&91=303&92=305&93=309&94=315&96=318&97=321&98=323&99=326&100=340&101=342&102=346&106=351&107=353&108=356&111=369&112=373&113=379&115=382&116=386'

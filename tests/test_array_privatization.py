@@ -1,0 +1,245 @@
+"""Per-iteration copies of arrays (passes/dependence.py array_private) and tables of rows that are objects of
+their own (frontend/objects.py rows_distinct).
+
+An automatic array that every iteration of a loop writes before it reads it, and that nothing reads after the
+nest, gets one copy per thread (MG's `r1`, `u1`); a table of row pointers whose every row is new memory
+(`double ***u` filled by malloc) is indexed like an array.  Each port is run on the CPU execution layer against
+the original (three thread orders, poisoned device memory); each refusal is checked with its reason.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import loop_verdicts as loops, verified_ports
+
+SMOOTH = r"""
+#include <stdio.h>
+#define N 40
+#define M 50
+static double r[N][N][M], u[N][N][M];
+static void smooth(void) {
+  int i3, i2, i1;
+  double r1[M], r2[M];
+  for (i3 = 1; i3 < N - 1; i3++)
+    for (i2 = 1; i2 < N - 1; i2++) {
+      for (i1 = 0; i1 < M; i1++) {
+        r1[i1] = r[i3][i2 - 1][i1] + r[i3][i2 + 1][i1];
+        r2[i1] = r[i3 - 1][i2][i1] + r[i3 + 1][i2][i1];
+      }
+      for (i1 = 1; i1 < M - 1; i1++)
+        u[i3][i2][i1] += r1[i1 - 1] + r1[i1 + 1] + 0.5 * r2[i1];
+    }
+}
+int main(void) {
+  for (int a = 0; a < N; a++) for (int b = 0; b < N; b++) for (int c = 0; c < M; c++) {
+    r[a][b][c] = (a * 7 + b * 3 + c) % 11; u[a][b][c] = c;
+  }
+  smooth();
+  double s = 0;
+  for (int a = 0; a < N; a++) for (int b = 0; b < N; b++) for (int c = 0; c < M; c++) s += u[a][b][c] * (c + 1);
+  printf("%.6f\n", s);
+  return 0;
+}
+"""
+
+
+def test_a_scratch_row_written_before_it_is_read_is_private_to_each_thread(tmp_path):
+    found = loops(tmp_path, SMOOTH)
+    assert found[9][:2] == ("i3", "parallel") and found[10][:2] == ("i2", "parallel")
+    assert "smooth@9" in verified_ports(tmp_path, SMOOTH)
+
+
+def test_the_private_copy_is_declared_in_the_kernel_and_never_copied(tmp_path):
+    path = tmp_path / "a.c"
+    path.write_text(SMOOTH)
+    cu = tmp_path / "a.cu"
+    subprocess.run([sys.executable, "-m", "c2gpu", "port", str(path), "-o", str(cu)], check=True, capture_output=True)
+    text = cu.read_text()
+    start = text.index("__global__ void c2gpu_smooth")
+    kernel = text[start:text.index("__global__", start + 1)]
+    assert "double r1[50];" in kernel and "double r2[50];" in kernel
+    assert "d_r1" not in text and "d_r2" not in text
+
+
+def _variant(old: str, new: str) -> str:
+    assert old in SMOOTH
+    return SMOOTH.replace(old, new)
+
+
+def test_an_array_read_after_the_nest_is_not_private(tmp_path):
+    found = loops(tmp_path, _variant("        u[i3][i2][i1] += r1[i1 - 1] + r1[i1 + 1] + 0.5 * r2[i1];\n    }\n",
+                                     "        u[i3][i2][i1] += r1[i1 - 1] + r1[i1 + 1] + 0.5 * r2[i1];\n    }\n"
+                                     "  u[0][0][0] = r1[3];\n"))
+    assert found[9][:2] == ("i3", "carried") and "r1" in found[9][2]
+
+
+def test_an_element_read_before_this_iteration_writes_it_is_not_private(tmp_path):
+    # r1[M - 1] is written by the previous iteration only: the read sees another iteration's value
+    found = loops(tmp_path, _variant("for (i1 = 0; i1 < M; i1++) {", "for (i1 = 0; i1 < M - 1; i1++) {"))
+    assert found[9][:2] == ("i3", "carried") and "r1" in found[9][2]
+
+
+def test_a_write_under_a_condition_covers_nothing(tmp_path):
+    found = loops(tmp_path, _variant("        r1[i1] = r[i3][i2 - 1][i1] + r[i3][i2 + 1][i1];",
+                                     "        if (r[i3][i2][i1] > 3) r1[i1] = r[i3][i2 - 1][i1] + r[i3][i2 + 1][i1];"))
+    assert found[9][:2] == ("i3", "not-proven") and "r1" in found[9][2]
+
+
+def test_a_static_array_keeps_its_values_for_the_next_call(tmp_path):
+    found = loops(tmp_path, _variant("double r1[M], r2[M];", "static double r1[M]; double r2[M];"))
+    assert found[9][:2] == ("i3", "carried") and "r1" in found[9][2]
+
+
+TABLES = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#define N 30
+static void scale(double ***out, double ***in, int n) {
+  int k, j, i;
+  for (k = 0; k < n; k++)
+    for (j = 0; j < n; j++)
+      for (i = 1; i < n; i++)
+        out[k][j][i] = 0.5 * (in[k][j][i] + in[k][j][i - 1]);
+}
+static double ***grid(int n) {
+  double ***g = (double ***)malloc(n * sizeof(double **));
+  for (int k = 0; k < n; k++) {
+    g[k] = (double **)malloc(n * sizeof(double *));
+    for (int j = 0; j < n; j++) g[k][j] = (double *)malloc(n * sizeof(double));
+  }
+  return g;
+}
+int main(void) {
+  double ***a = grid(N), ***b = grid(N);
+  for (int k = 0; k < N; k++) for (int j = 0; j < N; j++) for (int i = 0; i < N; i++) {
+    a[k][j][i] = (k * 5 + j * 3 + i) % 7; b[k][j][i] = 0;
+  }
+  scale(b, a, N);
+  double s = 0;
+  for (int k = 0; k < N; k++) for (int j = 0; j < N; j++) for (int i = 0; i < N; i++) s += b[k][j][i] * (i + 1);
+  printf("%.6f\n", s);
+  return 0;
+}
+"""
+
+
+def test_rows_that_are_each_new_memory_are_indexed_like_an_array(tmp_path):
+    found = loops(tmp_path, TABLES)
+    assert [found[line][:2] for line in (7, 8, 9)] == [("k", "parallel"), ("j", "parallel"), ("i", "parallel")]
+
+
+def test_a_row_stored_twice_may_be_one_object(tmp_path):
+    # b[0][1] = b[0][0]: two rows of b are one object, so out[k][j][i] and in[k][j][i - 1] may be one element
+    source = TABLES.replace("  scale(b, a, N);", "  b[0][1] = b[0][0];\n  scale(b, a, N);")
+    found = loops(tmp_path, source)
+    assert found[7][:2] == ("k", "not-proven") and "rows of 'out' are pointers" in found[7][2]
+
+
+def test_a_table_handed_to_an_unknown_function_may_hold_any_rows(tmp_path):
+    source = TABLES.replace("#define N 30", "#define N 30\nvoid fill(double **rows);").replace(
+        "  scale(b, a, N);", "  fill(b[0]);\n  scale(b, a, N);")
+    found = loops(tmp_path, source)
+    assert found[8][:2] == ("k", "not-proven") and "rows of 'out' are pointers" in found[8][2]
+
+
+def test_two_rows_of_one_table_may_be_the_same_row(tmp_path):
+    # scale(a[0], a[1]) is fine, but scale(a, a) writes what it reads: the same table passed twice
+    source = TABLES.replace("  scale(b, a, N);", "  scale(a, a, N);")
+    found = loops(tmp_path, source)
+    assert found[9][:2] != ("i", "parallel")
+
+
+def test_a_table_of_rows_ports_by_gathering_the_rows_it_touches(tmp_path):
+    # the device holds the box of subscripts as one array; the host gathers and scatters the rows (RowScan)
+    assert "scale@7" in verified_ports(tmp_path, TABLES)
+
+
+def test_only_the_rows_a_triangle_touches_are_copied(tmp_path):
+    # rows j > k are never touched (and here never allocated): the copies must not reach them
+    source = TABLES.replace("    for (j = 0; j < n; j++)\n      for (i = 1; i < n; i++)",
+                            "    for (j = 0; j <= k; j++)\n      for (i = 1; i < n; i++)").replace(
+        "    for (int j = 0; j < n; j++) g[k][j] = (double *)malloc(n * sizeof(double));",
+        "    for (int j = 0; j < n; j++) g[k][j] = j <= k ? (double *)malloc(n * sizeof(double)) : NULL;").replace(
+        "for (int j = 0; j < N; j++) for (int i = 0; i < N; i++) {", "for (int j = 0; j <= k; j++) for (int i = 0; i < N; i++) {").replace(
+        "for (int j = 0; j < N; j++) for (int i = 0; i < N; i++) s +=", "for (int j = 0; j <= k; j++) for (int i = 0; i < N; i++) s +=")
+    assert source.count("j <= k") == 4
+    assert "scale@7" in verified_ports(tmp_path, source)
+
+
+def test_a_table_seen_as_an_untyped_pointer_may_get_any_rows(tmp_path):
+    # through `void *` the table can be filled with anything (memcpy of other rows): its rows are not distinct
+    source = TABLES.replace("#include <stdlib.h>", "#include <stdlib.h>\n#include <string.h>").replace(
+        "  scale(b, a, N);", "  void *slots = b[1];\n  memcpy(slots, b[0], N * sizeof(double *));\n  scale(b, a, N);")
+    found = loops(tmp_path, source)
+    assert found[8][:2] == ("k", "not-proven") and "rows of 'out' are pointers" in found[8][2]
+
+
+LEVELS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#define L 4
+#define N 12
+static void scale(double ***out, double ***in, int n) {
+  int k, j, i;
+  for (k = 0; k < n; k++)
+    for (j = 0; j < n; j++)
+      for (i = 0; i < n; i++)
+        out[k][j][i] = 0.5 * in[k][j][i] + 1.0;
+}
+int main(void) {
+  double ****lev = (double ****)malloc(L * sizeof(double ***));
+  for (int l = 0; l < L; l++) {
+    lev[l] = (double ***)malloc(N * sizeof(double **));
+    for (int k = 0; k < N; k++) {
+      lev[l][k] = (double **)malloc(N * sizeof(double *));
+      for (int j = 0; j < N; j++) lev[l][k][j] = (double *)malloc(N * sizeof(double));
+    }
+  }
+  for (int l = 0; l < L; l++) for (int k = 0; k < N; k++) for (int j = 0; j < N; j++) for (int i = 0; i < N; i++)
+    lev[l][k][j][i] = (l + k * 3 + j * 5 + i) % 9;
+  int m, p;
+  for (m = 1; m < L; m++) {
+    p = m - 1;
+    scale(lev[m], lev[p], N);
+  }
+  scale(lev[0], lev[0], N);
+  double s = 0;
+  for (int l = 0; l < L; l++) for (int k = 0; k < N; k++) for (int j = 0; j < N; j++) for (int i = 0; i < N; i++)
+    s += lev[l][k][j][i] * (i + 1);
+  printf("%.6f\n", s);
+  return 0;
+}
+"""
+
+
+def test_rows_of_one_table_at_subscripts_a_constant_apart_are_distinct_and_one_table_twice_is_one(tmp_path):
+    # scale(lev[m], lev[p]) with p = m - 1 just before: two different rows of lev; scale(lev[0], lev[0]): one
+    # table under two names, which the loop reads and writes element by element in each iteration
+    found = loops(tmp_path, LEVELS)
+    assert [found[line][:2] for line in (8, 9, 10)] == [("k", "parallel"), ("j", "parallel"), ("i", "parallel")]
+    assert "scale@8" in verified_ports(tmp_path, LEVELS)
+
+
+def test_one_table_under_two_names_keeps_what_crosses_iterations(tmp_path):
+    source = LEVELS.replace("out[k][j][i] = 0.5 * in[k][j][i] + 1.0;", "out[k][j][i] = 0.5 * in[k][j][(i + 1) % n];")
+    found = loops(tmp_path, source)
+    assert found[10][:2] != ("i", "parallel")
+    shifted = LEVELS.replace("out[k][j][i] = 0.5 * in[k][j][i] + 1.0;", "out[k][j][i] = 0.5 * in[k][(j + 1) % n][i];")
+    assert loops(tmp_path, shifted)[9][:2] != ("j", "parallel")
+    apart = LEVELS.replace("    p = m - 1;\n", "    p = m - 1;\n    p = p * 0 + m;\n")    # p = m: one row after all
+    assert loops(tmp_path, apart.replace("0.5 * in[k][j][i] + 1.0", "in[k][j][0]"))[10][:2] != ("i", "parallel")
+
+
+def test_a_row_pointer_handed_over_by_address_may_be_overwritten(tmp_path):
+    source = TABLES.replace("#include <stdlib.h>", "#include <stdlib.h>\n#include <string.h>").replace(
+        "  scale(b, a, N);", "  memcpy(&b[0][1], &b[0][0], sizeof(double *));\n  scale(b, a, N);")
+    found = loops(tmp_path, source)
+    assert found[8][:2] == ("k", "not-proven") and "rows of 'out' are pointers" in found[8][2]
+
+
+def test_a_break_that_may_skip_the_write_keeps_the_array_shared(tmp_path):
+    found = loops(tmp_path, _variant("        r2[i1] = r[i3 - 1][i2][i1] + r[i3 + 1][i2][i1];\n",
+                                     "        r2[i1] = r[i3 - 1][i2][i1] + r[i3 + 1][i2][i1];\n"
+                                     "        if (r2[i1] > 100.0) break;\n"))
+    assert found[9][1] != "parallel"
