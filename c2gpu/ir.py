@@ -99,9 +99,10 @@ class ArrayInfo:
     #                            the array is seen as one of the fields' type with the field as last dimension
     rows_source: str = ""      # a table of row pointers (`double ***u`) whose rows the file shows are objects of their
     #                            own (frontend/objects.py rows_distinct): the fact, for the report; "" otherwise
-    dead_after: bool = False   # an automatic array of the function (not static), unreachable, that nothing after the
-    #                            nest may read (its values when the nest ends are never used): per-iteration copies
-    #                            of it lose nothing (passes/dependence.py array_private)
+    dead_after: str = ""       # why nothing reads its values when the nest ends (an automatic array of the function,
+    #                            not static, unreachable, that nothing after the nest reads; or a parameter no caller
+    #                            reads after the call): per-iteration copies of it lose nothing
+    #                            (passes/dependence.py array_private); "" otherwise
     extent_source: str = ""    # a pointer parameter's first extent (`dims[0]`) taken from the arrays every call
     #                            passes (frontend/objects.py FileObjects.extent): where from, for the report
 

@@ -786,7 +786,7 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
         for a in private_arrays:
             if not privatized.setdefault(a, set()) & set(ctx.ancestors(lid)):    # said once, for the outermost
                 notes.append(f"{a} is written before it is read in every iteration of {loop_words(ctx.name(lp))} "
-                             "and not read after the nest: each iteration has its own copy")
+                             f"and {ctx.nest.array(a).dead_after}: each iteration has its own copy")
             privatized[a].add(lid)
         for dep, src, snk in found:
             if dep.loop != lid or dep.array in private_arrays:
@@ -867,8 +867,9 @@ def array_private(name: str, lp: Loop, refs: list[_Ref], ctx: _Ctx) -> bool:
     """Whether array `name` can have a copy of its own in each iteration of `lp`, its dependences carried by
     `lp` then gone (MG's `r1[i1]`, written for every i1 and then read, in each iteration of i3 and i2).
 
-    The array is an automatic array of the function, of constant extents, that no pointer reaches and nothing
-    after the nest reads (ArrayInfo.dead_after); every reference to it sits in `lp`, is analysable, and
+    The array has constant extents and nothing reads its values after the nest (ArrayInfo.dead_after: an
+    automatic array of the function that no pointer reaches, or a parameter no caller reads after the call, like
+    PolyBench doitgen's `sum`); every reference to it sits in `lp`, is analysable, and
     updates no element by a scatter; and every element a read touches was written earlier in the same
     iteration of `lp` (`_read_covered`): then each iteration reads only its own values, which its copy holds,
     and no value leaves it."""

@@ -243,3 +243,52 @@ def test_a_break_that_may_skip_the_write_keeps_the_array_shared(tmp_path):
                                      "        r2[i1] = r[i3 - 1][i2][i1] + r[i3 + 1][i2][i1];\n"
                                      "        if (r2[i1] > 100.0) break;\n"))
     assert found[9][1] != "parallel"
+
+
+SUMS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#define R 20
+#define P 16
+static void rows(double a[R][P], const double c[P][P], double sum[P]) {
+  int r, p, s;
+  for (r = 0; r < R; r++) {
+    for (p = 0; p < P; p++) {
+      sum[p] = 0.0;
+      for (s = 0; s < P; s++)
+        sum[p] += a[r][s] * c[s][p];
+    }
+    for (p = 0; p < P; p++)
+      a[r][p] = sum[p];
+  }
+}
+int main(void) {
+  double (*a)[P] = malloc(sizeof(double[R][P])), (*c)[P] = malloc(sizeof(double[P][P]));
+  double *sum = malloc(P * sizeof(double));
+  for (int i = 0; i < R; i++) for (int j = 0; j < P; j++) a[i][j] = (i * 3 + j) % 5;
+  for (int i = 0; i < P; i++) for (int j = 0; j < P; j++) c[i][j] = (i + 2 * j) % 3;
+  rows(a, c, sum);
+  double t = 0;
+  for (int i = 0; i < R; i++) for (int j = 0; j < P; j++) t += a[i][j] * (j + 1);
+  printf("%.3f\n", t);
+  free(a); free(c); free(sum);
+  return 0;
+}
+"""
+
+
+def test_a_scratch_parameter_no_caller_reads_afterwards_is_private_to_each_thread(tmp_path):
+    # PolyBench doitgen's shape: `sum` is the caller's, but it only frees it after the call
+    found = loops(tmp_path, SUMS)
+    assert found[8][:2] == ("r", "parallel")
+    assert "rows@8" in verified_ports(tmp_path, SUMS)
+
+
+def test_a_scratch_parameter_the_caller_reads_afterwards_keeps_its_dependences(tmp_path):
+    found = loops(tmp_path, SUMS.replace("  printf(\"%.3f\\n\", t);", "  printf(\"%.3f %.3f\\n\", t, sum[3]);"))
+    assert found[8][:2] == ("r", "carried") and "sum" in found[8][2]
+    twice = loops(tmp_path, SUMS.replace("  rows(a, c, sum);", "  rows(a, c, sum);\n  rows(a, c, sum);"))
+    assert twice[8][:2] == ("r", "carried")
+    kept = loops(tmp_path, SUMS.replace("static void rows(", "static double *last;\nstatic void rows(").replace(
+        "  int r, p, s;", "  int r, p, s;\n  last = sum;"))
+    assert kept[10][:2] == ("r", "carried")

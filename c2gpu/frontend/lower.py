@@ -2057,8 +2057,13 @@ class FileLowerer:
             # an array of this function that is only ever indexed: no pointer can point into it
             unreachable = storage in ("local", "static") and not t.pointers and bool(t.dims) \
                 and name not in facts.values
-            dead_after = storage == "local" and unreachable \
-                and not facts.read_later(cand.stands_for or cand.node, name, stop=None)
+            # (a parameter: its callers do not read it after the calls either)
+            # (a parameter the function only indexes: no copy of it outlives the call)
+            callers = self.objects.dead_after_calls(dloc) if storage.startswith("param") and self.objects is not None \
+                and name not in facts.values else None
+            dead_after = "" if not (storage == "local" and unreachable or callers) \
+                or facts.read_later(cand.stands_for or cand.node, name, stop=None) \
+                else "not read after the nest" + (f", and {callers}" if callers else "")
             arrays.append(ArrayInfo(name, t.base, t.elem_size, tuple(dims), "local" if storage == "static" else storage,
                                     t.restrict, t.const, dloc, assigned=name in facts.assigned, unreachable=unreachable,
                                     dead_after=dead_after,

@@ -41,7 +41,8 @@ ALLOCATORS = {
     # PolyBench/C's allocator (utilities/polybench.c: posix_memalign, one new block per call)
     "polybench_alloc_data": "PolyBench/C 4.2.1 utilities/polybench.c",
 }
-OUT_ALLOCATORS = {"posix_memalign": "POSIX.1-2008"}    # stores a new object through its first argument
+OUT_ALLOCATORS = {"posix_memalign": "POSIX.1-2008"}
+FREERS = ("free", "polybench_free_data")    # what they are given is never read again    # stores a new object through its first argument
 _GEN = c_generator.CGenerator()
 ROW = "row["              # a row loaded from a table whose rows are objects of their own: row[<its subscript, as
 #                           _slot_key writes it>]:<the table's label>
@@ -105,6 +106,11 @@ class FileObjects:
         # id(argument of a call statement) -> {variable: the expression it was last assigned in the same block,
         # unchanged since}: `j = k - 1; rprj3(r[k], ..., r[j], ...)` passes rows k and k - 1 (_slot_key)
         self._recent: dict[int, dict[str, c_ast.Node]] = {}
+        self._bodies: set[int] = set()                  # id(the body of a function)
+        # id(a call's argument list in `calls`) -> (the call, the function body's items, its position there) for
+        # a call statement directly in a function's body (dead_after_calls)
+        self._top_calls: dict[int, tuple[c_ast.FuncCall, list, int]] = {}
+        self._call_args: dict[int, int] = {}             # id(call node) -> id(its argument list in `calls`)
         # id(expression) -> the names visible there (the block's own dict: names declared later in a block
         # cannot be named earlier in it, and an inner block has a copy)
         self._env: dict[int, dict[str, _Decl]] = {}
@@ -149,6 +155,7 @@ class FileObjects:
         for p in (args.params if args is not None else []):
             if isinstance(p, c_ast.Decl) and p.name:
                 scope[p.name] = self._declare(p, "param", name)
+        self._bodies.add(id(fn.body))
         self._walk(fn.body, scope, name)
 
     def _walk(self, node: c_ast.Node | None, scope: dict[str, _Decl], fn: str) -> None:
@@ -167,6 +174,8 @@ class FileObjects:
                     for a in item.args.exprs:
                         self._recent[id(a)] = recent
                 self._walk(item, scope, fn)       # a declaration enters `scope` as it is met
+                if id(node) in self._bodies and id(item) in self._call_args:
+                    self._top_calls[self._call_args[id(item)]] = (item, items, k)
                 recent = _still_holding(recent, item, scope)
             return
         if isinstance(node, c_ast.Decl):
@@ -226,6 +235,7 @@ class FileObjects:
                     args = args[1:]
             if callee in self.functions:
                 self.calls.setdefault(callee, []).append((fn, args, scope))
+                self._call_args[id(node)] = id(args)
                 params = self.functions[callee].decl.type.args
                 params = [p for p in (params.params if params is not None else []) if isinstance(p, c_ast.Decl)]
                 for a, p in zip(args, params):
@@ -412,6 +422,39 @@ class FileObjects:
         if not isinstance(e, c_ast.ID) or e.name not in scope or not scope[e.name].is_array:
             return None
         return scope[e.name], offset
+
+    def dead_after_calls(self, loc: Loc) -> str | None:
+        """Whether no caller reads what the array parameter declared at `loc` holds after the call, with the
+        fact: every call of its function is in the file (see _closed), a statement directly in the caller's
+        body (no loop around it), passing a local variable (`sum`, or `*sum` for a pointer to an array) whose
+        address is never taken, that no other variable is assigned from, and that the caller's code after the
+        call names only to free it.  None otherwise."""
+        d = self.decls.get(loc)
+        if d is None or d.kind != "param" or d.defs or d.moved or d.address_taken:
+            return None
+        fn = d.function
+        if fn is None or not self._closed(fn) or fn not in self.calls:
+            return None
+        index = _param_index(self.functions[fn], d.node)
+        for caller, args, scope in self.calls[fn]:
+            top = self._top_calls.get(id(args))
+            arg = args[index] if index is not None and index < len(args) else None
+            while isinstance(arg, c_ast.Cast) or (isinstance(arg, c_ast.UnaryOp) and arg.op == "*"):
+                arg = arg.expr
+            x = scope.get(arg.name) if isinstance(arg, c_ast.ID) else None
+            if top is None or x is None or x.kind != "local" or x.function != caller or x.address_taken:
+                return None
+            if any(x.name in _names(e) for other in self.decls.values() if other is not x and other.function == caller
+                   for e, _ in other.defs if e is not None):
+                return None                    # a copy of the pointer may read the memory later
+            _, items, k = top
+            for item in items[k + 1:]:
+                freed = {id(n) for c in _nodes(item) if isinstance(c, c_ast.FuncCall) and isinstance(c.name, c_ast.ID)
+                         and c.name.name in FREERS for n in _nodes(c.args)}
+                if any(isinstance(n, c_ast.ID) and n.name == x.name and id(n) not in freed for n in _nodes(item)):
+                    return None
+        calls = len(self.calls[fn])
+        return f"no caller reads it after {'the call' if calls == 1 else f'any of the {calls} calls'} of {fn}()"
 
     def value(self, loc: Loc) -> tuple[int, str] | None:
         """The one integer value the file gives the scalar declared at `loc` wherever the nest can read it,
@@ -711,6 +754,10 @@ def _rows_in_place(d: _Decl | None) -> bool:
     """Whether indexing or dereferencing `d` short of an element stays in d's object: an array, or a pointer
     to arrays (`double (*A)[N]`), never a pointer to pointers (`double **a`: its rows are other objects)."""
     return d is not None and not d.ctype.pointer_rows and d.ctype.pointers <= 1 and (d.is_array or d.is_pointer)
+
+
+def _names(e: c_ast.Node) -> set[str]:
+    return {n.name for n in _nodes(e) if isinstance(n, c_ast.ID)}
 
 
 def _chain_root(e: c_ast.Node) -> c_ast.Node:
