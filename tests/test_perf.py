@@ -310,3 +310,22 @@ def test_every_testdata_nest_on_every_gpu_is_never_below_the_roofline(gpu_key):
                 assert not r.clamped
             checked += 1
     assert checked > 300 // len(list_gpus())
+
+
+def test_a_table_of_rows_pays_for_its_gather_and_scatter_on_the_host(tmp_path):
+    # the copy of a table of rows (codegen RowScan) costs its transfer plus one pass over its bytes on the host
+    # (read and write once) at the CPU description's single-core DRAM bandwidth
+    from c2gpu.cpu.static import load_cpu
+    import test_array_privatization as tables
+    path = write_c(tmp_path, tables.TABLES)
+    prog, mgr = mapped(path, options={"assume_no_alias": False})
+    nest = next(n for n in prog.nests if n.function == "scale")
+    mapping = mgr.result("mapping", nest)
+    code = build_nest_code(nest, _plan(nest, mapping))
+    perf = predict_nest(nest, _plan(nest, mapping), A100, {"n": 30}, code=code, search=False, registers="estimate")
+    bw = load_cpu().bandwidth_gbs["dram"] * 1e9
+    moved = {(t.array, t.direction): t for t in perf.transfers}
+    assert set(moved) == {("in", "in"), ("out", "in"), ("out", "out")}
+    for t in moved.values():
+        assert t.seconds == pytest.approx(A100.transfer_time_s(t.bytes) + 2 * t.bytes / bw)
+    assert moved[("in", "in")].bytes == 30 * 30 * 30 * 8

@@ -28,7 +28,9 @@ import time
 from dataclasses import field, replace
 from typing import Optional
 
+from .. import units
 from ..algorithms import blocksize as bs
+from ..cpu.static import load_cpu
 from ..gpu import GPU
 from ..model import MODELS
 from ..model.prediction import Prediction
@@ -241,6 +243,7 @@ def transfers_of(nest, code, gpu: GPU, env: dict[str, int]) -> tuple[list[Transf
     out, notes = [], []
     if code is None:
         return out, notes
+    cpu = None
     for plan in code.arrays:
         es = nest.array(plan.name).elem_size
         for direction, copy in (("in", plan.copy_in), ("out", plan.copy_out)):
@@ -256,7 +259,18 @@ def transfers_of(nest, code, gpu: GPU, env: dict[str, int]) -> tuple[list[Transf
             except CExprError:
                 offset = None
             nbytes = float(n * es)
-            out.append(Transfer(plan.name, direction, nbytes, gpu.transfer_time_s(nbytes), offset))
+            seconds = gpu.transfer_time_s(nbytes)
+            if plan.packed is not None:
+                # a table of rows: the host gathers them into the staging block before the copy in (and scatters
+                # them after the copy out), every element read and written once by one core
+                cpu = cpu or load_cpu()
+                host_s = 2 * nbytes / (cpu.bandwidth_gbs["dram"] * 1e9)
+                seconds += host_s
+                notes.append(f"'{plan.name}': its rows are {'gathered' if direction == 'in' else 'scattered'} on the "
+                             f"host, {units.seconds(host_s)} at {cpu.bandwidth_gbs['dram']:g} GB/s (dram_gbs of the CPU description "
+                             f"{cpu.key}), "
+                             f"counted in its copy-{direction}")
+            out.append(Transfer(plan.name, direction, nbytes, seconds, offset))
     for r in getattr(code, "reductions", []):
         size = 8 if r["type"] in ("double", "long", "long long", "unsigned long", "unsigned long long") else 4
         out.append(Transfer(r["target"], "in", float(size), gpu.transfer_time_s(size)))
