@@ -1047,7 +1047,7 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
 
     # two tables that are, at each call, one table or two distinct ones (MG's resid(u[k], r[k], r[k], ...)): their
     # references are compared as one array's; the port gives each its own device copy, which holds only while
-    # no element passes from one name to the other (a read of one before the same iteration writes the other)
+    # no element passes from one name to the other (only reads of one before the other writes that element)
     one_or_apart = _one_table_or_apart(infos, by_name)
     for a, b in one_or_apart:
         cross = []
@@ -1063,17 +1063,19 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                             "non-affine", f"{src.describe()} cannot be compared with {snk.describe()} ({e}), and "
                                           f"'{a}' and '{b}' may be one table", source=src.loc, sink=snk.loc, array=a))
         found.extend(cross)
+        # a value written through one name and read through the other (in any iteration, host loops included)
+        # would not reach the other copy: then no part of the nest may run on the device, every loop is blocked
         why = f"tables '{a}' and '{b}' may be one table ({infos[a].target_source}; {infos[b].target_source})"
         if any(r.kind == "write" for r in by_name[a]) and any(r.kind == "write" for r in by_name[b]):
-            for x in by_name[a]:
-                for y in by_name[b]:
-                    ctx.block(common_lids(x, y), DepReason("alias", f"{why}, and the nest writes both", source=x.loc,
-                                                           sink=y.loc, array=a))
-        for dep, src, snk in cross:
-            if dep.loop is not None or dep.kind != "anti":
-                ctx.block(common_lids(src, snk), DepReason(
-                    "alias", f"{why}: {snk.describe()} would see {src.describe()} through the other name",
-                    source=src.loc, sink=snk.loc, array=a))
+            x, y = (next(r for r in by_name[n] if r.kind == "write") for n in (a, b))
+            ctx.block(list(ctx.loops), DepReason("alias", f"{why}, and the nest writes both", source=x.loc,
+                                                 sink=y.loc, array=a))
+        flow = next(((src, snk) for dep, src, snk in cross if dep.kind == "flow"), None)
+        if flow is not None:
+            src, snk = flow
+            ctx.block(list(ctx.loops), DepReason(
+                "alias", f"{why}: {snk.describe()} may read what {src.describe()} wrote, through the other name",
+                source=src.loc, sink=snk.loc, array=a))
 
     # aliasing between different arrays, and between pointers and scalars a pointer could reach
     pointers = sorted(n for n in by_name if n in infos and _is_pointer(infos[n]))
