@@ -355,9 +355,8 @@ def _expr_c(e) -> str:
     op = e.get_op_type()
     args = [_expr_c(e.get_op_arg(k)) for k in range(e.get_op_n_arg())]
     name = op.name
-    if name == "fdiv_q":   # isl's divisor is a positive constant: round towards minus infinity
-        a, d = args
-        return f"(({a}) >= 0 ? ({a}) / ({d}) : -((-({a}) + ({d}) - 1) / ({d})))"
+    if name == "fdiv_q":
+        return floor_div_c(*args)
     if name in _OPS:
         return "(" + f" {_OPS[name]} ".join(f"({a})" for a in args) + ")"
     if name == "minus":
@@ -368,6 +367,11 @@ def _expr_c(e) -> str:
     if name in ("cond", "select"):
         return f"(({args[0]}) ? ({args[1]}) : ({args[2]}))"
     return text
+
+
+def floor_div_c(a: str, d: str) -> str:
+    """isl's `floord(a, d)` in plain C: its divisor is a positive constant, and it rounds towards minus infinity."""
+    return f"(({a}) >= 0 ? ({a}) / ({d}) : -((-({a}) + ({d}) - 1) / ({d})))"
 
 
 def _nest_minmax(name: str, args: list[str]) -> str:

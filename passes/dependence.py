@@ -378,6 +378,24 @@ def _kind(src: _Ref, snk: _Ref) -> str:
     return "anti"
 
 
+def _orders(src: _Site, snk: _Site, sd: Domain, td: Domain, common: int, first: int = 0) -> list[tuple[int | None, list[Con]]]:
+    """The ways an instance of `src` (domain `sd`) runs before one of `snk` (`td`) in the `common` loops they share:
+    for each of them from `first` on whose step is known (else no order is known there: that loop is unknown
+    anyway), the same iterations above it and a later one in it (its lid); and, when `src` comes first in the
+    text, the same iterations in all of them (None)."""
+    equal = [con(sub({sd.dims[k]: Fraction(1)}, {td.dims[k]: Fraction(1)}), "=") for k in range(common)]
+    out: list[tuple[int | None, list[Con]]] = []
+    for d in range(first, common):
+        if sd.steps[d] is None:
+            continue
+        sign = 1 if sd.steps[d] > 0 else -1
+        later = con({td.dims[d]: Fraction(sign), sd.dims[d]: Fraction(-sign), "": Fraction(-1)}, ">=")
+        out.append((src.chain[d].lid, equal[:d] + [later]))
+    if src.order < snk.order:
+        out.append((None, equal))
+    return out
+
+
 def check_pair(src: _Ref, snk: _Ref, ctx: _Ctx) -> list[Dependence]:
     """Dependences from `src` to `snk`: one per carrying level (and one loop-independent), each proven non-empty."""
     common = _common(src.site, snk.site)
@@ -386,22 +404,12 @@ def check_pair(src: _Ref, snk: _Ref, ctx: _Ctx) -> list[Dependence]:
     if len(s_cell) != len(t_cell):
         raise _Unanalysable(f"{src.text} and {snk.text} use different numbers of subscripts")
     base = sd.cons + td.cons + [con(sub(a, b), "=") for a, b in zip(s_cell, t_cell)]
-    equal = [con(sub({sd.dims[k]: Fraction(1)}, {td.dims[k]: Fraction(1)}), "=") for k in range(common)]
     steps = sd.steps[:common]
     conflated = ctx.conflated.get(src.name, "")
     exact = sd.exact and td.exact and not ctx.control_inexact and not conflated
     why = sd.why or td.why or ctx.control_inexact or conflated
     out = []
-    levels: list[tuple[int | None, list[Con]]] = []
-    for d in range(common):
-        if steps[d] is None:
-            continue                                # no execution order known: the loop is unknown anyway
-        sign = 1 if steps[d] > 0 else -1
-        later = con({td.dims[d]: Fraction(sign), sd.dims[d]: Fraction(-sign), "": Fraction(-1)}, ">=")
-        levels.append((src.site.chain[d].lid, equal[:d] + [later]))
-    if src.site.order < snk.site.order:
-        levels.append((None, equal))
-    for lid, order in levels:
+    for lid, order in _orders(src.site, snk.site, sd, td, common):
         rel = ctx.enc.relation(sd, td, common, base + order)
         if rel.is_empty():
             continue
@@ -914,19 +922,9 @@ def _read_covered(r: _Ref, writes: list[_Ref], lp: Loop, ctx: _Ctx) -> bool:
         if len(s_cell) != len(t_cell):
             return False
         base = sd.cons + td.cons + [con(sub(a, b), "=") for a, b in zip(s_cell, t_cell)]
-        equal = [con(sub({sd.dims[d]: Fraction(1)}, {td.dims[d]: Fraction(1)}), "=") for d in range(common)]
-        orders = []
-        for d in range(k + 1, common):
-            step = sd.steps[d]
-            if step is None:
-                continue                  # no order known at this level: no write instance counted earlier there
-            sign = 1 if step > 0 else -1
-            orders.append(equal[:d] + [con({td.dims[d]: Fraction(sign), sd.dims[d]: Fraction(-sign),
-                                             "": Fraction(-1)}, ">=")])
-        if w.site.order < r.site.order:
-            orders.append(equal)
         hidden = ", ".join(sd.dims + sd.exists + td.exists)
-        for order in orders:
+        # (the same iteration of `lp` and the loops around it: the orders from the loop inside it on)
+        for _, order in _orders(w.site, r.site, sd, td, common, first=k + 1):
             body = " and ".join(map(str, base + order))
             covered.append(parse_set(f"{ctx.enc.space()}{{ [{', '.join(td.dims)}] : exists ({hidden} : {body}) }}"))
     if not covered:

@@ -434,8 +434,7 @@ def _plain_c(text: str) -> str:
             break
     args = [f"(long long)({_plain_c(a)})" for a in _top_level_split(text[m.end():end])]
     if m.group(1) == "floord":
-        a, d = args
-        call = f"(({a}) >= 0 ? ({a}) / ({d}) : -((-({a}) + ({d}) - 1) / ({d})))"
+        call = ph.floor_div_c(*args)
     else:
         op = "<" if m.group(1) == "min" else ">"
         call = args[0]

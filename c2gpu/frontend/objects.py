@@ -650,11 +650,12 @@ class FileObjects:
                 and slot[0] != "*" and self._table(scope[_chain_root(e).name]):
             # a row (or a table of rows) loaded from a table: one of the objects the table's own stores made, told
             # apart from the table's other rows by its subscripts where they differ by a constant
-            t = self._target(scope[_chain_root(e).name])
+            root = _chain_root(e)
+            t = self._target(scope[root.name])
             if t is None:
                 return None
             keys = []
-            while e is not _chain_root(e):
+            while e is not root:
                 keys.insert(0, _slot_key(e.subscript if isinstance(e, c_ast.ArrayRef) else c_ast.Constant("int", "0"),
                                          recent))
                 e = e.name if isinstance(e, c_ast.ArrayRef) else e.expr
@@ -760,10 +761,16 @@ def _names(e: c_ast.Node) -> set[str]:
     return {n.name for n in _nodes(e) if isinstance(n, c_ast.ID)}
 
 
-def _chain_root(e: c_ast.Node) -> c_ast.Node:
+def _chain(e: c_ast.Node) -> tuple[c_ast.Node, int]:
+    """(what `e` indexes or dereferences, how many times): `u[a][b]` is (u, 2), `*p` is (p, 1), `x` is (x, 0)."""
+    k = 0
     while isinstance(e, c_ast.ArrayRef) or (isinstance(e, c_ast.UnaryOp) and e.op == "*"):
-        e = e.name if isinstance(e, c_ast.ArrayRef) else e.expr
-    return e
+        e, k = (e.name if isinstance(e, c_ast.ArrayRef) else e.expr), k + 1
+    return e, k
+
+
+def _chain_root(e: c_ast.Node) -> c_ast.Node:
+    return _chain(e)[0]
 
 
 def root_label(label: str) -> str:
@@ -851,9 +858,7 @@ def _pointer_slot(e: c_ast.Node | None, scope: dict[str, _Decl]) -> tuple[str, i
     (`rows[k]` of `double **rows`, `u[a][b]` of `double ***u`, `*p` of `double **p`); ("*", 0) when c2gpu cannot
     tell what it holds (a subscript of a cast or of a struct member); None for anything else (an element of
     data, a variable, a struct member itself)."""
-    k = 0
-    while isinstance(e, c_ast.ArrayRef) or (isinstance(e, c_ast.UnaryOp) and e.op == "*"):
-        e, k = (e.name if isinstance(e, c_ast.ArrayRef) else e.expr), k + 1
+    e, k = _chain(e)
     if not isinstance(e, c_ast.ID):
         return ("*", 0) if k else None
     d = scope.get(e.name)
@@ -883,13 +888,11 @@ def _table_passed(e: c_ast.Node | None, scope: dict[str, _Decl]) -> str | None:
         d = scope.get(inner.name) if isinstance(inner, c_ast.ID) else None
         if d is not None and d.ctype.pointer_rows:
             return d.ctype.base
-    root, chain = e, False
-    while isinstance(root, c_ast.ArrayRef) or (isinstance(root, c_ast.UnaryOp) and root.op == "*"):
-        root, chain = (root.name if isinstance(root, c_ast.ArrayRef) else root.expr), True
+    root, depth = _chain(e)
     if isinstance(root, c_ast.ID):
         d = scope.get(root.name)
         if d is not None and d.ctype.pointer_rows:
-            slot = _pointer_slot(e, scope) if chain else (d.ctype.base, 2)
+            slot = _pointer_slot(e, scope) if depth else (d.ctype.base, 2)
             if slot is not None and slot[1] >= 2:
                 return d.ctype.base
         node = e
