@@ -292,6 +292,14 @@ def touched_cells(nest: Nest, accesses, ndims: int) -> isl.Set | None:
     return None if out is None else out.coalesce()
 
 
+def params_at(nest: Nest, env: dict[str, int]) -> isl.Set | None:
+    """The one point of the nest's parameter space at the sizes `env` (None: a parameter has no value there)."""
+    if any(p not in env for p in nest.params):
+        return None
+    fixed = " and ".join(f"{p} = {int(env[p])}" for p in nest.params)
+    return isl.Set(f"[{', '.join(nest.params)}] -> {{ : {fixed or '1 = 1'} }}")
+
+
 def run_params(nest: Nest, accesses=None) -> isl.Set | None:
     """The sizes (parameter values) for which the nest executes a statement, or, given `accesses`, a statement
     that makes one of them; None when it has no statement."""

@@ -18,6 +18,7 @@ from c2gpu.pipeline import PassManager
 from c2gpu.codegen import build_nest_code
 from c2gpu.plan import NestPlan, SharedMemoryPlan
 from c2gpu.registry import available_passes
+from c2gpu.symbolic import Poly
 
 from conftest import TESTDATA, sweep, write_c
 
@@ -329,3 +330,25 @@ def test_a_table_of_rows_pays_for_its_gather_and_scatter_on_the_host(tmp_path):
     for t in moved.values():
         assert t.seconds == pytest.approx(A100.transfer_time_s(t.bytes) + 2 * t.bytes / bw)
     assert moved[("in", "in")].bytes == 30 * 30 * 30 * 8
+
+
+def test_a_table_of_rows_is_priced_as_the_dense_box_the_port_gives_the_device(tmp_path):
+    # the port copies the touched box of a double *** into one dense array (codegen.kernel._table_plan): the
+    # model prices that layout (i mapped to x: consecutive doubles, 8 sectors per warp request), not 32
+    # sectors at addresses chosen by data
+    import test_array_privatization as tables
+    path = write_c(tmp_path, tables.TABLES)
+    prog, mgr = mapped(path, options={"assume_no_alias": False})
+    nest = next(n for n in prog.nests if n.function == "scale")
+    mapping = mgr.result("mapping", nest)
+    (kernel,) = mapping.kernels()
+    assert [(nest.loop(m.lid).var, m.dim) for m in kernel.loops] == [("k", "z"), ("j", "y"), ("i_n", "x")]
+    ka = KernelAnalysis(nest, kernel, A100, {"n": 30}, registers="estimate")
+    flats = {ai.access.text: ai.flat for ai in ka.access_infos}
+    k, j, i = (Poly.var(v) for v in ("k", "j", "i_n"))          # i = i_n + 1
+    # in: the box k, j, i in 0..29 (30 x 30 x 30); out: i in 1..29 only, so its rows hold 29 elements
+    assert flats["in[k][j][i]"] == k * 900 + j * 30 + i + 1
+    assert flats["in[k][j][i - 1]"] == k * 900 + j * 30 + i
+    assert flats["out[k][j][i]"] == k * 870 + j * 29 + i + 1
+    costs = ka.memory(tuple(kernel.block)).accesses
+    assert costs and all(not c.unknown and c.sectors <= 9 for c in costs), [(c.text, c.sectors) for c in costs]

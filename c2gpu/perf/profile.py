@@ -89,6 +89,7 @@ from dataclasses import field, replace
 from functools import cached_property, lru_cache
 from typing import Optional
 
+import islpy as isl
 import numpy as np
 
 from .. import isl_sets as ph
@@ -461,6 +462,8 @@ class KernelAnalysis:
             subs, extents = ph.access_shape(self.nest, a)
         except KeyError:
             return None
+        if extents is None and self.nest.array(a.array).rows_source:
+            extents = self._table_extents(a.array)
         if len(a.subscripts) == 1:
             flat = a.subscripts[0]
         else:
@@ -475,6 +478,24 @@ class KernelAnalysis:
         if flat.variables - loop_vars:
             return None   # depends on a scalar that is not a loop variable or a bound parameter
         return flat
+
+    def _table_extents(self, name: str) -> Optional[tuple[Poly, ...]]:
+        """The inner extents of a table of rows as the port lays it out on the device (codegen.kernel._table_plan:
+        the box of subscripts the nest touches, one dense array), at the sizes of this prediction."""
+        key = ("table", name)
+        if key not in self._block_cache:
+            accs = [a for s in self.nest.statements() for a in s.accesses if a.array == name]
+            ranges = ph.subscript_ranges(self.nest, accs, len(self.nest.array(name).dims))
+            fixed = ph.params_at(self.nest, self.env)
+            out = None
+            if ranges is not None and fixed is not None:
+                try:
+                    out = tuple(Poly.const(int(str((hi - lo).intersect_params(fixed).max_val())) + 1)
+                                for lo, hi in ranges[1:])
+                except (isl.Error, ValueError):
+                    out = None
+            self._block_cache[key] = out
+        return self._block_cache[key]
 
     # ------------------------------------------------------------------ geometry
     def geometry(self, block: tuple[int, int, int]) -> Geometry:
