@@ -47,6 +47,17 @@ class NestAdvice:
     recommendations: list[str] = field(default_factory=list)
     ported: bool = False           # `port` emits the nest (it has a plan), with or without a verdict
     needs: tuple[str, ...] = ()    # the symbolic sizes the prediction needs values of (no verdict then)
+    at_sizes: tuple["PricedSize", ...] = ()   # the plan priced at each size the program ran it (see _price_at_sizes)
+
+
+@dataclass(frozen=True)
+class PricedSize:
+    """The plan `port` emits for a nest whose sizes only the program knows, priced at one tuple of sizes the
+    measured run entered it with: the executions per run and their CPU time (measured) and GPU time (predicted)."""
+    size: object                   # cpu.AtSize
+    perf: object                   # perf.predict.NestPerformance at that size
+    cpu_s: float                   # per run
+    gpu_s: float                   # per run: kernels, launches and transfers of each execution
 
 
 def size_candidates(path: str, options: PreprocessOptions, source: str | None = None) -> list[tuple[str, int]]:
@@ -176,9 +187,13 @@ def advise(path: str, program: Program, manager, options: PreprocessOptions, mak
         perf = manager.result("performance", nest)
         cpu = cpu_times.get(nest.name)
         ported = manager.result("plan", nest) is not None      # no plan: port would not emit it
+        needs = tuple(sorted(set(nest.params) - nest.param_env(params).keys())) if ported else ()
+        at_sizes = _price_at_sizes(nest, manager, cpu, needs) if perf is None and needs else ()
+        if at_sizes:
+            out[nest.name] = _sized_advice(nest, at_sizes, cpu, manager)
+            continue
         if perf is None or not ported:
             errs = manager.errors_of(nest)
-            needs = tuple(sorted(set(nest.params) - nest.param_env(params).keys())) if ported else ()
             why = (f"give {', '.join(needs)} a value (" + " ".join(f"--param {n}=VALUE" for n in needs) +
                    "): the time depends on it" if needs else errs[-1].message if errs else "not predicted")
             out[nest.name] = NestAdvice(nest.name, None, cpu, why, ported=ported, needs=needs)
@@ -198,6 +213,63 @@ def advise(path: str, program: Program, manager, options: PreprocessOptions, mak
                                            source)
         out[nest.name] = NestAdvice(nest.name, v, cpu, "", v.recommendations, ported=True)
     return out
+
+
+def _price_at_sizes(nest: Nest, manager, cpu: CpuTiming | None, needs: tuple[str, ...]) -> tuple[PricedSize, ...]:
+    """A nest whose sizes the file does not show (`n1` of a function called at each level of a multigrid,
+    `grid_points[0]` set by main) but which the measured run entered with known values: the plan `port` emits
+    (chosen without the sizes, so the same kernels) priced at each tuple of sizes the run used, largest CPU
+    time first.  () when the run did not record every size the prediction needs, or the model cannot price one."""
+    plan = manager.result("plan", nest)
+    if plan is None or cpu is None or cpu.source != "measured" or not cpu.sizes:
+        return ()
+    if any(not set(needs) <= set(a.env) for a in cpu.sizes):
+        return ()
+    from .codegen import build_nest_code
+    from .perf.predict import predict_nest
+    from .perf.profile import PerfError
+    opts = manager.options
+    code = build_nest_code(nest, plan)
+    out = []
+    for a in cpu.sizes:
+        try:
+            perf = predict_nest(nest, plan, opts["gpu"], nest.param_env({**(opts.get("params") or {}), **a.env}),
+                                code=code, options=opts, models=opts.get("models"), search=False,
+                                include_context=bool(opts.get("include_context")),
+                                registers=opts.get("registers", "auto"))
+        except PerfError:
+            return ()
+        if not perf.kernels:
+            return ()
+        out.append(PricedSize(a, perf, a.total_s, a.executions * perf.total_s()))
+    return tuple(out)
+
+
+def performance_of(nest: Nest, manager, advice: NestAdvice | None):
+    """The NestPerformance the reports show for `nest`: the performance pass's, else, for a nest priced at the
+    sizes its run used, the one at the size that takes the most CPU time (the reports say which)."""
+    perf = manager.result("performance", nest)
+    if perf is None and advice is not None and advice.at_sizes:
+        return advice.at_sizes[0].perf
+    return perf
+
+
+def _sized_advice(nest: Nest, at_sizes: tuple[PricedSize, ...], cpu: CpuTiming, manager) -> NestAdvice:
+    """The verdict of a nest priced at the sizes its run used: per execution, the CPU and GPU times averaged
+    over all executions of a run (so that the whole program's sums are exact), decided as for one size."""
+    runs = sum(p.size.executions for p in at_sizes)
+    head = at_sizes[0].perf
+    model = head.default_model
+
+    def mean(part) -> float:
+        return sum(p.size.executions * part(p.perf) for p in at_sizes) / runs
+
+    k0 = max(head.kernels, key=lambda k: k.predictions[model].time_s * k.launches)
+    v = decide(nest.name, head.gpu.key, model, sum(p.cpu_s for p in at_sizes) / runs, cpu.source, cpu.note,
+               mean(lambda q: q.transfer_s), mean(lambda q: q.launch_overhead_s), mean(lambda q: q.kernel_s(model)),
+               head.context_s, head.include_context, kernel_bound(k0) == "memory")
+    v.recommendations = recommendations(v, head)
+    return NestAdvice(nest.name, v, cpu, "", v.recommendations, ported=True, at_sizes=at_sizes)
 
 
 def _break_even(path, options, nest: Nest, perf, cpu: CpuTiming, candidates, probes, make_manager,

@@ -120,7 +120,8 @@ def analyze_file(path: str, options: Options, manager: PassManager, *, source: s
         err(f"{path}: warning: {message}")
     advice = _advise(options, path, program, manager, source)
     with manager.phase("reports"):
-        flags = {nest.name: diagnostics(nest, manager, options.silenced) for nest in program.nests}
+        flags = {nest.name: diagnostics(nest, manager, options.silenced, _priced_at_sizes(advice, nest))
+                 for nest in program.nests}
         fd = _with_verdict_json(_with_performance_json(_with_loop_verdicts_json(
             ir_json.program(program, flags), program, manager), program, manager), program, advice)
         from .report.program_view import program_json, whole_program
@@ -167,12 +168,20 @@ def _advise(options: Options, path: str, program, manager: PassManager, source: 
                   aopts, source)
 
 
-def diagnostics(nest, manager: PassManager, silenced: tuple[str, ...] = ()) -> list:
+def _priced_at_sizes(advice, nest) -> bool:
+    adv = advice.get(nest.name) if advice is not None else None
+    return adv is not None and bool(adv.at_sizes)
+
+
+def diagnostics(nest, manager: PassManager, silenced: tuple[str, ...] = (), priced: bool = False) -> list:
     """Everything the reports say about `nest`, once: the IR's flags, the subscripts found out of bounds and
-    the passes' refusals, less the codes the user silenced."""
+    the passes' refusals, less the codes the user silenced.  `priced`: the advisor priced the nest at the sizes
+    its run used, so the performance pass's "give the sizes a value" is answered and not repeated."""
     out, seen = [], set()
     for f in list(nest.all_flags()) + findings(nest) + manager.errors_of(nest):
         key = (f.code, f.loc.line if f.loc else None)      # a pass refusing over a flag of the IR: said once
+        if priced and f.code == "not-predicted":
+            continue
         if key not in seen:
             seen.add(key)
             out.append(f)
@@ -202,11 +211,12 @@ def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None
             f", from {origin})" if origin not in ("", "--gpu") else ")"
     from .report.program_view import program_text
     parts = [head + "\n" + (program_text(view, gpu.key) if gpu is not None and view is not None else "")]
+    from .advisor import performance_of
     for nest in program.nests:
         plan = manager.result("plan", nest)
         errs = manager.errors_of(nest)
-        parts.append(nest_table(nest, advice.get(nest.name) if advice is not None else None,
-                                manager.result("performance", nest),
+        adv = advice.get(nest.name) if advice is not None else None
+        parts.append(nest_table(nest, adv, performance_of(nest, manager, adv),
                                 loop_reports(nest, manager.result("dependence", nest), plan), style.colour,
                                 plan_sentence(plan) if plan is not None else "",
                                 errs[-1].message if errs and plan is None else "")

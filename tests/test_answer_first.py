@@ -139,11 +139,9 @@ def test_whole_program_view_is_amdahls_law_over_the_measured_program(tmp_path):
 def test_whole_program_arithmetic():
     from c2gpu.report.program_view import WholeProgram, _resident_gpu_s
     from c2gpu.perf.predict import Transfer
-    from c2gpu.verdict import decide
 
-    v1 = decide("a", "g", "m", 1.0, "measured", "", 0.2, 0.01, 0.1, 0.0, False)
-    v2 = decide("b", "g", "m", 1.0, "measured", "", 0.2, 0.01, 0.1, 0.0, False)
-    compute = 0.1 + 0.01            # kernel + launches of one execution (decide: transfers 0.2, launches 0.01, kernel 0.1)
+    compute = 0.1 + 0.01            # kernel + launches of one execution
+    v1 = v2 = compute
     time_of = lambda nbytes: nbytes / 100   # noqa: E731 - a transfer-time function easy to add up by hand
     shared = [Transfer("x", "in", 8.0, 0.1), Transfer("y", "out", 8.0, 0.1)]
     # two nests copying the same arrays: x copied in once; y written by both, out once
@@ -169,6 +167,8 @@ def test_whole_program_arithmetic():
     # an array a nest left on the CPU touches: every copy, every execution
     assert _resident_gpu_s([(v1, 1, produce), (v2, 3, consume)], {"x"}, time_of) == pytest.approx(
         4 * compute + 0.5 + 3 * 0.3 + time_of(8.0))
+    # a range whose start is not known: copied at every execution
+    assert _resident_gpu_s([(v2, 3, unknown)], set(), time_of) == pytest.approx(3 * compute + 3 * 0.3)
     view = WholeProgram(program_s=4.0, nests_s=2.0, after_s=1.0)
     assert view.speedup(view.after_s) == 4.0
 

@@ -5,10 +5,12 @@ is ported with `c2gpu port --split`, its kernels built for the CPU execution lay
 its host code and the common files its own Makefile names, then run twice with device memory poisoned: blocks and
 threads in forward order, then in reverse.  Both runs must print NPB's successful verification, which compares the
 benchmark's result with the reference values its authors computed.  The quicker benchmarks run by default, BT, LU
-and SP (several minutes each) under `pytest -m slow`.
+and SP (several minutes each) under `pytest -m slow`.  The whole-program view of each benchmark (measured) must
+judge every nest that ran.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -67,3 +69,25 @@ def test_ported_benchmark_passes_its_own_verification(tree, tmp_path, name):
         env = {**os.environ, "C2GPU_EMU_ORDER": order, "C2GPU_EMU_POISON": poison, "C2GPU_EMU_THREADS": "2"}
         run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=1800, env=env, cwd=tmp_path)
         assert run.returncode == 0 and VERIFIED.search(run.stdout), (order, run.stdout[-3000:], run.stderr[-2000:])
+
+
+@requires_tool("cc")
+@pytest.mark.parametrize("name", sweep(npb_recall.BENCHMARKS, default=("CG", "FT", "IS", "MG")))
+def test_the_whole_program_view_judges_every_nest_that_ran(tree, tmp_path, name):
+    """analyze on the benchmark with its common files: the program is measured, and every nest that ran and
+    that port emits has a verdict (sizes only the run knows, as grid_points[0] or a multigrid level's n1, are
+    taken from the run); the view names the nests ported with the data kept on the device and says why the
+    others stay on the CPU."""
+    src = tree / name / f"{name.lower()}.c"
+    extra = [x for c in common_sources(tree, name) for x in ("--extra-source", str(c))]
+    r = subprocess.run(["python", "-m", "c2gpu", "analyze", str(src), f"-I{tree / 'common'}", f"-I{tree / name}",
+                        *extra, "--gpu", "h100-sxm", "--runs", "1", "--format", "json"], capture_output=True, text=True, timeout=1200,
+                       cwd=tmp_path, env={**os.environ, "C2GPU_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.returncode == 0, r.stderr[-3000:]
+    view = json.loads(r.stdout)["files"][0]["whole_program"]
+    assert view["program_s"] and view["unmeasured"] is None
+    ran = [n for n in view["nests"] if n["cpu_s"]]
+    assert ran and not [n["name"] for n in ran if n["verdict"] == "no-verdict"]
+    assert all(n["why"] for n in view["nests"] if n["name"] not in view["resident"])
+    if view["resident"]:
+        assert view["resident_speedup"] > 1.0 and set(view["ported"]) <= set(view["resident"])

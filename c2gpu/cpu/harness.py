@@ -57,22 +57,27 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from dataclasses import field
+
 from .. import process
+from ..records import dataclass
 from ..diagnostics import C2GPUError
 from ..frontend import PreprocessOptions, load_program
 from ..ir import Nest, Program
 from ..source import SpanError, for_span, insert_at
-from .timing import CpuTiming
+from .timing import AtSize, CpuTiming
 
 CACHE_FILE = "cpu-baseline.json"
-CACHE_VERSION = 2          # 2: CPU time instead of wall-clock time, and the program's time
+CACHE_VERSION = 3          # 2: CPU time instead of wall-clock time, and the program's time; 3: time per size
 CACHE_MAX_ENTRIES = 2000
 MAX_SAMPLES = 65536          # per nest and run; count, total, min and max stay exact beyond it
+MAX_SIZES = 16               # distinct tuples of a nest's parameter values recorded per run (executions beyond: "other")
 
 PRELUDE = """/* c2gpu cpu baseline: timing hooks, defined in c2gpu_timer.c */
 long long c2gpu_now_ns(void);
 void c2gpu_record(int, long long);
 void c2gpu_param(int, long long);
+void c2gpu_sizes(int, int, int);
 """
 
 TIMER_C = r"""/* c2gpu cpu baseline: per-nest timing, written to $C2GPU_TIMING at exit */
@@ -84,11 +89,17 @@ TIMER_C = r"""/* c2gpu cpu baseline: per-nest timing, written to $C2GPU_TIMING a
 #define NESTS %(nests)d
 #define SLOTS %(slots)d
 #define MAX_SAMPLES %(max_samples)d
+#define MAX_SIZES %(max_sizes)d
+#define PARAMS %(params)d
 
 static long long count[NESTS], total[NESTS], tmin[NESTS], tmax[NESTS], nsamples[NESTS];
 static long long *samples[NESTS];
-static long long pmin[SLOTS + 1], pmax[SLOTS + 1];
+static long long pmin[SLOTS + 1], pmax[SLOTS + 1], pcur[SLOTS + 1];
 static int pseen[SLOTS + 1], registered;
+/* per nest, the distinct tuples of its parameters' values at entry, with executions and time at each */
+static long long sizeval[NESTS][MAX_SIZES][PARAMS], sizecount[NESTS][MAX_SIZES], sizetotal[NESTS][MAX_SIZES];
+static long long sizeother[NESTS];
+static int nsizes[NESTS], cursize[NESTS], sized[NESTS];
 long long c2gpu_now_ns(void);
 
 static void c2gpu_flush(void)
@@ -108,6 +119,17 @@ static void c2gpu_flush(void)
   for (i = 0; i < SLOTS; i++)
     if (pseen[i])
       fprintf(f, "param %%d %%lld %%lld\n", i, pmin[i], pmax[i]);
+  for (i = 0; i < NESTS; i++) {
+    int s, p;
+    for (s = 0; s < nsizes[i]; s++) {
+      fprintf(f, "size %%d %%lld %%lld", i, sizecount[i][s], sizetotal[i][s]);
+      for (p = 0; p < PARAMS; p++)
+        fprintf(f, " %%lld", sizeval[i][s][p]);
+      fputc('\n', f);
+    }
+    if (sizeother[i])
+      fprintf(f, "sizeother %%d %%lld\n", i, sizeother[i]);
+  }
   fprintf(f, "program %%lld\n", c2gpu_now_ns());
   fclose(f);
 }
@@ -148,6 +170,8 @@ void c2gpu_record(int i, long long ns)
     tmax[i] = ns;
   count[i]++;
   total[i] += ns;
+  if (sized[i] && cursize[i] >= 0)
+    sizetotal[i][cursize[i]] += ns;
   if (nsamples[i] < MAX_SAMPLES) {
     if (!samples[i])
       samples[i] = (long long *)malloc(MAX_SAMPLES * sizeof(long long));
@@ -164,6 +188,33 @@ void c2gpu_param(int s, long long v)
   if (!pseen[s] || v > pmax[s])
     pmax[s] = v;
   pseen[s] = 1;
+  pcur[s] = v;
+}
+
+/* after the c2gpu_param calls of nest i's entry (slots first .. first+n-1): count the execution under its
+   tuple of values, a new one while there is room (beyond MAX_SIZES tuples it only counts as "other") */
+void c2gpu_sizes(int i, int first, int n)
+{
+  int s, p;
+  sized[i] = 1;
+  for (s = 0; s < nsizes[i]; s++) {
+    for (p = 0; p < n && sizeval[i][s][p] == pcur[first + p]; p++)
+      ;
+    if (p == n)
+      break;
+  }
+  if (s == nsizes[i]) {
+    if (s == MAX_SIZES) {
+      cursize[i] = -1;
+      sizeother[i]++;
+      return;
+    }
+    for (p = 0; p < n; p++)
+      sizeval[i][s][p] = pcur[first + p];
+    nsizes[i]++;
+  }
+  cursize[i] = s;
+  sizecount[i][s]++;
 }
 """
 
@@ -283,25 +334,40 @@ def instrument(path: str, source: str, targets: list[tuple[int, int, int, list[t
     edits = []
     for nid, start, end, slots in targets:
         params = "".join(f" c2gpu_param({s}, (long long)({name}));" for s, name in slots)
+        if slots:
+            params += f" c2gpu_sizes({nid}, {slots[0][0]}, {len(slots)});"
         edits.append((start, f"{{ long long c2gpu_t0;{params} c2gpu_t0 = c2gpu_now_ns(); "))
         edits.append((end, f" c2gpu_record({nid}, c2gpu_now_ns() - c2gpu_t0); }}"))
     return PRELUDE + f'#line 1 "{_esc(path)}"\n' + insert_at(source, edits)
 
 
-def _parse_timing(text: str) -> tuple[dict[int, tuple[int, int, int, int, list[int]]], dict[int, tuple[int, int]],
-                                      int | None]:
+@dataclass
+class RunTiming:
     """One run's timing file: per nest (count, total, min, max, samples), per slot the parameter's (min, max),
-    and the program's CPU time at exit (ns)."""
-    nests, params, program_ns = {}, {}, None
+    the program's CPU time at exit (ns), and per nest its parameters' value tuples (values, executions, total ns)
+    with the executions beyond MAX_SIZES tuples."""
+    nests: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    program_ns: int | None = None
+    sizes: dict = field(default_factory=dict)
+    sizes_other: dict = field(default_factory=dict)
+
+
+def _parse_timing(text: str) -> RunTiming:
+    run = RunTiming()
     for line in text.splitlines():
         f = line.split()
         if f and f[0] == "nest" and len(f) >= 6:
-            nests[int(f[1])] = (int(f[2]), int(f[3]), int(f[4]), int(f[5]), [int(x) for x in f[6:]])
+            run.nests[int(f[1])] = (int(f[2]), int(f[3]), int(f[4]), int(f[5]), [int(x) for x in f[6:]])
         elif f and f[0] == "param" and len(f) == 4:
-            params[int(f[1])] = (int(f[2]), int(f[3]))
+            run.params[int(f[1])] = (int(f[2]), int(f[3]))
+        elif f and f[0] == "size" and len(f) >= 4:
+            run.sizes.setdefault(int(f[1]), []).append((tuple(int(x) for x in f[4:]), int(f[2]), int(f[3])))
+        elif f and f[0] == "sizeother" and len(f) == 3:
+            run.sizes_other[int(f[1])] = int(f[2])
         elif f and f[0] == "program" and len(f) == 2:
-            program_ns = int(f[1])
-    return nests, params, program_ns
+            run.program_ns = int(f[1])
+    return run
 
 
 def _build_and_run(path: str, source: str, targets, nslots: int, cc_path: str, cflags, flags, repeats: int,
@@ -310,8 +376,9 @@ def _build_and_run(path: str, source: str, targets, nslots: int, cc_path: str, c
     it `repeats` times; returns (runs, command)."""
     tmp = Path(tempfile.mkdtemp(prefix="c2gpu_cpu_"))
     try:
-        (tmp / "c2gpu_timer.c").write_text(TIMER_C % {"nests": max(len(targets), 1), "slots": max(nslots, 1),
-                                                      "max_samples": MAX_SAMPLES})
+        (tmp / "c2gpu_timer.c").write_text(TIMER_C % {
+            "nests": max(len(targets), 1), "slots": max(nslots, 1), "max_samples": MAX_SAMPLES,
+            "max_sizes": MAX_SIZES, "params": max([len(t[3]) for t in targets] + [1])})
         (tmp / "nest_timing.c").write_text(instrument(path, source, targets), errors="surrogateescape")
         env = process.user_environment()
         hint = " (--timeout SECONDS allows more)"
@@ -375,7 +442,8 @@ def _split_params(params: Mapping[str, object] | None, program: Program) -> tupl
 def _aggregate(nest: Nest, nid: int, slot_names: dict[int, str], runs, base: dict) -> CpuTiming:
     counts, totals, mins, maxs, samples = [], [], [], [], []
     observed: dict[str, tuple[int, int]] = {}
-    for nests, params, _ in runs:
+    for run in runs:
+        nests, params = run.nests, run.params
         c, tot, lo, hi, smp = nests.get(nid, (0, 0, 0, 0, []))
         counts.append(c)
         totals.append(tot / 1e9)
@@ -398,7 +466,7 @@ def _aggregate(nest: Nest, nid: int, slot_names: dict[int, str], runs, base: dic
         notes.append(f"executions per run vary: {counts}")
     median = statistics.median(samples)
     per_run = statistics.median(counts)
-    programs = [p / 1e9 for _, _, p in runs if p]
+    programs = [r.program_ns / 1e9 for r in runs if r.program_ns]
     notes.insert(0, f"median of {len(samples)} timed executions over {len(runs)} program runs "
                     f"({int(per_run)} per run)")
     if median < 1e-6:
@@ -406,7 +474,24 @@ def _aggregate(nest: Nest, nid: int, slot_names: dict[int, str], runs, base: dic
     return CpuTiming(nest=nest.name, source="measured", median_s=median, min_s=min(mins), max_s=max(maxs),
                      executions=int(per_run), runs=len(runs), total_median_s=statistics.median(totals),
                      program_median_s=statistics.median(programs) if programs else None,
-                     note="; ".join(notes), observed_params=observed, details=details, **base)
+                     note="; ".join(notes), observed_params=observed, sizes=_sizes(nid, slot_names, runs),
+                     details=details, **base)
+
+
+def _sizes(nid: int, slot_names: dict[int, str], runs) -> tuple[AtSize, ...]:
+    """The nest's parameter tuples over the runs, per run (executions and seconds averaged over the runs);
+    empty when some executions fell beyond the MAX_SIZES tuples a run records (their sizes are not known)."""
+    names = [slot_names[k] for k in sorted(slot_names)]
+    if not names or any(r.sizes_other.get(nid) for r in runs):
+        return ()
+    summed: dict[tuple, list[int]] = {}
+    for r in runs:
+        for values, count, total in r.sizes.get(nid, []):
+            acc = summed.setdefault(values[:len(names)], [0, 0])
+            acc[0] += count
+            acc[1] += total
+    return tuple(AtSize(tuple(zip(names, values)), count / len(runs), total / 1e9 / len(runs))
+                 for values, (count, total) in sorted(summed.items(), key=lambda kv: -kv[1][1]))
 
 
 def measure_file(path: str, options: PreprocessOptions | None = None, nests: Iterable[str | Nest] | None = None, *,

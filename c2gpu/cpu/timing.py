@@ -7,6 +7,25 @@ from ..records import dataclass
 
 
 @dataclass(frozen=True)
+class AtSize:
+    """The executions of a nest at one tuple of its parameters' values (measured): per program run."""
+    values: tuple[tuple[str, int], ...]      # (parameter, value at the nest's entry)
+    executions: float                        # per run (averaged over the runs)
+    total_s: float                           # the CPU time of those executions, per run
+
+    @property
+    def env(self) -> dict[str, int]:
+        return dict(self.values)
+
+    def text(self) -> str:
+        """'n1 = n2 = n3 = 34' (equal values grouped, in order)."""
+        groups: dict[int, list[str]] = {}
+        for name, value in self.values:
+            groups.setdefault(value, []).append(name)
+        return ", ".join(" = ".join(names) + f" = {value:,}" for value, names in groups.items())
+
+
+@dataclass(frozen=True)
 class CpuTiming:
     """Sequential CPU time of one nest.
 
@@ -31,6 +50,7 @@ class CpuTiming:
     flags: tuple[str, ...] = ()              # cflags, then -D/-I as given to the compiler
     note: str = ""                           # assumptions, fallback reason, caveats
     observed_params: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (min, max) seen at nest entry
+    sizes: tuple[AtSize, ...] = ()            # measured: the nest's parameter tuples, largest time first (() unknown)
     details: dict[str, Any] = field(default_factory=dict)  # static: the model's terms; measured: per-run numbers
     cached: bool = False                     # taken from the result cache (nothing was built or run)
 
@@ -47,4 +67,6 @@ class CpuTiming:
         d["compiler"] = tuple(d.get("compiler", ()))
         d["flags"] = tuple(d.get("flags", ()))
         d["observed_params"] = {k: (int(v[0]), int(v[1])) for k, v in d.get("observed_params", {}).items()}
+        d["sizes"] = tuple(AtSize(tuple((str(n), int(v)) for n, v in a["values"]), a["executions"], a["total_s"])
+                           for a in d.get("sizes", ()))
         return CpuTiming(**d)

@@ -259,7 +259,8 @@ def _nest_source(path: str, nest, source: str | None) -> str:
 def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) -> NestReport:
     deps = manager.result("dependence", nest)
     plan = manager.result("plan", nest)
-    perf = manager.result("performance", nest)
+    from ..advisor import performance_of
+    perf = performance_of(nest, manager, adv)
     loops = loop_reports(nest, deps, plan)
     errs = manager.errors_of(nest)
     ported = plan is not None

@@ -14,6 +14,11 @@ nests are taken in the order a run first reaches them (Program.run_order, not so
 that region on the device (copied it in or wrote it there), and each array goes back once, after the last
 nest, as the union of what the nests wrote.  An array that a nest left on the CPU also touches keeps the
 copies `port` emits.  Host code outside the nests is assumed not to touch the arrays in between.
+With the data kept on the device, nests that lose on their own because of their copies (verdict
+port-if-resident, or keep-on-cpu) may win: the set ported then is chosen greedily (`_resident_choice`: add the
+nest that lowers the program's time most, while one does), starting from the recommended nests.
+A nest priced at the sizes its run used (advisor.PricedSize) counts each size's executions with that size's
+kernels and copies.
 """
 from __future__ import annotations
 
@@ -46,7 +51,8 @@ class WholeProgram:
     shares: list[NestShare] = field(default_factory=list)     # largest CPU time first
     ported: tuple[str, ...] = ()   # the recommended nests (verdict port)
     after_s: float | None = None   # the program's time with them ported, each copying its data
-    resident_s: float | None = None  # the same with the data kept on the device between them
+    resident_s: float | None = None  # the program's time with `resident` ported, the data kept on the device
+    resident: tuple[str, ...] = ()   # the nests ported when the data stays on the device (_resident_choice)
     unmeasured: str = ""           # why the program's own time was not measured ("" when it was)
     context_s: float = 0.0         # creating the CUDA context: paid once by a run that uses the GPU (not in after_s)
 
@@ -63,7 +69,7 @@ def whole_program(program, advice, manager) -> WholeProgram | None:
     performance results; None when there is no advice (no GPU)."""
     if advice is None:
         return None
-    program_s, rows, transfers, host_arrays, unmeasured = None, [], [], set(), ""
+    program_s, rows, pieces, arrays, unmeasured = None, [], {}, {}, ""
     for nest in program.nests:
         adv = advice.get(nest.name)
         cpu = adv.cpu if adv is not None else None
@@ -80,52 +86,75 @@ def whole_program(program, advice, manager) -> WholeProgram | None:
             "not-portable" if adv is None or not adv.ported else "no-verdict")
         why = v.reason if v is not None else (adv.refusal if adv is not None else "not analysed")
         rows.append(NestShare(nest.name, nest.loc.line, cls, cpu_s, gpu_s, None, why))
+        arrays[nest.name] = {a.array for s in nest.statements() for a in s.accesses}
         perf = manager.result("performance", nest)
-        if v is not None and v.verdict == PORT and perf is not None and cpu_s:
-            transfers.append((nest, v, runs, perf.transfers))
-        else:
-            host_arrays |= {a.array for s in nest.statements() for a in s.accesses}
+        if v is not None and cpu_s and adv.at_sizes:
+            pieces[nest.name] = [(p.perf.kernel_s(v.model) + p.perf.launch_overhead_s, p.size.executions,
+                                  p.perf.transfers) for p in adv.at_sizes]
+        elif v is not None and cpu_s and perf is not None:
+            pieces[nest.name] = [(v.kernel_s + v.launch_s, runs, perf.transfers)]
     nests_s = sum(r.cpu_s for r in rows if r.cpu_s)
     base = program_s if program_s is not None else nests_s
     rows = [NestShare(r.name, r.line, r.verdict, r.cpu_s, r.gpu_s, r.cpu_s / base if r.cpu_s and base else None,
                       r.why) for r in rows]
     rows.sort(key=lambda r: -(r.cpu_s or 0.0))
     ported = [r for r in rows if r.verdict == "port" and r.cpu_s and r.gpu_s is not None]
-    after = resident = None
-    if ported and base:
-        after = base - sum(r.cpu_s for r in ported) + sum(r.gpu_s for r in ported)
+    after = resident_s = None
+    resident: tuple[str, ...] = ()
+    if base and pieces:
+        if ported:
+            after = base - sum(r.cpu_s for r in ported) + sum(r.gpu_s for r in ported)
         rank = {n.name: k for k, n in enumerate(program.in_run_order(program.nests))}
-        in_run_order = [t[1:] for t in sorted(transfers, key=lambda t: rank[t[0].name])]
-        resident = base - sum(r.cpu_s for r in ported) + _resident_gpu_s(
-            in_run_order, host_arrays, manager.options["gpu"].transfer_time_s)
-    return WholeProgram(program_s, nests_s, rows, tuple(r.name for r in ported), after, resident,
+        cpu_of = {r.name: r.cpu_s for r in rows}
+        resident, resident_s = _resident_choice([r.name for r in ported], sorted(pieces, key=rank.get), pieces,
+                                                arrays, cpu_of, base, manager.options["gpu"].transfer_time_s)
+    return WholeProgram(program_s, nests_s, rows, tuple(r.name for r in ported), after, resident_s, resident,
                         "" if program_s is not None else unmeasured or "no nest was measured",
                         manager.options["gpu"].context_creation_ms * 1e-3)
 
 
+def _resident_choice(start: list[str], candidates: list[str], pieces: dict, arrays: dict[str, set[str]],
+                     cpu_of: dict, base: float, transfer_time_s) -> tuple[tuple[str, ...], float | None]:
+    """The nests to port when the data stays on the device, and the program's time then: from `start` (the
+    recommended nests), add the candidate (a nest with a prediction, in run order) that lowers the time most,
+    while one does.  An array a nest left on the CPU touches keeps its copies (`_resident_gpu_s`)."""
+    def time_of(chosen: set[str]) -> float:
+        host = set().union(*(a for n, a in arrays.items() if n not in chosen))
+        order = [piece for n in candidates if n in chosen for piece in pieces[n]]
+        return base - sum(cpu_of[n] for n in chosen) + _resident_gpu_s(order, host, transfer_time_s)
+
+    chosen = set(start)
+    best = time_of(chosen) if chosen else base
+    while True:
+        trials = [(time_of(chosen | {n}), n) for n in candidates if n not in chosen]
+        better = min(trials, default=None)
+        if better is None or better[0] >= best * (1 - 1e-9):
+            break
+        best, chosen = better[0], chosen | {better[1]}
+    if not chosen:
+        return (), None
+    return tuple(n for n in candidates if n in chosen), best
+
+
 def _resident_gpu_s(ported, host_arrays: set[str], transfer_time_s) -> float:
-    """The GPU time per program run of the ported nests, (verdict, executions per run, transfers) in run order,
-    with the data kept on the device: kernels and launches as predicted; a copy-in only when earlier nests did
-    not put that byte range on the device; each array copied out once, the union of the ranges written.  Arrays
-    in `host_arrays` (touched by a nest left on the CPU) keep every copy.  A range whose start is not known is
-    never taken as on the device."""
+    """The GPU time per program run of the ported nests, (kernel and launch seconds per execution, executions
+    per run, transfers per execution) in run order, with the data kept on the device: kernels and launches as
+    predicted; a copy-in only when earlier nests did not put that byte range on the device; each array copied
+    out once, the union of the ranges written.  Arrays in `host_arrays` (touched by a nest left on the CPU)
+    keep every copy, as does a range whose start is not known (never taken as on the device)."""
     held: dict[str, list[tuple[float, float]]] = {}       # per array, the byte ranges the device holds
     written: dict[str, list[tuple[float, float]]] = {}    # per array, the byte ranges written on the device
     total = 0.0
-    for v, runs, transfers in ported:
-        total += (v.kernel_s + v.launch_s) * runs
+    for busy_s, runs, transfers in ported:
+        total += busy_s * runs
         for t in transfers:
-            if t.array in host_arrays:
-                total += t.seconds * runs
-                continue
             span = (t.offset, t.offset + t.bytes) if t.offset is not None else None
-            if t.direction == "in":
-                if span is None or not _covers(held.get(t.array, []), span):
+            if t.array in host_arrays or span is None:
+                total += t.seconds * runs
+            elif t.direction == "in":
+                if not _covers(held.get(t.array, []), span):
                     total += t.seconds
-                    if span is not None:
-                        held.setdefault(t.array, []).append(span)
-            elif span is None:
-                total += t.seconds
+                    held.setdefault(t.array, []).append(span)
             else:
                 held.setdefault(t.array, []).append(span)
                 written.setdefault(t.array, []).append(span)
@@ -157,6 +186,7 @@ def program_json(view: WholeProgram) -> dict:
                        "share": r.share, "why": r.why} for r in view.shares],
             "ported": list(view.ported), "after_s": view.after_s, "speedup": view.speedup(view.after_s),
             "resident_s": view.resident_s, "resident_speedup": view.speedup(view.resident_s),
+            "resident": list(view.resident),
             "context_s": view.context_s, "unmeasured": view.unmeasured or None}
 
 
@@ -170,6 +200,8 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
     if view.program_s is not None:
         head = (f"whole program: {units.seconds(view.program_s)} of CPU time per run (measured), "
                 f"{100 * view.nests_s / view.program_s:.0f}% of it in the loop nests below")
+        if view.nests_s > view.program_s:
+            head += " (a nest that runs inside another, through a call, counts in both)"
     else:
         head = (f"whole program: the loop nests take {units.seconds(view.nests_s)} per run (static estimate: "
                 f"{_short(view.unmeasured, 160)}; shares are of the nests' time)")
@@ -181,18 +213,24 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
         lines.append(f"  {r.name:<{width}}  {share}  {units.seconds(r.cpu_s):>9} on the CPU{gpu}  [{r.verdict}]")
     if view.after_s is not None:
         names = ", ".join(view.ported)
-        once = view.after_s + view.context_s
         lines.append(f"  porting {names} on {gpu_key}: {units.seconds(view.base_s)} -> {units.seconds(view.after_s)} "
-                     f"per run, {units.speedup(view.speedup(view.after_s))} for the whole program (Amdahl's law); "
-                     f"{units.seconds(view.resident_s)}, {units.speedup(view.speedup(view.resident_s))}, if the data "
-                     "stays on the GPU between these nests (copied in only where the host's values are needed, "
-                     "out once at the end)")
+                     f"per run, {units.speedup(view.speedup(view.after_s))} for the whole program (Amdahl's law)")
+    else:
+        lines.append("  no nest is worth porting on its own (each copying its data)")
+    if view.resident_s is not None:
+        same = set(view.resident) == set(view.ported)
+        which = "these nests" if same else ", ".join(view.resident)
+        lines.append(f"  {'the same' if same else 'porting ' + which} with the data kept on the GPU between them "
+                     f"(copied in only where the host's values are needed, out once at the end): "
+                     f"{units.seconds(view.base_s)} -> {units.seconds(view.resident_s)} per run, "
+                     f"{units.speedup(view.speedup(view.resident_s))}")
+        once = view.resident_s + view.context_s
         lines.append(f"  a program run that uses the GPU also creates the CUDA context once, "
                      f"{units.seconds(view.context_s)}: a single run takes {units.seconds(once)}, "
                      f"{units.speedup(view.speedup(once))} against {units.seconds(view.base_s)}")
-    else:
-        lines.append("  no nest is worth porting on its own: the whole program stays as fast as it is")
-    keep = [r for r in view.shares if r.verdict != "port" and r.cpu_s][:3]
+    elif view.after_s is None:
+        lines[-1] += ": the whole program stays as fast as it is"
+    keep = [r for r in view.shares if r.name not in view.resident and r.verdict != "port" and r.cpu_s][:3]
     if keep:
         lines.append("  not to port: " + "; ".join(f"{r.name} ({r.verdict}: {_short(r.why)})" for r in keep))
     return "\n".join(lines) + "\n"

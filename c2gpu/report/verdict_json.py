@@ -19,7 +19,9 @@ def verdict_json(advice) -> dict | None:
     }
     if v is not None:
         out.update({
-            "gpu": v.gpu, "model": v.model,
+            "gpu": v.gpu, "model": v.model, "cpu_seconds": v.cpu_s,
+            "at_sizes": [{"values": p.size.env, "executions_per_run": p.size.executions, "cpu_s_per_run": p.cpu_s,
+                          "gpu_s_per_run": p.gpu_s} for p in advice.at_sizes],
             "gpu_seconds": {"total": v.total_gpu_s, "kernels": v.kernel_s, "launches": v.launch_s,
                             "transfers": v.transfer_s, "context": v.context_s},
             "speedup": v.speedup, "kernel_speedup": v.kernel_speedup, "bottleneck": v.bottleneck,

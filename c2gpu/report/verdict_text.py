@@ -64,7 +64,9 @@ def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str 
     cpu = advice.cpu
     rows = [("verdict", _paint(v.verdict.upper(), COLOURS.get(v.verdict, ""), colour)
              + f": {v.reason}")]
-    if cpu is not None and cpu.median_s is not None:
+    if advice.at_sizes:
+        rows += sizes_rows(advice)
+    elif cpu is not None and cpu.median_s is not None:
         rows.append(("CPU", f"{units.seconds(cpu.median_s)} per execution, {cpu_how(cpu)}"))
     else:
         rows.append(("CPU", f"unknown ({cpu.note if cpu else 'no baseline'})"))
@@ -73,7 +75,7 @@ def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str 
     rows.append(("GPU", f"{units.seconds(v.total_gpu_s)} = kernels {units.seconds(v.kernel_s)} "
                         f"+ launches {units.seconds(v.launch_s)} + transfers {units.seconds(v.transfer_s)}{ctx}; "
                         f"model {v.model}"))
-    rows += kernel_time_rows(perf, v.model)
+    rows += kernel_time_rows(perf, v.model, advice.at_sizes[0] if advice.at_sizes else None)
     if v.speedup is not None:
         ks = f", {units.speedup(v.kernel_speedup)} kernels only" if v.kernel_speedup is not None else ""
         rows.append(("speedup", f"{units.speedup(v.speedup)} end to end{ks}"))
@@ -90,9 +92,25 @@ def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str 
     return head + "\n" + "".join(f"  {k:<13} {val}\n" for k, val in rows)
 
 
-def kernel_time_rows(perf, model: str) -> list[tuple[str, str]]:
+def sizes_rows(advice) -> list[tuple[str, str]]:
+    """A nest priced at the sizes its measured run used (advisor._price_at_sizes): the CPU and GPU times
+    averaged over a run's executions (the verdict's), then one row per size."""
+    cpu, v = advice.cpu, advice.verdict
+    runs = sum(p.size.executions for p in advice.at_sizes)
+    rows = [("CPU", f"{units.seconds(v.cpu_s)} per execution on average over {units.significant(runs)} executions "
+                    f"per run at {len(advice.at_sizes)} size{'s' if len(advice.at_sizes) > 1 else ''}, "
+                    f"{cpu_how(cpu, per_run=False)}; the file does not show the sizes: the kernels port emits are "
+                    "priced at each size the run used")]
+    for k, p in enumerate(advice.at_sizes):
+        rows.append(("sizes" if k == 0 else "",
+                     f"{p.size.text()}: {units.significant(p.size.executions)} per run, CPU "
+                     f"{units.seconds(p.cpu_s)} -> GPU {units.seconds(p.gpu_s)} per run"))
+    return rows
+
+
+def kernel_time_rows(perf, model: str, at=None) -> list[tuple[str, str]]:
     """One row per kernel: where its predicted time goes (seed 002's categories, c2gpu.perf.categories), the
-    largest first; shares under 1% are left out."""
+    largest first; shares under 1% are left out.  `at`: the PricedSize `perf` is of (said in the row)."""
     from ..perf.categories import CATEGORIES
     rows = []
     for k in perf.kernels:
@@ -102,17 +120,18 @@ def kernel_time_rows(perf, model: str) -> list[tuple[str, str]]:
         parts = sorted(((tc.share(c), c) for c in CATEGORIES if c in tc.per_launch_s), key=lambda x: -x[0])
         split = ", ".join(f"{CATEGORIES[c]} {share:.0%}" for share, c in parts if share >= 0.005)
         per = "per launch" if k.launches == 1 else f"per launch, {units.significant(k.launches)} launches"
+        per += f" at {at.size.text()}" if at is not None else ""
         rows.append(("kernel time" if not rows else "", f"{k.name} {units.seconds(tc.time_s)} {per}: {split}"))
     return rows
 
 
-def cpu_how(cpu) -> str:
-    """How the CPU time was obtained, in a few words."""
+def cpu_how(cpu, per_run: bool = True) -> str:
+    """How the CPU time was obtained, in a few words (with the spread and executions per run, by default)."""
     if cpu.source != "measured":
         return cpu.note
     spread = (f", {units.seconds(cpu.min_s)} to {units.seconds(cpu.max_s)}"
-              if cpu.min_s is not None and cpu.max_s is not None and cpu.max_s > cpu.min_s else "")
-    per_run = f", {cpu.executions} executions per run" if cpu.executions and cpu.executions > 1 else ""
+              if per_run and cpu.min_s is not None and cpu.max_s is not None and cpu.max_s > cpu.min_s else "")
+    per_run = f", {cpu.executions} executions per run" if per_run and cpu.executions and cpu.executions > 1 else ""
     how = (f"measured CPU time ({' '.join(cpu.compiler[:1])} {' '.join(cpu.flags[:1])}, median of {cpu.runs} runs"
            f"{spread}{per_run})")
     return f"{how}; {cpu.scaled}" if cpu.scaled else how
