@@ -47,6 +47,10 @@ SERIAL_SAFE = ("flow", "anti", "output", "reduction")
 ONE_THREAD_SAFE = SERIAL_SAFE + ("non-affine",)
 ONE_THREAD_SAFE_FLAGS = ("non-affine-subscript", "runs-in-thread")
 FLOATS = ("float", "double", "long double")   # reasons a loop is sequential that one thread respects
+# the most local memory a CUDA thread may have, on every compute capability since 2.0 (CUDA C++ Programming Guide,
+# "Technical Specifications per Compute Capability": maximum amount of local memory per thread, 512 KB); ptxas
+# compiles a larger stack frame, and the launch fails
+LOCAL_BYTES_PER_THREAD = 512 * 1024
 
 
 def _only_loop_child(loop: Loop) -> Loop | None:
@@ -618,7 +622,23 @@ class Mapper:
             if other is not None:
                 raise PassFailed(f"array '{a}' has a copy per thread in {kernel.name}, but line {other.loc.line} uses "
                                  "it outside that kernel", code="private-array-split", loc=other.loc)
+        sizes = {a: self.array_bytes(a) for a in names}
+        if None in sizes.values() or sum(sizes.values()) > LOCAL_BYTES_PER_THREAD:
+            shown = ", ".join(f"'{a}' ({'unknown size' if b is None else f'{b:,} bytes'})" for a, b in sizes.items())
+            raise PassFailed(f"each thread of {kernel.name} would need its own copy of {shown}: more than the "
+                             f"{LOCAL_BYTES_PER_THREAD // 1024} KiB of local memory a CUDA thread may have",
+                             code="private-array-too-large", loc=self.nest.array(names[0]).loc)
         return replace(kernel, private_arrays=tuple(names))
+
+    def array_bytes(self, name: str) -> int | None:
+        """The bytes of a declared array of constant extents (None: an extent is not a constant)."""
+        info = self.nest.array(name)
+        total = info.elem_size
+        for d in info.dims:
+            if d is None or not d.is_const():
+                return None
+            total *= int(d.const_value())
+        return total
 
     def coalescing(self, chain: list[Loop], x_lid: int, x_var: str) -> str:
         """What the kernel note says of coalescing, by the bytes the accesses move (warp_bytes)."""

@@ -298,3 +298,35 @@ def test_a_scratch_parameter_the_caller_reads_afterwards_keeps_its_dependences(t
     kept = loops(tmp_path, SUMS.replace("static void rows(", "static double *last;\nstatic void rows(").replace(
         "  int r, p, s;", "  int r, p, s;\n  last = sum;"))
     assert kept[10][:2] == ("r", "carried")
+
+
+BIG_SCRATCH = """#define N 64
+#define M {m}
+double out[N];
+void f(void) {{
+  double x[M];
+  for (int k = 0; k < N; k++) {{
+    for (int i = 0; i < M; i++) x[i] = k * i;
+    double s = 0;
+    for (int i = 0; i < M; i++) s += x[i] * x[M - 1 - i];
+    out[k] = s;
+  }}
+}}
+int main(void) {{ f(); return (int)out[3] & 1; }}
+"""
+
+
+def test_a_copy_per_thread_larger_than_a_threads_local_memory_is_refused(tmp_path):
+    # 70,000 doubles (560,000 bytes) per thread: ptxas compiles the stack frame, the launch fails (CUDA allows
+    # 512 KiB of local memory per thread): not a port
+    import c2gpu
+    path = tmp_path / "big.c"
+    path.write_text(BIG_SCRATCH.format(m=70000))
+    (nest,) = c2gpu.analyze(str(path), run_cpu=False).nests
+    assert not nest.ported and "512 KiB of local memory" in nest.refusal and "560,000 bytes" in nest.refusal
+    r = subprocess.run([sys.executable, "-m", "c2gpu", "analyze", str(path), "--no-run"], capture_output=True,
+                       text=True, timeout=300)
+    assert "big.c:5:10: note: each thread of" in r.stdout and "[private-array-too-large]" in r.stdout, r.stdout
+    path.write_text(BIG_SCRATCH.format(m=6000))
+    (nest,) = c2gpu.analyze(str(path), run_cpu=False).nests
+    assert nest.ported and nest.loops[0].role == "grid x", nest.refusal
