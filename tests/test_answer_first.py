@@ -138,6 +138,9 @@ def test_whole_program_view_is_amdahls_law_over_the_measured_program(tmp_path):
 
 def test_whole_program_arithmetic():
     from c2gpu.report.program_view import WholeProgram, _resident_gpu_s
+
+    def gpu_s(pieces, host, transfer_time_s):
+        return _resident_gpu_s([(f"n{k}", *p) for k, p in enumerate(pieces)], host, transfer_time_s)[0]
     from c2gpu.perf.predict import Transfer
 
     compute = 0.1 + 0.01            # kernel + launches of one execution
@@ -145,30 +148,30 @@ def test_whole_program_arithmetic():
     time_of = lambda nbytes: nbytes / 100   # noqa: E731 - a transfer-time function easy to add up by hand
     shared = [Transfer("x", "in", 8.0, 0.1), Transfer("y", "out", 8.0, 0.1)]
     # two nests copying the same arrays: x copied in once; y written by both, out once
-    assert _resident_gpu_s([(v1, 1, shared), (v2, 1, shared)], set(), time_of) == pytest.approx(
+    assert gpu_s([(v1, 1, shared), (v2, 1, shared)], set(), time_of) == pytest.approx(
         2 * compute + 0.1 + time_of(8.0))
     # a producer and its consumer: what the first wrote is on the device, the second copies nothing in
     produce = [Transfer("x", "out", 80.0, 0.5)]
     consume = [Transfer("x", "in", 40.0, 0.3, offset=40.0), Transfer("y", "out", 8.0, 0.1)]
-    assert _resident_gpu_s([(v1, 1, produce), (v2, 3, consume)], set(), time_of) == pytest.approx(
+    assert gpu_s([(v1, 1, produce), (v2, 3, consume)], set(), time_of) == pytest.approx(
         compute + 3 * compute + time_of(80.0) + time_of(8.0))
     # the consumer reading past what was written: copied in
     wider = [Transfer("x", "in", 40.0, 0.3, offset=60.0)]
-    assert _resident_gpu_s([(v1, 1, produce), (v2, 1, wider)], set(), time_of) == pytest.approx(
+    assert gpu_s([(v1, 1, produce), (v2, 1, wider)], set(), time_of) == pytest.approx(
         2 * compute + 0.3 + time_of(80.0))
     # in run order only: the consumer first must copy in
-    assert _resident_gpu_s([(v2, 1, consume), (v1, 1, produce)], set(), time_of) == pytest.approx(
+    assert gpu_s([(v2, 1, consume), (v1, 1, produce)], set(), time_of) == pytest.approx(
         2 * compute + 0.3 + time_of(80.0) + time_of(8.0))
     # two writers of disjoint halves: one copy-out of both halves; an unknown start is always copied
     halves = [Transfer("x", "out", 40.0, 0.2, offset=0.0)], [Transfer("x", "out", 40.0, 0.2, offset=40.0)]
     unknown = [Transfer("x", "in", 40.0, 0.3, offset=None)]
-    assert _resident_gpu_s([(v1, 1, halves[0]), (v1, 1, halves[1]), (v2, 1, unknown)], set(), time_of) == \
+    assert gpu_s([(v1, 1, halves[0]), (v1, 1, halves[1]), (v2, 1, unknown)], set(), time_of) == \
         pytest.approx(3 * compute + 0.3 + time_of(80.0))
     # an array a nest left on the CPU touches: every copy, every execution
-    assert _resident_gpu_s([(v1, 1, produce), (v2, 3, consume)], {"x"}, time_of) == pytest.approx(
+    assert gpu_s([(v1, 1, produce), (v2, 3, consume)], {"x"}, time_of) == pytest.approx(
         4 * compute + 0.5 + 3 * 0.3 + time_of(8.0))
     # a range whose start is not known: copied at every execution
-    assert _resident_gpu_s([(v2, 3, unknown)], set(), time_of) == pytest.approx(3 * compute + 3 * 0.3)
+    assert gpu_s([(v2, 3, unknown)], set(), time_of) == pytest.approx(3 * compute + 3 * 0.3)
     view = WholeProgram(program_s=4.0, nests_s=2.0, after_s=1.0)
     assert view.speedup(view.after_s) == 4.0
 
@@ -211,6 +214,11 @@ def test_whole_program_keeps_matmul_data_on_the_device(tmp_path):
     assert (jw["after_s"], jw["resident_s"], jw["base_s"]) == pytest.approx((w.after_s, w.resident_s, w.base_s))
     assert [r["name"] for r in jw["nests"]] == [r.name for r in w.shares] and set(jw["ported"]) == set(w.ported)
     assert jw["resident_speedup"] == pytest.approx(w.base_s / w.resident_s)
+    # where the copies are: what main@29 fills and matmul writes goes out once, after its last writer
+    assert {(c["array"], c["direction"], c["nest"]) for c in jw["resident_copies"]} == {
+        ("A", "out", "main@29"), ("B", "out", "main@29"), ("C", "out", "matmul@16"), ("sum", "in", "main@37"),
+        ("sum", "out", "main@37")}
+    assert sum(c["seconds"] for c in jw["resident_copies"]) == pytest.approx(3 * one_array + reduction)
 
 
 def test_html_report_leads_with_the_whole_program(tmp_path):

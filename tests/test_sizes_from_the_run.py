@@ -117,10 +117,15 @@ def test_data_kept_on_the_device_adds_the_nests_whose_copies_it_shares():
     arrays = {"a": {"x"}, "b": {"x", "y"}}
     cpu = {"a": 1.0, "b": 1.0}
     # alone, a saves 0.1 and b 0.02; together x stays on the device: 2 - (0.2 + 0.8 + 0.08)
-    chosen, after = _resident_choice([], ["a", "b"], pieces, arrays, cpu, 10.0, time_of)
+    chosen, after, copies = _resident_choice([], ["a", "b"], pieces, arrays, cpu, 10.0, time_of)
     assert chosen == ("a", "b") and after == pytest.approx(10.0 - 2.0 + 0.2 + 0.8 + 0.08)
+    # the copies then: x goes out after a, its last writer, y after b; nothing goes in
+    assert {(c.array, c.direction, c.nest, c.each_execution) for c in copies} == {
+        ("x", "out", "a", False), ("y", "out", "b", False)}
     # a nest left on the CPU that touches x keeps every copy of x: only a's small gain is left... and b's
-    chosen, after = _resident_choice([], ["a", "b"], pieces, {**arrays, "c": {"x"}}, cpu, 10.0, time_of)
+    chosen, after, copies = _resident_choice([], ["a", "b"], pieces, {**arrays, "c": {"x"}}, cpu, 10.0, time_of)
     assert after == pytest.approx(10.0 - 2.0 + 0.2 + 0.8 + 0.8 + 0.08)
+    assert {(c.array, c.direction, c.nest, c.each_execution) for c in copies} == {
+        ("x", "out", "a", True), ("x", "in", "b", True), ("y", "out", "b", False)}
     # nothing that wins: nothing chosen
-    assert _resident_choice([], ["a"], pieces, arrays, {"a": 0.5}, 10.0, time_of) == ((), None)
+    assert _resident_choice([], ["a"], pieces, arrays, {"a": 0.5}, 10.0, time_of) == ((), None, [])

@@ -55,6 +55,7 @@ class WholeProgram:
     resident: tuple[str, ...] = ()   # the nests ported when the data stays on the device (_resident_choice)
     unmeasured: str = ""           # why the program's own time was not measured ("" when it was)
     context_s: float = 0.0         # creating the CUDA context: paid once by a run that uses the GPU (not in after_s)
+    resident_copies: tuple[Copy, ...] = ()   # the copies of resident_s, in run order (copy-outs last)
 
     @property
     def base_s(self) -> float:
@@ -101,64 +102,84 @@ def whole_program(program, advice, manager) -> WholeProgram | None:
     ported = [r for r in rows if r.verdict == "port" and r.cpu_s and r.gpu_s is not None]
     after = resident_s = None
     resident: tuple[str, ...] = ()
+    copies: list[Copy] = []
     if base and pieces:
         if ported:
             after = base - sum(r.cpu_s for r in ported) + sum(r.gpu_s for r in ported)
         rank = {n.name: k for k, n in enumerate(program.in_run_order(program.nests))}
         cpu_of = {r.name: r.cpu_s for r in rows}
-        resident, resident_s = _resident_choice([r.name for r in ported], sorted(pieces, key=rank.get), pieces,
+        resident, resident_s, copies = _resident_choice([r.name for r in ported], sorted(pieces, key=rank.get), pieces,
                                                 arrays, cpu_of, base, manager.options["gpu"].transfer_time_s)
     return WholeProgram(program_s, nests_s, rows, tuple(r.name for r in ported), after, resident_s, resident,
                         "" if program_s is not None else unmeasured or "no nest was measured",
-                        manager.options["gpu"].context_creation_ms * 1e-3)
+                        manager.options["gpu"].context_creation_ms * 1e-3, tuple(copies))
 
 
 def _resident_choice(start: list[str], candidates: list[str], pieces: dict, arrays: dict[str, set[str]],
-                     cpu_of: dict, base: float, transfer_time_s) -> tuple[tuple[str, ...], float | None]:
-    """The nests to port when the data stays on the device, and the program's time then: from `start` (the
-    recommended nests), add the candidate (a nest with a prediction, in run order) that lowers the time most,
-    while one does.  An array a nest left on the CPU touches keeps its copies (`_resident_gpu_s`)."""
-    def time_of(chosen: set[str]) -> float:
+                     cpu_of: dict, base: float, transfer_time_s) -> tuple[tuple[str, ...], float | None, list[Copy]]:
+    """The nests to port when the data stays on the device, the program's time then and its copies: from
+    `start` (the recommended nests), add the candidate (a nest with a prediction, in run order) that lowers the
+    time most, while one does.  An array a nest left on the CPU touches keeps its copies (`_resident_gpu_s`)."""
+    def time_of(chosen: set[str]) -> tuple[float, list[Copy]]:
         host = set().union(*(a for n, a in arrays.items() if n not in chosen))
-        order = [piece for n in candidates if n in chosen for piece in pieces[n]]
-        return base - sum(cpu_of[n] for n in chosen) + _resident_gpu_s(order, host, transfer_time_s)
+        order = [(n, *piece) for n in candidates if n in chosen for piece in pieces[n]]
+        gpu_s, copies = _resident_gpu_s(order, host, transfer_time_s)
+        return base - sum(cpu_of[n] for n in chosen) + gpu_s, copies
 
     chosen = set(start)
-    best = time_of(chosen) if chosen else base
+    best, copies = time_of(chosen) if chosen else (base, [])
     while True:
-        trials = [(time_of(chosen | {n}), n) for n in candidates if n not in chosen]
-        better = min(trials, default=None)
+        trials = [(*time_of(chosen | {n}), n) for n in candidates if n not in chosen]
+        better = min(trials, key=lambda t: t[0], default=None)
         if better is None or better[0] >= best * (1 - 1e-9):
             break
-        best, chosen = better[0], chosen | {better[1]}
+        best, copies, chosen = better[0], better[1], chosen | {better[2]}
     if not chosen:
-        return (), None
-    return tuple(n for n in candidates if n in chosen), best
+        return (), None, []
+    return tuple(n for n in candidates if n in chosen), best, copies
 
 
-def _resident_gpu_s(ported, host_arrays: set[str], transfer_time_s) -> float:
-    """The GPU time per program run of the ported nests, (kernel and launch seconds per execution, executions
-    per run, transfers per execution) in run order, with the data kept on the device: kernels and launches as
-    predicted; a copy-in only when earlier nests did not put that byte range on the device; each array copied
-    out once, the union of the ranges written.  Arrays in `host_arrays` (touched by a nest left on the CPU)
-    keep every copy, as does a range whose start is not known (never taken as on the device)."""
+@dataclass(frozen=True)
+class Copy:
+    """One host-device copy of the program with the data kept on the device (per program run)."""
+    array: str
+    direction: str                 # "in" (before the nest) or "out" (after it)
+    nest: str
+    bytes: float                   # per copy
+    seconds: float                 # per program run
+    each_execution: bool           # at every execution of the nest: an array a nest left on the CPU touches, or
+    #                                a region whose start is not known; else once per run
+
+
+def _resident_gpu_s(ported, host_arrays: set[str], transfer_time_s) -> tuple[float, list[Copy]]:
+    """The GPU time per program run of the ported nests, (name, kernel and launch seconds per execution,
+    executions per run, transfers per execution) in run order, with the data kept on the device, and its copies:
+    kernels and launches as predicted; a copy-in only when earlier nests did not put that byte range on the
+    device; each array copied out once, after the last nest that writes it, the union of the ranges written.
+    Arrays in `host_arrays` (touched by a nest left on the CPU) keep every copy, as does a range whose start is
+    not known (never taken as on the device)."""
     held: dict[str, list[tuple[float, float]]] = {}       # per array, the byte ranges the device holds
     written: dict[str, list[tuple[float, float]]] = {}    # per array, the byte ranges written on the device
-    total = 0.0
-    for busy_s, runs, transfers in ported:
-        total += busy_s * runs
+    last_writer: dict[str, str] = {}
+    busy, copies = 0.0, []
+    for name, busy_s, runs, transfers in ported:
+        busy += busy_s * runs
         for t in transfers:
             span = (t.offset, t.offset + t.bytes) if t.offset is not None else None
             if t.array in host_arrays or span is None:
-                total += t.seconds * runs
+                copies.append(Copy(t.array, t.direction, name, t.bytes, t.seconds * runs, True))
             elif t.direction == "in":
                 if not _covers(held.get(t.array, []), span):
-                    total += t.seconds
+                    copies.append(Copy(t.array, "in", name, t.bytes, t.seconds, False))
                     held.setdefault(t.array, []).append(span)
             else:
                 held.setdefault(t.array, []).append(span)
                 written.setdefault(t.array, []).append(span)
-    return total + sum(transfer_time_s(_union_length(spans)) for spans in written.values())
+                last_writer[t.array] = name
+    for array, spans in written.items():
+        nbytes = _union_length(spans)
+        copies.append(Copy(array, "out", last_writer[array], nbytes, transfer_time_s(nbytes), False))
+    return busy + sum(c.seconds for c in copies), copies
 
 
 def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -187,6 +208,9 @@ def program_json(view: WholeProgram) -> dict:
             "ported": list(view.ported), "after_s": view.after_s, "speedup": view.speedup(view.after_s),
             "resident_s": view.resident_s, "resident_speedup": view.speedup(view.resident_s),
             "resident": list(view.resident),
+            "resident_copies": [{"array": c.array, "direction": c.direction, "nest": c.nest, "bytes": c.bytes,
+                                 "seconds": c.seconds, "each_execution": c.each_execution}
+                                for c in view.resident_copies],
             "context_s": view.context_s, "unmeasured": view.unmeasured or None}
 
 
@@ -221,9 +245,11 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
         same = set(view.resident) == set(view.ported)
         which = "these nests" if same else ", ".join(view.resident)
         lines.append(f"  {'the same' if same else 'porting ' + which} with the data kept on the GPU between them "
-                     f"(copied in only where the host's values are needed, out once at the end): "
+                     f"(copied in only where the host's values are needed, out once after the last nest that "
+                     f"writes them): "
                      f"{units.seconds(view.base_s)} -> {units.seconds(view.resident_s)} per run, "
                      f"{units.speedup(view.speedup(view.resident_s))}")
+        lines.append("  " + copies_text(view.resident_copies))
         once = view.resident_s + view.context_s
         lines.append(f"  a program run that uses the GPU also creates the CUDA context once, "
                      f"{units.seconds(view.context_s)}: a single run takes {units.seconds(once)}, "
@@ -234,6 +260,18 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
     if keep:
         lines.append("  not to port: " + "; ".join(f"{r.name} ({r.verdict}: {_short(r.why)})" for r in keep))
     return "\n".join(lines) + "\n"
+
+
+def copies_text(copies, shown: int = 6) -> str:
+    """Where the copies are with the data kept on the device: the largest first (the copy-ins before the nest
+    that first needs the host's values, the copy-outs after the last nest that writes the array)."""
+    if not copies:
+        return "copies then: none"
+    top = sorted(copies, key=lambda c: -c.seconds)
+    words = [f"'{c.array}' {'in before' if c.direction == 'in' else 'out after'} {c.nest} "
+             f"({units.byte_size(c.bytes)}{', every execution' if c.each_execution else ''})" for c in top[:shown]]
+    more = f" and {len(top) - shown} more" if len(top) > shown else ""
+    return "copies then: " + "; ".join(words) + more
 
 
 def share_text(share: float | None) -> str:
