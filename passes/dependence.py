@@ -793,8 +793,11 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
         private_arrays = [a for a in arrays_carried if array_private(a, lp, refs, ctx)]
         for a in private_arrays:
             if not privatized.setdefault(a, set()) & set(ctx.ancestors(lid)):    # said once, for the outermost
-                notes.append(f"{a} is written before it is read in every iteration of {loop_words(ctx.name(lp))} "
-                             f"and {ctx.nest.array(a).dead_after}: each iteration has its own copy")
+                info = ctx.nest.array(a)
+                notes.append(f"{a} is {info.dead_after}, in each iteration of {loop_words(ctx.name(lp))}"
+                             if info.declared_in is not None else
+                             f"{a} is written before it is read in every iteration of {loop_words(ctx.name(lp))} "
+                             f"and {info.dead_after}: each iteration has its own copy")
             privatized[a].add(lid)
         for dep, src, snk in found:
             if dep.loop != lid or dep.array in private_arrays:
@@ -874,6 +877,8 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
 def array_private(name: str, lp: Loop, refs: list[_Ref], ctx: _Ctx) -> bool:
     """Whether array `name` can have a copy of its own in each iteration of `lp`, its dependences carried by
     `lp` then gone (MG's `r1[i1]`, written for every i1 and then read, in each iteration of i3 and i2).
+    An array declared inside `lp` is one by C's own rules (a value read before the iteration writes it is
+    indeterminate in the C as written, so any copy's value is as right).
 
     The array has constant extents and nothing reads its values after the nest (ArrayInfo.dead_after: an
     automatic array of the function that no pointer reaches, or a parameter no caller reads after the call, like
@@ -882,6 +887,8 @@ def array_private(name: str, lp: Loop, refs: list[_Ref], ctx: _Ctx) -> bool:
     iteration of `lp` (`_read_covered`): then each iteration reads only its own values, which its copy holds,
     and no value leaves it."""
     info = ctx.nest.array(name) if name in {a.name for a in ctx.nest.arrays} else None
+    if info is not None and info.declared_in is not None and lp.lid in info.declared_in:
+        return True          # declared inside lp: C gives each iteration a new array, which nothing else can reach
     if info is None or not info.dead_after or not info.dims or any(d is None or not d.is_const() for d in info.dims):
         return False
     if name in ctx.conflated or ctx.control_inexact or any(s.scatter == name for s in ctx.nest.statements()):

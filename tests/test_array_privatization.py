@@ -330,3 +330,87 @@ def test_a_copy_per_thread_larger_than_a_threads_local_memory_is_refused(tmp_pat
     path.write_text(BIG_SCRATCH.format(m=6000))
     (nest,) = c2gpu.analyze(str(path), run_cpu=False).nests
     assert nest.ported and nest.loops[0].role == "grid x", nest.refusal
+
+
+# --------------------------------------------------------------------------- arrays declared inside the nest
+
+INNER = """#define N 40
+#define M 30
+double out[N][N][M], in[N][N][M];
+void f(void) {
+  for (int k = 0; k < N; k++) {
+    for (int j = 0; j < N; j++) {
+      DECL
+      for (int i = 0; i < M; i++) { t[0][i] = in[k][j][i] * 2; t[1][i] = in[k][j][i] - k; }
+      for (int i = 1; i < M - 1; i++) out[k][j][i] = t[0][i - 1] + t[1][i + 1];
+    }
+  }
+}
+int main(void) {
+  for (int k = 0; k < N; k++) for (int j = 0; j < N; j++) for (int i = 0; i < M; i++) in[k][j][i] = k - i + j;
+  f();
+  double s = 0;
+  for (int k = 0; k < N; k++) for (int j = 0; j < N; j++) for (int i = 0; i < M; i++) s += out[k][j][i] * (k + 1);
+  printf("%.6f\\n", s);
+  return 0;
+}
+"""
+
+
+def inner(decl: str) -> str:
+    return "#include <stdio.h>\n" + INNER.replace("DECL", decl)
+
+
+def test_an_array_declared_in_the_loop_body_is_a_new_array_per_iteration(tmp_path):
+    # t is declared inside j: each (k, j) iteration has its own, so k and j are parallel and the kernel gives each
+    # thread its copy (declared once at the top of the thread, flat; the declaration in the body is not repeated)
+    found = loops(tmp_path, inner("double t[2][M];"))
+    assert [found[line][:2] for line in (6, 7)] == [("k", "parallel"), ("j", "parallel")], found
+    assert "f@6" in verified_ports(tmp_path, inner("double t[2][M];"))
+    r = subprocess.run([sys.executable, "-m", "c2gpu", "port", str(tmp_path / "a.c"), "-o", str(tmp_path / "a.cu")],
+                       capture_output=True, text=True, timeout=300)
+    assert "note: t is declared inside the loop at line 7: a new array in every iteration, in each iteration of " \
+           "loop 'k'" in r.stderr, r.stderr
+    code = (tmp_path / "a.cu").read_text()
+    kernel = code[code.index("__global__ void c2gpu_f_6_k0"):]
+    kernel = kernel[:kernel.index("\n}\n")]
+    assert kernel.count("double t[") == 1 and "double t[60];" in kernel
+    assert "t[i + 30]" in kernel or "t[30 + i]" in kernel
+
+
+def test_an_array_declared_outside_the_inner_loop_is_privatized_there_by_coverage(tmp_path):
+    # declared in k, so a new array per k; every j iteration writes t[0][*] and t[1][*] before reading them, so the
+    # j iterations get copies too (the coverage proof of array_private): both loops are the grid
+    src = inner("").replace("  for (int k = 0; k < N; k++) {\n", "  for (int k = 0; k < N; k++) {\n    double t[2][M];\n")
+    found = loops(tmp_path, src)
+    assert found[6][:2] == ("k", "parallel") and found[8][:2] == ("j", "parallel"), found
+    assert "f@6" in verified_ports(tmp_path, src)
+    # an element read before this j iteration writes it (t[1][0] of the previous j) passes between j iterations
+    src = src.replace("t[1][i + 1];", "t[1][i + 1] + t[1][0];").replace("t[1][i] = in[k][j][i] - k;",
+                                                                        "if (i > 0) t[1][i] = in[k][j][i] - k;")
+    found = loops(tmp_path, src)
+    assert found[6][:2] == ("k", "parallel") and found[8][1] != "parallel", found
+
+
+def test_arrays_declared_inside_the_nest_that_stay_refused(tmp_path):
+    for decl, why in (("double t[2][M] = {{0}};", "its initializer is not analysed"),
+                      ("static double t[2][M];", "static"),
+                      ("double t[2][M]; double *p = &t[0][0]; p[0] = 1;", "")):
+        found = loops(tmp_path, inner(decl))
+        assert found[6][1] != "parallel" and why in found[6][2], (decl, found[6])
+    # an array the nest's kernels would share (declared in a loop that stays on the host around them): refused
+    src = """#define N 40
+#define M 30
+double out[M], in[M];
+void f(void) {
+  for (int k = 0; k < N; k++) {
+    double t[M];
+    for (int i = 0; i < M; i++) t[i] = in[i] * k;
+    for (int i = 1; i < M - 1; i++) out[i] = 0.5 * out[i] + t[i - 1] + t[i + 1];
+  }
+}
+"""
+    import c2gpu
+    (nest,) = c2gpu.analyze(src, run_cpu=False).nests
+    assert not nest.ported and "array 't' is declared inside the nest (line 6), but no kernel gives each thread its " \
+        "own copy of it" in nest.refusal, nest.refusal

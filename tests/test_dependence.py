@@ -368,7 +368,7 @@ def test_non_affine_guard_gives_a_may_dependence(tmp_path):
      "unsupported-statement"),
     ("void f(int n, float *restrict p) { int i; for (i = 0; i < n; i++) { p[i] = p[i + 1]; p++; } }",
      "pointer-modified"),
-    ("float a[100]; void f(void) { int i; for (i = 0; i < 100; i++) { float t[2]; t[0] = a[i]; a[i] = t[0]; } }",
+    ("float a[100]; void f(void) { int i; for (i = 0; i < 100; i++) { float t[2] = {0, 0}; t[0] = a[i]; a[i] = t[0]; } }",
      "local-array"),
     ("float a[100]; void f(void) { int i; float *p = a; for (i = 0; i < 100; i++) a[i] = *(&a[0] + i); }",
      "address-taken"),

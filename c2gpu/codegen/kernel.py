@@ -587,8 +587,9 @@ class KernelPrinter(c_generator.CGenerator):
     def __init__(self, arrays: dict[str, ArrayPlan], renames: dict[str, str], atomics: dict[int, str] | None = None,
                  registers: dict[int, str] | None = None,
                  around: dict[int, tuple[list[str], list[str]]] | None = None,
-                 ordered: dict[int, "Ordered"] | None = None):
+                 ordered: dict[int, "Ordered"] | None = None, hoisted: frozenset[str] = frozenset()):
         super().__init__()
+        self.hoisted = hoisted           # arrays declared inside the nest that the kernel declares per thread, flat
         self.arrays = arrays
         self.renames = renames
         self.atomics = atomics or {}     # id of a scatter statement's syntax tree -> its element's C type
@@ -626,6 +627,11 @@ class KernelPrinter(c_generator.CGenerator):
 
     def visit_ID(self, n: c_ast.ID) -> str:
         return self.renames.get(n.name, n.name)
+
+    def visit_Decl(self, n: c_ast.Decl, no_type: bool = False) -> str:
+        if n.name in self.hoisted:
+            return ""       # declared once at the top of the thread (its values do not outlive an iteration)
+        return super().visit_Decl(n, no_type)
 
     def visit_StructRef(self, n: c_ast.StructRef) -> str:
         # a field of an array of structs seen by field: the device array holds the fields' type, the field
@@ -995,7 +1001,8 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     ordered = {r.target: _ordered(nest, kernel, r, renames[r.target], by_id) for r in kernel.reductions
                if ordered_reduction(nest, r)}
     by_stmt = {id(s.ast): ordered[r.target] for s in stmts for r in s.reductions if r.target in ordered}
-    printer = KernelPrinter(arrays, renames, atomics, registers, around, by_stmt)
+    printer = KernelPrinter(arrays, renames, atomics, registers, around, by_stmt,
+                            frozenset(a for a in kernel.private_arrays if nest.array(a).declared_in is not None))
     if kernel.serial:
         body = "{\n" + "".join(printer._generate_stmt(n.ast) for n in kernel.nodes(by_id)) + "}"
     else:

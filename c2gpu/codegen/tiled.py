@@ -113,8 +113,8 @@ class TiledPrinter(KernelPrinter):
     positions, in several places, and each copy must print its own tile index (promotion.access_nodes)."""
 
     def __init__(self, arrays, renames, staged: dict[int, str], stores: dict[int, tuple[str, str]] | None = None,
-                 atomics: dict[int, str] | None = None, registers=None, around=None):
-        super().__init__(arrays, renames, atomics, registers, around)
+                 atomics: dict[int, str] | None = None, registers=None, around=None, hoisted=frozenset()):
+        super().__init__(arrays, renames, atomics, registers, around, hoisted=hoisted)
         self.staged = staged
         self.stores = stores or {}
 
@@ -230,7 +230,8 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
     # the tiled loop itself is printed by the template, in chunks: its registers' loads and stores go just
     # before and after the chunks
     tiled_loads, tiled_stores = around.pop(id(tiled.ast), ([], [])) if tiled is not None else ([], [])
-    printer = TiledPrinter(arrays, base.renames, staged, stores, base.atomics, registers, around)
+    printer = TiledPrinter(arrays, base.renames, staged, stores, base.atomics, registers, around,
+                           frozenset(a for a in kernel.private_arrays if nest.array(a).declared_in is not None))
     innermost = by_id[kernel.body_lid]
     items = list(innermost.ast.stmt.block_items or []) if isinstance(innermost.ast.stmt, c_ast.Compound) \
         else [innermost.ast.stmt]
@@ -241,6 +242,8 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
         """Statements for active threads; top-level declarations hoisted so later parts still see them."""
         decls, lines = [], []
         for node in nodes:
+            if isinstance(node, c_ast.Decl) and node.name in printer.hoisted:
+                continue        # an array declared per thread at the top of the kernel
             if isinstance(node, c_ast.Decl) and not isinstance(node.type, c_ast.FuncDecl):
                 init = node.init
                 node_copy = c_ast.Decl(node.name, node.quals, node.align, node.storage, node.funcspec,

@@ -244,6 +244,12 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
     array_map = {a.name: a for a in arrays}
     # arrays private to the threads of a kernel live in the kernel alone: no parameter, copy or device memory
     private = {a for k in mapping.kernels() for a in k.private_arrays}
+    for info in nest.arrays:
+        if info.declared_in is not None and info.name not in private:
+            # (an array declared inside the nest exists only inside the loops around its declaration: the host has
+            # no array to copy, so it can only live in the threads of one kernel)
+            raise CodegenError(f"array '{info.name}' is declared inside the nest (line {info.loc.line}), but no "
+                               "kernel gives each thread its own copy of it: the kernels would share it")
     arrays = [a for a in arrays if a.name not in private]
     scalar_types = {s.name: s.ctype for s in nest.scalars}
     kernels: list[KernelCode] = []

@@ -147,6 +147,8 @@ class NestContext:
         self.range_cache: dict[tuple, tuple[Fraction, Fraction] | None] = {}      # nest-local int whose initialization converts its value (by IR name)
         self.flags: list[Flag] = []
         self.arrays_used: dict[str, Loc] = {}
+        self.inner_arrays: dict[str, tuple[CType, "c_ast.Decl", tuple[int, ...]]] = {}   # arrays declared inside the
+        #                                            nest (a new object each iteration of the loops around): the lids
         self.scalars_used: dict[str, Loc] = {}
         self.params: set[str] = set()
         self.sid = 0
@@ -1276,6 +1278,25 @@ def switch_as_if(sw: c_ast.Switch) -> c_ast.Node | None:
     return node if node is not None else c_ast.EmptyStatement(sw.coord)
 
 
+def _inner_array_refusal(ctx: NestContext, node: c_ast.Decl, t: CType, ir: str) -> str:
+    """Why an array declared inside the nest is not taken as a new object of each iteration of the loops around
+    its declaration (": ..."), or "" when it is: a plain array of scalars of constant extents, automatic, not
+    initialized (an initializer would have to run in each thread) and with a name of its own in the nest."""
+    if t.pointers or t.pointer_rows or t.base not in SIZES:
+        return ": only arrays of scalars are analysed"
+    if {"static", "extern"} & set(node.storage or ()):
+        return f": it is {' '.join(node.storage)}, one array every iteration shares"
+    if node.init is not None:
+        return ": its initializer is not analysed"
+    if ir != node.name:
+        return ": another variable of the nest has its name"
+    for d in t.dims:
+        p = ctx.poly(d)[0] if d is not None else None
+        if p is None or not p.is_const():
+            return ": its extents are not constants"
+    return ""
+
+
 def _one_scalar_type(fields: dict[str, CType]) -> str | None:
     """The type every field of a struct has, when they all have one scalar type (`dcomplex`: double), else None."""
     types = {f.base for f in fields.values() if f.is_scalar}
@@ -1676,7 +1697,11 @@ class NestLowerer:
                     ctx.flag("static-local", f"'{node.name}' is declared {' '.join(node.storage)} inside the nest: "
                                              "one variable shared by every iteration", node)
                 if not t.is_scalar:
-                    ctx.flag("local-array", f"array '{node.name}' is declared inside the nest", node)
+                    why = _inner_array_refusal(ctx, node, t, ir)
+                    if why:
+                        ctx.flag("local-array", f"array '{node.name}' is declared inside the nest{why}", node)
+                    else:
+                        ctx.inner_arrays[ir] = (t, node, tuple(ctx.loop_ids))
                 if node.init is None:
                     return out
                 if t.is_integer and t.is_scalar and node.name not in ctx.written:
@@ -2001,6 +2026,23 @@ class FileLowerer:
                 self.notes.append(Flag("unknown-pragma", f"'#pragma {n.string.strip()}' is inside the nest at line "
                                        f"{nest_loc.line}, which is analysed as a whole: the pragma is ignored", loc))
 
+    def _inner_array(self, ctx: NestContext, name: str, facts: "FunctionFacts", root: Loop) -> ArrayInfo:
+        """The ArrayInfo of an array declared inside the nest (NestContext.inner_arrays): a new object in every
+        iteration of the loops around its declaration (ArrayInfo.declared_in), so nothing it holds passes from one
+        iteration of them to another, and nothing reads it after the nest.  Its address must not be taken (then
+        a pointer may reach it from elsewhere): flagged local-array."""
+        t, node, lids = ctx.inner_arrays[name]
+        dims = tuple(Poly.const(int(ctx.poly(d)[0].const_value())) for d in t.dims)
+        loc = ctx.loc(node)
+        if name in facts.values:
+            ctx.flags.append(Flag("local-array", f"array '{name}' is declared inside the nest and its address is "
+                                  "taken", loc, lids))
+            return ArrayInfo(name, t.base, t.elem_size, dims, "local", False, t.const, loc)
+        by_lid = {lp.lid: lp for lp in root.loops()}
+        where = f"the loop at line {by_lid[lids[-1]].loc.line}" if lids and lids[-1] in by_lid else "the nest"
+        return ArrayInfo(name, t.base, t.elem_size, dims, "local", False, t.const, loc, unreachable=True,
+                         dead_after=f"declared inside {where}: a new array in every iteration", declared_in=lids)
+
     def lower_nest(self, function: str, cand: Candidate, facts: "FunctionFacts") -> Nest:
         cand = self.calls_inlined(cand, facts)
         cand, stands_for = self.fields_renamed(cand, facts)
@@ -2026,6 +2068,9 @@ class FileLowerer:
         arrays = []
         for name in sorted(ctx.arrays_used):
             found = cand.scope.lookup(name)
+            if name in ctx.inner_arrays:
+                arrays.append(self._inner_array(ctx, name, facts, root))
+                continue
             if found is None:
                 continue
             t, storage, dloc = found.ctype, found.storage, found.loc
