@@ -258,3 +258,38 @@ def test_ports_with_code_between_kernels_verify(tmp_path, capsys, source):
     path.write_text(source)
     assert main(["verify", str(path)]) == 0
     assert "verify: PASS: 2 nests checked" in capsys.readouterr().out
+
+
+RANK1 = """#include <stdio.h>
+#define N 70
+double A[N][N];
+int main(void) {
+  int i, j, k;
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      A[i][j] = (i == j) ? N + 1.0 : 1.0 / (1 + i + 2 * j);
+  for (k = 0; k < N; k++)
+    for (i = k + 1; i < N; i++)
+      for (j = k + 1; j < N; j++)
+        A[i][j] -= A[i][k] * A[k][j] / A[k][k];
+  printf("%.9f\\n", A[N - 1][N - 1] + A[N / 2][N / 3]);
+  return 0;
+}
+"""
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+def test_the_grid_of_each_launch_covers_that_launch_only(tmp_path, capsys):
+    # the rank-1 update over i, j > k: launched once per k, its grid shrinks with k (it was sized for k = 0 at every
+    # launch, two thirds of the blocks idle on average); the model prices the middle launch (Geometry)
+    path = tmp_path / "t.c"
+    path.write_text(RANK1)
+    assert main(["port", str(path), "-o", str(tmp_path / "t.cu")]) == 0
+    code = (tmp_path / "t.cu").read_text()
+    grids = re.findall(r"dim3 c2gpu_grid\((.*)\), c2gpu_block", code)
+    moving = [g for g in grids if re.search(r"\bk\b", g)]
+    assert moving and all("70" in g or "69" in g for g in moving), grids
+    assert re.search(r"if \(\(\S.*\bk\b.*\) > 0\) \{", code), "an empty launch (k = N - 1) is skipped"
+    assert main(["verify", str(path)]) == 0
+    assert "verify: PASS" in capsys.readouterr().out

@@ -847,6 +847,30 @@ def _max_trip(nest: Nest, path: list[Loop], loop: Loop) -> str:
     return ph.to_c(s.dim_max(n - 1), list(nest.params))
 
 
+def _trip_per_launch(nest: Nest, path: list[Loop], loop: Loop, host_lids: set[int]) -> str | None:
+    """Largest trip count of `loop` over the mapped loops enclosing it, for the current iteration of the host
+    loops around the kernel (their variables, as the wrapper names them, are parameters), as C; None when no host
+    loop moves it or isl cannot say (then the largest over every iteration, _max_trip)."""
+    host = [lp for lp in path[:-1] if lp.lid in host_lids]
+    if not host or not loop.trip_count.variables & {lp.var for lp in path[:-1]}:
+        return None
+    outer = [lp for lp in path[:-1] if lp.lid not in host_lids]
+    params = list(nest.params) + [lp.var for lp in host]
+    names = {lp.var: ph.dim(lp.lid) for lp in outer}
+    names.update({lp.var: lp.var for lp in host})
+    try:
+        cons = ph.domain_constraints(outer, names)
+        context = isl.Set(f"[{', '.join(params)}] -> {{ : {' and '.join(ph.domain_constraints(host, names)) or '1 = 1'} }}")
+        trip = ph.sym_to_isl(loop.trip_count, names)
+        dims = ", ".join(names[lp.var] for lp in outer)
+        s = isl.Set(f"[{', '.join(params)}] -> {{ [{dims + ', ' if dims else ''}c2gpu_trip] : c2gpu_trip = {trip}"
+                    f"{' and ' + ' and '.join(cons) if cons else ''} }}")
+        most = s.dim_max(s.dim(isl.dim_type.set) - 1).gist_params(context)
+        return ph.to_c(most, params)
+    except (isl.Error, ValueError):
+        return None
+
+
 def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: list[tuple[str, str]],
                 device_scalars: frozenset[str] = frozenset(), functions: dict[str, str] | None = None,
                 promote: bool = True) -> KernelCode:
@@ -918,13 +942,16 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
 
     # thread indices, guards, original loop variables
     index_lines, guards, locals_ = [], [], list(device_reads)
-    grid, extents = ["1", "1", "1"], ["1", "1", "1"]
+    grid, extents, per_launch = ["1", "1", "1"], ["1", "1", "1"], ["1", "1", "1"]
     block = kernel.block
+    host_lids = {lp.lid for lp in path if lp.lid not in mapped_ids}
     for m in kernel.loops:
         k = "xyz".index(m.dim)
-        ext = _max_trip(nest, _path_to(nest, m.lid), by_id[m.lid])
-        extents[k] = ext
-        grid[k] = simplify_div(ext, block[k])
+        extents[k] = _max_trip(nest, _path_to(nest, m.lid), by_id[m.lid])
+        # the grid of each launch covers the iterations of that launch: a loop whose bounds move with a host loop
+        # (lu's i, j > k) launches fewer blocks as its domain shrinks (the model prices it so: Geometry)
+        per_launch[k] = _trip_per_launch(nest, _path_to(nest, m.lid), by_id[m.lid], host_lids) or extents[k]
+        grid[k] = simplify_div(per_launch[k], block[k])
     for m in kernel.loops:
         ext = _const_of(extents["xyz".index(m.dim)])
         itype = _index_type(m, by_id[m.lid], ext)
@@ -1049,8 +1076,8 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
                                  [(f"d_{kernel.name}_{reduction_key(r)}_pr", "long long", len(o.rank)) for r in
                                   kernel.reductions if (o := ordered.get(r.target))])
     _check_index_range(kernel, extents, grid, {a: arrays[a] for a in used_arrays}, by_id)
-    dynamic = [e for e in extents if not ((p := c_to_poly(e)) is not None and p.is_const() and p.const_value() > 0)]
-    launch_if = " && ".join(f"({e}) > 0" for e in dynamic)
+    dynamic = [e for e in per_launch if not ((p := c_to_poly(e)) is not None and p.is_const() and p.const_value() > 0)]
+    launch_if = " && ".join(dict.fromkeys(f"({e}) > 0" for e in dynamic))
     body = "\n".join(line.rstrip() for line in body.strip().splitlines() if line.strip())
     from ..frontend.ctypes import SIZES
     tree_bytes = sum(block[0] * block[1] * block[2] * (SIZES.get(r["type"], 8) + 8 * len(r["ordered"] or ()))
