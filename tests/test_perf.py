@@ -352,3 +352,36 @@ def test_a_table_of_rows_is_priced_as_the_dense_box_the_port_gives_the_device(tm
     assert flats["out[k][j][i]"] == k * 870 + j * 29 + i + 1
     costs = ka.memory(tuple(kernel.block)).accesses
     assert costs and all(not c.unknown and c.sectors <= 9 for c in costs), [(c.text, c.sectors) for c in costs]
+
+
+LOCAL = """#define N 256
+#define M 100
+double out[N][M], in[N][M];
+void f(void) {
+  for (int k = 0; k < N; k++) {
+    double x[M], c[2];
+    c[0] = k; c[1] = 2 * k;
+    for (int i = 0; i < M; i++) x[i] = in[k][i] * c[0];
+    for (int i = 1; i < M - 1; i++) out[k][i] = x[i - 1] + x[i + 1] + c[1];
+  }
+}
+"""
+
+
+def test_a_per_thread_array_indexed_by_data_costs_local_memory_traffic(tmp_path):
+    # x (indexed by i) lives in local memory: its accesses are traffic, coalesced (the threads of a warp read one
+    # element of their own copies, consecutive in local memory); c (indexed by constants) lives in registers
+    path = write_c(tmp_path, LOCAL)
+    prog, mgr = mapped(path)
+    nest = prog.nests[0]
+    (kernel,) = mgr.result("mapping", nest).kernels()
+    assert [nest.loop(m.lid).var for m in kernel.loops] == ["k"]
+    ka = KernelAnalysis(nest, kernel, A100, {}, registers="estimate")
+    assert ka.local_arrays == {"x"} and ka.per_thread_arrays >= {"x", "c"}
+    costs = ka.memory(tuple(kernel.block)).accesses
+    local = [c for c in costs if c.array == "x"]
+    assert len(local) == 3 and all(c.where == "local memory" and not c.unknown for c in local), local
+    assert all(c.sectors <= 8 for c in local)            # 32 threads x 8 bytes: 8 sectors, coalesced
+    assert not [c for c in costs if c.array == "c"]
+    # the three accesses of x per i are counted: the kernel is slower than with x free
+    assert ka.memory(tuple(kernel.block)).per_array["x"]["read_l2"] > 0

@@ -158,6 +158,7 @@ class AccessInfo:
     per_thread: Optional[float] = None   # executions per thread when not the statement's: the load or the
     #                                      store of a register (promotion.py), once per run of its loop
     hoisted: Optional[int] = None  # that loop's lid (the load runs just before it, the store just after)
+    local: bool = False            # an element of a per-thread array in local memory (flat: its interleaved address)
 
 
 @dataclass(frozen=True)
@@ -395,24 +396,30 @@ class KernelAnalysis:
         out, seen = [], {}
         promoted = promoted_accesses(self.promotions)
 
+        in_local = self.local_arrays
+
         def add(a: Access, s: Statement, window: Optional[int], suffix: str = "", **kw) -> None:
             base = f"{a.text}@{a.loc.line}{suffix}"
             n = seen.get(base, 0)
             seen[base] = n + 1
             key = base if n == 0 else f"{base}#{n + 1}"
-            out.append(AccessInfo(key, a, s, self._flat_index(a), window, **kw))
+            local = a.array in in_local
+            out.append(AccessInfo(key, a, s, self._local_flat(a) if local else self._flat_index(a), window,
+                                  local=local, **kw))
 
         for s in self.statements:
             info = self.executions[s.sid]
             for a in s.accesses:
-                if a.array in self.per_thread_arrays:
-                    continue  # declared in the loop body: per-thread (registers / local memory), not traffic
+                if a.array in self.per_thread_arrays and a.array not in in_local:
+                    continue  # indexed by constants only: registers (local_arrays), no memory traffic
                 if id(a) in promoted:
                     continue  # a register inside its loop: its global load and store are counted below
                 add(a, s, info.inner[-1].lid if info.inner else None)
         # a promoted element: one load before its loop and one store after it, per run of the loop
         first_stmt = {id(a): s for s in self.statements for a in s.accesses}
         for p in self.promotions:
+            if p.array in self.per_thread_arrays and p.array not in in_local:
+                continue  # an element of an array in registers: no load or store to count
             loop = self.by_id[p.loop_lid]
             around = [lp for lp in self.inner_loops if lp.lid in self._ancestors(loop)]
             runs = self._per_thread(around) if around else 1.0
@@ -426,6 +433,33 @@ class KernelAnalysis:
     def _executions(self, ai: AccessInfo) -> float:
         """Executions per thread of an access: its statement's, or its own for a register's load and store."""
         return ai.per_thread if ai.per_thread is not None else self.executions[ai.stmt.sid].executions
+
+    @kernel_fact
+    def local_arrays(self) -> set[str]:
+        """The per-thread arrays that live in local memory: those indexed by anything but constants (CUDA C++
+        Programming Guide, "Local Memory": arrays the compiler cannot prove are indexed with constant quantities);
+        an array indexed by constants only lives in registers."""
+        out = set()
+        for s in self.statements:
+            for a in s.accesses:
+                if a.array in self.per_thread_arrays and not all(x is not None and x.is_const() for x in a.subscripts):
+                    out.add(a.array)
+        return out
+
+    def _local_flat(self, a: Access) -> Optional[Poly]:
+        """The element of a per-thread array as local memory lays it out: consecutive threads' copies of one
+        element are consecutive (CUDA C++ Programming Guide, "Local Memory": accesses are fully coalesced when the
+        threads of a warp access the same relative address), so element e of thread t is at e * T + t, T the
+        threads of the launch and t the thread's linear index over the mapped loops (x fastest)."""
+        flat = self._flat_index(a)
+        if flat is None:
+            return None
+        extents = self.geometry(tuple(self.kernel.block)).extents       # threads needed per dimension
+        tid, stride = Poly.const(0), 1
+        for m in sorted(self.kernel.loops, key=lambda m: "xyz".index(m.dim)):
+            tid = tid + Poly.var(self.by_id[m.lid].var) * stride
+            stride *= extents["xyz".index(m.dim)]
+        return flat * stride + tid
 
     @kernel_fact
     def per_thread_arrays(self) -> set[str]:
@@ -828,7 +862,8 @@ class KernelAnalysis:
                 lp = self.by_id[ai.hoisted]
                 where = "load before" if a.kind == "read" else "store after"
                 text = f"{a.text} (register {where} loop '{lp.origin.var if lp.origin else lp.var}')"
-            entries.append((ai.key, text, a.loc.line, a.array, a.kind, a.elem_size, "global"))
+            entries.append((ai.key, text, a.loc.line, a.array, a.kind, a.elem_size,
+                            "local memory" if ai.local else "global"))
         for o in self._tiles():                                       # cooperative tile loads
             if o.kind == "store":
                 continue
