@@ -190,7 +190,7 @@ def advise(path: str, program: Program, manager, options: PreprocessOptions, mak
         needs = tuple(sorted(set(nest.params) - nest.param_env(params).keys())) if ported else ()
         at_sizes = _price_at_sizes(nest, manager, cpu, needs) if perf is None and needs else ()
         if at_sizes:
-            out[nest.name] = _sized_advice(nest, at_sizes, cpu, manager)
+            out[nest.name] = _sized_advice(nest, at_sizes, cpu)
             continue
         if perf is None or not ported:
             errs = manager.errors_of(nest)
@@ -254,18 +254,18 @@ def performance_of(nest: Nest, manager, advice: NestAdvice | None):
     return perf
 
 
-def _sized_advice(nest: Nest, at_sizes: tuple[PricedSize, ...], cpu: CpuTiming, manager) -> NestAdvice:
+def _sized_advice(nest: Nest, at_sizes: tuple[PricedSize, ...], cpu: CpuTiming) -> NestAdvice:
     """The verdict of a nest priced at the sizes its run used: per execution, the CPU and GPU times averaged
     over all executions of a run (so that the whole program's sums are exact), decided as for one size."""
-    runs = sum(p.size.executions for p in at_sizes)
+    executions = sum(p.size.executions for p in at_sizes)
     head = at_sizes[0].perf
     model = head.default_model
 
     def mean(part) -> float:
-        return sum(p.size.executions * part(p.perf) for p in at_sizes) / runs
+        return sum(p.size.executions * part(p.perf) for p in at_sizes) / executions
 
     k0 = max(head.kernels, key=lambda k: k.predictions[model].time_s * k.launches)
-    v = decide(nest.name, head.gpu.key, model, sum(p.cpu_s for p in at_sizes) / runs, cpu.source, cpu.note,
+    v = decide(nest.name, head.gpu.key, model, sum(p.cpu_s for p in at_sizes) / executions, cpu.source, cpu.note,
                mean(lambda q: q.transfer_s), mean(lambda q: q.launch_overhead_s), mean(lambda q: q.kernel_s(model)),
                head.context_s, head.include_context, kernel_bound(k0) == "memory")
     v.recommendations = recommendations(v, head)

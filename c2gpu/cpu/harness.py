@@ -54,16 +54,15 @@ import shutil
 import signal
 import statistics
 import tempfile
+from dataclasses import field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from dataclasses import field
-
 from .. import process
-from ..records import dataclass
 from ..diagnostics import C2GPUError
 from ..frontend import PreprocessOptions, load_program
 from ..ir import Nest, Program
+from ..records import dataclass
 from ..source import SpanError, for_span, insert_at
 from .timing import AtSize, CpuTiming
 
@@ -99,7 +98,7 @@ static int pseen[SLOTS + 1], registered;
 /* per nest, the distinct tuples of its parameters' values at entry, with executions and time at each */
 static long long sizeval[NESTS][MAX_SIZES][PARAMS], sizecount[NESTS][MAX_SIZES], sizetotal[NESTS][MAX_SIZES];
 static long long sizeother[NESTS];
-static int nsizes[NESTS], cursize[NESTS], sized[NESTS];
+static int nsizes[NESTS], cursize[NESTS];   /* cursize: the tuple of the nest's current execution (-1: other) */
 long long c2gpu_now_ns(void);
 
 static void c2gpu_flush(void)
@@ -170,7 +169,7 @@ void c2gpu_record(int i, long long ns)
     tmax[i] = ns;
   count[i]++;
   total[i] += ns;
-  if (sized[i] && cursize[i] >= 0)
+  if (cursize[i] >= 0)      /* (a nest without sizes adds to a tuple 0 it never reports) */
     sizetotal[i][cursize[i]] += ns;
   if (nsamples[i] < MAX_SAMPLES) {
     if (!samples[i])
@@ -196,7 +195,6 @@ void c2gpu_param(int s, long long v)
 void c2gpu_sizes(int i, int first, int n)
 {
   int s, p;
-  sized[i] = 1;
   for (s = 0; s < nsizes[i]; s++) {
     for (p = 0; p < n && sizeval[i][s][p] == pcur[first + p]; p++)
       ;

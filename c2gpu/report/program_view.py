@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import field
 
 from .. import units
-from ..verdict import PORT
 from .model import _CLASS_OF
 from ..records import dataclass
 
