@@ -140,6 +140,15 @@ def _port_args(po: argparse.ArgumentParser) -> None:
     po.add_argument("--split", action="store_true",
                     help="write kernels and wrappers to OUT.cu and the C code calling them to OUT.host.c "
                          "(automatic when the C code cannot be compiled as C++, e.g. VLA parameters)")
+    po.add_argument("--worth", action="store_true",
+                    help="port only the nests whose verdict is PORT (analyze's, with the CPU baseline below); the "
+                         "others stay C, each with its verdict as the reason")
+    po.add_argument("--no-run", action="store_true",
+                    help="with --worth: do not build and time the original program: use the static CPU estimate")
+    po.add_argument("--cc", default="cc", help="with --worth: C compiler for the CPU baseline (default: cc)")
+    po.add_argument("--cflags", default="-O2", help="with --worth: flags for the CPU baseline build (default: -O2)")
+    po.add_argument("--runs", type=int, default=3, help="with --worth: program runs for the CPU baseline (default: 3)")
+    _add_baseline_build_args(po)
     _mapping_args(po)
 
 
@@ -335,6 +344,8 @@ def _port_outcomes_report(outcomes) -> str:
                 kept = "no shared memory" if perf.shared_budget is None else f"shared budget {units.byte_size(perf.shared_budget)}"
                 lines.append(f"    predicted on {perf.gpu.key} ({perf.default_model}): {units.seconds(perf.without_shared_s)} "
                              f"without shared memory, {units.seconds(with_s)} with it -> {kept}")
+        elif o.left:
+            lines.append(f"{o.loc or o.nest.loc}: note: {o.left} [{o.nest.name}]")
         else:
             lines.append(f"{o.loc or o.nest.loc}: note: not portable: {o.reason} [{o.nest.name}]")
     return "\n".join(lines)
@@ -357,7 +368,8 @@ def cmd_port(args) -> int:
     manager = manager_for(options)
     out = args.output or (args.file[:-2] + ".cu" if args.file.endswith(".c") else args.file + ".cu")
     _not_the_input(out, args.file)
-    result = port_file(args.file, options.preprocess, manager, out, split=True if args.split else None)
+    left = _not_worth(args, options) if args.worth else None
+    result = port_file(args.file, options.preprocess, manager, out, split=True if args.split else None, left=left)
     with open(out, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(result.text)
     print(_port_outcomes_report(result.outcomes), file=sys.stderr)
@@ -375,6 +387,20 @@ def cmd_port(args) -> int:
     if args.check_compile:
         return _check_compile(out, options)
     return EXIT_OK
+
+
+def _not_worth(args, options) -> dict[str, str]:
+    """port --worth: the portable nests analyze does not recommend (verdict other than PORT, on the same plan
+    and GPU), by name, with their verdict.  One analysis, as `analyze` runs it (CPU baseline included)."""
+    from dataclasses import replace as with_fields
+    from .driver import analyze
+    if options.gpu is None:
+        raise UsageError("--worth needs a GPU to predict for (--gpu NAME, not none)")
+    report = analyze(args.file, with_fields(options, run_cpu=not args.no_run, cc=args.cc, cflags=tuple(args.cflags.split()),
+                                            runs=args.runs, timeout=args.timeout,
+                                            extra_sources=tuple(args.extra_source), break_even=False))
+    return {n.name: f"left on the CPU (--worth): {n.verdict}: {n.reason}" for n in report.nests
+            if n.ported and n.verdict_class != "port"}
 
 
 def _split_build_line(cu: str, host: str, preprocess) -> str:

@@ -7,7 +7,7 @@ the .cu text, and the split into .cu + .c when the host code cannot be compiled 
 from __future__ import annotations
 
 import sys
-from dataclasses import field
+from dataclasses import field, replace
 from pathlib import Path
 
 from pycparser import c_ast
@@ -36,6 +36,7 @@ class NestOutcome:
     plan: object = None             # c2gpu.plan.NestPlan, when the nest was mapped
     dependence: object = None
     performance: object = None      # c2gpu.perf NestPerformance, when a GPU was given
+    left: str = ""                  # a portable nest left on the CPU (port --worth): its verdict, why
 
 
 @dataclass
@@ -148,14 +149,17 @@ def host_name_for(output_name: str) -> str:
 
 
 def port_file(path: str, options: PreprocessOptions, manager: PassManager, output_name: str,
-              split: bool | None = None) -> PortResult:
-    """Port a file; split=None splits only when the host code cannot be compiled as C++."""
+              split: bool | None = None, left: dict[str, str] | None = None) -> PortResult:
+    """Port a file; split=None splits only when the host code cannot be compiled as C++.  `left`: nests to leave
+    on the CPU although they are portable (by name, with why: port --worth)."""
     warnings: list[C2GPUError] = []
 
     def warn(w: C2GPUError) -> None:
         warnings.append(w)
         print_warning(w)
     program, outcomes = analyse_for_port(path, options, manager, warn=warn)
+    outcomes = [replace(o, ported=False, reason=left[o.nest.name], left=left[o.nest.name], code=None)
+                if o.ported and o.nest.name in (left or {}) else o for o in outcomes]
     source = read_source(path)
     reasons = host_not_cxx(program, path, options) if split is not True else []
     if split is None:

@@ -267,3 +267,21 @@ def test_jobs_with_a_gpu_give_the_same_report(tmp_path):
     two = run("analyze", *files, "--no-run", "--jobs", "2", cwd=tmp_path)
     assert one.returncode == two.returncode == 0, two.stderr
     assert one.stdout == two.stdout and "predicted on h100-sxm" in two.stdout
+
+
+def test_port_worth_ports_exactly_the_nests_analyze_recommends(tmp_path):
+    # transpose.c: main@31 and main@38 are PORT; transpose@21 wins only with its data kept on the GPU: --worth
+    # leaves it C, with its verdict as the reason
+    report = c2gpu.analyze(TESTDATA / "transpose.c", gpu="h100-sxm", run_cpu=False)
+    recommended = {n.name for n in report.nests if n.verdict_class == "port"}
+    assert recommended == {"main@31", "main@38"}
+    out = tmp_path / "t.cu"
+    r = run("port", TESTDATA / "transpose.c", "--gpu", "h100-sxm", "--worth", "--no-run", "-o", out, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    ported = set(re.findall(r"note: ported nest (\S+):", r.stderr))
+    assert ported == recommended
+    assert re.search(r"transpose\.c:21:5: note: left on the CPU \(--worth\): port only if the data stays on the GPU: "
+                     r"the kernels take .* \[transpose@21\]", r.stderr), r.stderr
+    assert "c2gpu_transpose_21" not in out.read_text() and "c2gpu_main_31_k0" in out.read_text()
+    r = run("port", TESTDATA / "transpose.c", "--gpu", "none", "--worth", "-o", out, cwd=tmp_path)
+    assert r.returncode == 2 and "--worth needs a GPU" in r.stderr
