@@ -51,6 +51,18 @@ def test_two_new_blocks_do_not_alias(tmp_path):
     assert any("distinct objects" in n and "'a' (line 4), assigned only new memory (malloc)" in n for n in notes), notes
 
 
+@pytest.mark.parametrize("second, proven", [
+    ("({ double *p = malloc(sizeof(double) * n); if (!p) abort(); p; })", True),   # a GNU xmalloc
+    ("({ double *p = malloc(sizeof(double) * n); p = a; p; })", False),            # assigned again
+    ("({ double *p = malloc(sizeof(double) * n); double *q = p; q; })", False),    # not the pointer it declares
+    ("({ double *p = malloc(sizeof(double) * n); g = p; p; })", False),            # escapes
+])
+def test_a_statement_expression_that_allocates_is_new_memory(tmp_path, second, proven):
+    source = "double *g;\n" + TWO_MALLOCS % second
+    status, reason, _ = verdicts(tmp_path, source)["i"]
+    assert (status == "parallel") == proven, (status, reason)
+
+
 @pytest.mark.parametrize("second", ["a", "a + 1", "&a[2]", "(double *) a"])
 def test_a_pointer_into_the_same_block_still_aliases(tmp_path, second):
     status, reason, _ = verdicts(tmp_path, TWO_MALLOCS % second)["i"]

@@ -546,6 +546,8 @@ class FileObjects:
         """The allocator an expression calls for a new object (through casts), or None."""
         while isinstance(e, c_ast.Cast):
             e = e.expr
+        if isinstance(e, c_ast.Compound):
+            return self._block_allocator(e)
         if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID):
             name = e.name.name
             if name in self.functions:
@@ -553,6 +555,24 @@ class FileObjects:
             if name in ALLOCATORS or name in OUT_ALLOCATORS:
                 return name
         return None
+
+    def _block_allocator(self, e: c_ast.Compound) -> str | None:
+        """A GNU statement expression whose value is new memory (`#define xmalloc(n) ({ void *p = malloc(n); if
+        (!p) abort(); p; })`): its last item is a pointer it declares with an allocation, which nothing in it
+        assigns again or lets escape (only tested or freed).  The allocator, or None."""
+        items = e.block_items or []
+        if not items or not isinstance(items[-1], c_ast.ID):
+            return None
+        name = items[-1].name
+        decl = next((d for d in items[:-1] if isinstance(d, c_ast.Decl) and d.name == name), None)
+        if decl is None or decl.init is None:
+            return None
+        rest = c_ast.Compound(items[:-1])
+        if any(isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == name
+               or isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID) and n.expr.name == name
+               for n in _nodes(rest)) or not _only_returned(rest, name):
+            return None
+        return self._allocator(decl.init)
 
     def _returns_fresh(self, fn: str) -> bool:
         """A function of the file whose every `return` gives a fresh allocation (directly, or a local pointer
