@@ -143,11 +143,7 @@ def _port_args(po: argparse.ArgumentParser) -> None:
     po.add_argument("--worth", action="store_true",
                     help="port only the nests whose verdict is PORT (analyze's, with the CPU baseline below); the "
                          "others stay C, each with its verdict as the reason")
-    po.add_argument("--no-run", action="store_true",
-                    help="with --worth: do not build and time the original program: use the static CPU estimate")
-    po.add_argument("--cc", default="cc", help="with --worth: C compiler for the CPU baseline (default: cc)")
-    po.add_argument("--cflags", default="-O2", help="with --worth: flags for the CPU baseline build (default: -O2)")
-    po.add_argument("--runs", type=int, default=3, help="with --worth: program runs for the CPU baseline (default: 3)")
+    _add_baseline_run_args(po, "with --worth: ")
     _add_baseline_build_args(po)
     _mapping_args(po)
 
@@ -578,11 +574,7 @@ def cmd_gpus(args) -> int:
 
 
 def _add_verdict_args(a: argparse.ArgumentParser) -> None:
-    a.add_argument("--no-run", action="store_true",
-                   help="do not build and time the original program: use the static CPU estimate")
-    a.add_argument("--cc", default="cc", help="C compiler for the CPU baseline (default: cc)")
-    a.add_argument("--cflags", default="-O2", help="flags for the CPU baseline build (default: -O2)")
-    a.add_argument("--runs", type=int, default=3, help="program runs for the CPU baseline median (default: 3)")
+    _add_baseline_run_args(a)
     _add_baseline_build_args(a)
     a.add_argument("--break-even", metavar="NAME", nargs="?", const="",
                    help="also find the size at which porting pays off (it analyses the file again at other sizes; "
@@ -594,6 +586,15 @@ def _add_verdict_args(a: argparse.ArgumentParser) -> None:
     a.add_argument("--details", action="store_true",
                    help="also print each nest's IR and the performance analysis behind the verdict")
     a.add_argument("--brief", action="store_true", help=argparse.SUPPRESS)          # the default since 0.2
+
+
+def _add_baseline_run_args(a: argparse.ArgumentParser, when: str = "") -> None:
+    """How the CPU baseline runs (analyze, check, and port --worth: `when` says so in the help)."""
+    a.add_argument("--no-run", action="store_true",
+                   help=f"{when}do not build and time the original program: use the static CPU estimate")
+    a.add_argument("--cc", default="cc", help=f"{when}C compiler for the CPU baseline (default: cc)")
+    a.add_argument("--cflags", default="-O2", help=f"{when}flags for the CPU baseline build (default: -O2)")
+    a.add_argument("--runs", type=int, default=3, help=f"{when}program runs for the CPU baseline median (default: 3)")
 
 
 def _add_baseline_build_args(a: argparse.ArgumentParser) -> None:
@@ -760,11 +761,7 @@ def _check_args(c: argparse.ArgumentParser) -> None:
     c.add_argument("-v", "--verbose", action="store_true", help="also print a line for each nest that passes")
     c.add_argument("--jobs", "-j", type=int, default=1, metavar="N", help="analyse N files at a time (0: one per CPU)")
     _add_performance_args(c)
-    c.add_argument("--no-run", action="store_true",
-                   help="do not build and time the original program: use the static CPU estimate (faster)")
-    c.add_argument("--cc", default="cc", help="C compiler for the CPU baseline (default: cc)")
-    c.add_argument("--cflags", default="-O2", help="flags for the CPU baseline build (default: -O2)")
-    c.add_argument("--runs", type=int, default=3, help="program runs for the CPU baseline median (default: 3)")
+    _add_baseline_run_args(c)
     _add_baseline_build_args(c)
     _add_pass_manager_args(c)
     c.set_defaults(break_even=None, no_break_even=True, target=[])
