@@ -831,42 +831,37 @@ def _path_to(nest: Nest, lid: int) -> list[Loop]:
     return walk(nest.root, []) or []
 
 
-def _max_trip(nest: Nest, path: list[Loop], loop: Loop) -> str:
-    """Largest trip count of `loop` over the iterations of the loops enclosing it, as C."""
-    outer = path[:-1]
+def _max_trip(nest: Nest, path: list[Loop], loop: Loop, fixed: frozenset[int] = frozenset()) -> str:
+    """Largest trip count of `loop` over the iterations of the loops enclosing it, as C.  `fixed`: enclosing loops
+    (host loops around a kernel) whose variables stay parameters, as the wrapper names them, and whose domain
+    only simplifies the answer: the largest for their current iteration."""
+    outer = [lp for lp in path[:-1] if lp.lid not in fixed]
+    held = [lp for lp in path[:-1] if lp.lid in fixed]
+    params = list(nest.params) + [lp.var for lp in held]
     names = {lp.var: ph.dim(lp.lid) for lp in outer}
-    params = ", ".join(nest.params)
+    names.update({lp.var: lp.var for lp in held})
     dims = ", ".join(names[lp.var] for lp in outer)
     cons = ph.domain_constraints(outer, names)
     trip = ph.sym_to_isl(loop.trip_count, names)
     # (prefixed set names throughout: a parameter of the nest may be called t, e or w, and isl would take a set
     # dimension of the same name for that parameter)
-    s = isl.Set(f"[{params}] -> {{ [{dims + ', ' if dims else ''}c2gpu_trip] : c2gpu_trip = {trip}"
+    s = isl.Set(f"[{', '.join(params)}] -> {{ [{dims + ', ' if dims else ''}c2gpu_trip] : c2gpu_trip = {trip}"
                 f"{' and ' + ' and '.join(cons) if cons else ''} }}")
-    n = s.dim(isl.dim_type.set)
-    return ph.to_c(s.dim_max(n - 1), list(nest.params))
+    most = s.dim_max(s.dim(isl.dim_type.set) - 1)
+    if held:
+        most = most.gist_params(isl.Set(f"[{', '.join(params)}] -> {{ : "
+                                        f"{' and '.join(ph.domain_constraints(held, names)) or '1 = 1'} }}"))
+    return ph.to_c(most, params)
 
 
 def _trip_per_launch(nest: Nest, path: list[Loop], loop: Loop, host_lids: set[int]) -> str | None:
-    """Largest trip count of `loop` over the mapped loops enclosing it, for the current iteration of the host
-    loops around the kernel (their variables, as the wrapper names them, are parameters), as C; None when no host
-    loop moves it or isl cannot say (then the largest over every iteration, _max_trip)."""
-    host = [lp for lp in path[:-1] if lp.lid in host_lids]
+    """_max_trip for the current iteration of the host loops around the kernel; None when no host loop moves the
+    trip count or isl cannot say (then the largest over every iteration stands)."""
+    host = frozenset(lp.lid for lp in path[:-1] if lp.lid in host_lids)
     if not host or not loop.trip_count.variables & {lp.var for lp in path[:-1]}:
         return None
-    outer = [lp for lp in path[:-1] if lp.lid not in host_lids]
-    params = list(nest.params) + [lp.var for lp in host]
-    names = {lp.var: ph.dim(lp.lid) for lp in outer}
-    names.update({lp.var: lp.var for lp in host})
     try:
-        cons = ph.domain_constraints(outer, names)
-        context = isl.Set(f"[{', '.join(params)}] -> {{ : {' and '.join(ph.domain_constraints(host, names)) or '1 = 1'} }}")
-        trip = ph.sym_to_isl(loop.trip_count, names)
-        dims = ", ".join(names[lp.var] for lp in outer)
-        s = isl.Set(f"[{', '.join(params)}] -> {{ [{dims + ', ' if dims else ''}c2gpu_trip] : c2gpu_trip = {trip}"
-                    f"{' and ' + ' and '.join(cons) if cons else ''} }}")
-        most = s.dim_max(s.dim(isl.dim_type.set) - 1).gist_params(context)
-        return ph.to_c(most, params)
+        return _max_trip(nest, path, loop, host)
     except (isl.Error, ValueError):
         return None
 

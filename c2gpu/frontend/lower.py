@@ -147,8 +147,9 @@ class NestContext:
         self.range_cache: dict[tuple, tuple[Fraction, Fraction] | None] = {}      # nest-local int whose initialization converts its value (by IR name)
         self.flags: list[Flag] = []
         self.arrays_used: dict[str, Loc] = {}
-        self.inner_arrays: dict[str, tuple[CType, "c_ast.Decl", tuple[int, ...]]] = {}   # arrays declared inside the
-        #                                            nest (a new object each iteration of the loops around): the lids
+        self.inner_arrays: dict[str, tuple[CType, "c_ast.Decl", tuple[int, ...], tuple[Poly, ...]]] = {}   # arrays
+        #                                            declared inside the nest (a new object each iteration of the loops
+        #                                            around): type, declaration, those loops' lids, constant extents
         self.scalars_used: dict[str, Loc] = {}
         self.params: set[str] = set()
         self.sid = 0
@@ -1278,23 +1279,22 @@ def switch_as_if(sw: c_ast.Switch) -> c_ast.Node | None:
     return node if node is not None else c_ast.EmptyStatement(sw.coord)
 
 
-def _inner_array_refusal(ctx: NestContext, node: c_ast.Decl, t: CType, ir: str) -> str:
+def _inner_array_refusal(ctx: NestContext, node: c_ast.Decl, t: CType, ir: str) -> tuple[str, tuple[Poly, ...]]:
     """Why an array declared inside the nest is not taken as a new object of each iteration of the loops around
-    its declaration (": ..."), or "" when it is: a plain array of scalars of constant extents, automatic, not
-    initialized (an initializer would have to run in each thread) and with a name of its own in the nest."""
+    its declaration (": ..."), or "" and its extents when it is: a plain array of scalars of constant extents,
+    automatic, not initialized (an initializer would have to run in each thread), with a name of its own."""
     if t.pointers or t.pointer_rows or t.base not in SIZES:
-        return ": only arrays of scalars are analysed"
+        return ": only arrays of scalars are analysed", ()
     if {"static", "extern"} & set(node.storage or ()):
-        return f": it is {' '.join(node.storage)}, one array every iteration shares"
+        return f": it is {' '.join(node.storage)}, one array every iteration shares", ()
     if node.init is not None:
-        return ": its initializer is not analysed"
+        return ": its initializer is not analysed", ()
     if ir != node.name:
-        return ": another variable of the nest has its name"
-    for d in t.dims:
-        p = ctx.poly(d)[0] if d is not None else None
-        if p is None or not p.is_const():
-            return ": its extents are not constants"
-    return ""
+        return ": another variable of the nest has its name", ()
+    dims = tuple(ctx.poly(d)[0] if d is not None else None for d in t.dims)
+    if any(p is None or not p.is_const() for p in dims):
+        return ": its extents are not constants", ()
+    return "", tuple(Poly.const(int(p.const_value())) for p in dims)
 
 
 def _one_scalar_type(fields: dict[str, CType]) -> str | None:
@@ -1697,11 +1697,11 @@ class NestLowerer:
                     ctx.flag("static-local", f"'{node.name}' is declared {' '.join(node.storage)} inside the nest: "
                                              "one variable shared by every iteration", node)
                 if not t.is_scalar:
-                    why = _inner_array_refusal(ctx, node, t, ir)
+                    why, dims = _inner_array_refusal(ctx, node, t, ir)
                     if why:
                         ctx.flag("local-array", f"array '{node.name}' is declared inside the nest{why}", node)
                     else:
-                        ctx.inner_arrays[ir] = (t, node, tuple(ctx.loop_ids))
+                        ctx.inner_arrays[ir] = (t, node, tuple(ctx.loop_ids), dims)
                 if node.init is None:
                     return out
                 if t.is_integer and t.is_scalar and node.name not in ctx.written:
@@ -2031,8 +2031,7 @@ class FileLowerer:
         iteration of the loops around its declaration (ArrayInfo.declared_in), so nothing it holds passes from one
         iteration of them to another, and nothing reads it after the nest.  Its address must not be taken (then
         a pointer may reach it from elsewhere): flagged local-array."""
-        t, node, lids = ctx.inner_arrays[name]
-        dims = tuple(Poly.const(int(ctx.poly(d)[0].const_value())) for d in t.dims)
+        t, node, lids, dims = ctx.inner_arrays[name]
         loc = ctx.loc(node)
         if name in facts.values:
             ctx.flags.append(Flag("local-array", f"array '{name}' is declared inside the nest and its address is "
