@@ -104,9 +104,10 @@ def surely_assigns(node, name: str) -> bool:
 
 def certain_writes(s: str, c_name: str, refs: list[_Ref]) -> list[_Ref]:
     """The writes of `s` (`c_name` in the source) that run in every iteration of the loop directly around
-    them (under no `if` inside it, in no part of an expression that may be skipped), without reading `s`
-    first (`t = t + 1` passes the previous value on)."""
-    out = []
+    them (in no part of an expression that may be skipped), without reading `s` first (`t = t + 1` passes the
+    previous value on): under no `if` inside that loop, or one in each branch of such an `if` (`if (c) t = a;
+    else t = b;`, through `else if` chains), which counts as one write where the later of them is."""
+    out, branched = [], []
     for r in refs:
         w = r.site.stmt
         if r.kind != "write" or r.site.guard is not None or not w.loop_ids:
@@ -116,10 +117,41 @@ def certain_writes(s: str, c_name: str, refs: list[_Ref]) -> list[_Ref]:
             continue                          # `x[i] = a[i] > 0 && (t = a[i]);`
         # guards of `if`s around the innermost loop are fixed for all its iterations; one inside it makes the
         # write conditional
-        if any(guard_depth(g, r.site.chain) == len(r.site.chain) for g in w.guards):
-            continue
-        out.append(r)
-    return out
+        inside = tuple(g for g in w.guards if guard_depth(g, r.site.chain) == len(r.site.chain))
+        (branched if inside else out).append((inside, r))
+    return [r for _, r in out] + _both_branches(branched)
+
+
+def _both_branches(writes: list[tuple[tuple, _Ref]]) -> list[_Ref]:
+    """The writes among `writes` (each with the guards inside its loop that hold it, outermost first) that
+    together run in every iteration of their loop: two writes in the same loop whose guards differ only in the
+    last, the same `if`'s condition taken one way and the other, stand for one write under the guards they
+    share, where the later of them is; repeated until no pair is left."""
+    def key(g) -> tuple:               # the `if` itself: its place and its condition as written
+        return (g.loc, g.depth, g.text[2:-1] if g.negated else g.text)
+    pending = list(writes)
+    certain: list[_Ref] = []
+    merged = True
+    while merged and pending:
+        merged = False
+        for a in range(len(pending)):
+            for b in range(a + 1, len(pending)):
+                (ga, ra), (gb, rb) = pending[a], pending[b]
+                if len(ga) != len(gb) or ra.site.stmt.loop_ids[-1] != rb.site.stmt.loop_ids[-1] \
+                        or [key(g) + (g.negated,) for g in ga[:-1]] != [key(g) + (g.negated,) for g in gb[:-1]] \
+                        or key(ga[-1]) != key(gb[-1]) or ga[-1].negated == gb[-1].negated:
+                    continue
+                later = max(ra, rb, key=lambda r: r.site.stmt.sid)
+                pending = [x for k, x in enumerate(pending) if k not in (a, b)]
+                if ga[:-1]:
+                    pending.append((ga[:-1], later))
+                else:
+                    certain.append(later)
+                merged = True
+                break
+            if merged:
+                break
+    return certain
 
 
 def _starts_loop(w: Statement, c_name: str) -> bool:

@@ -66,6 +66,25 @@ def test_a_write_under_an_if_does_not_cover_a_read(tmp_path):
     assert table(info) == [("i", C), ("j", C)] and info.loop("i").private == ()
 
 
+def test_a_write_in_each_branch_of_an_if_covers_a_read_after_it(tmp_path):
+    # FT's fftz2: `if (is >= 1) { u1r = u[i]; ... } else { u1r = u[i]; ... }`, read by the loops after it
+    for branches in ("if (m > 0) t = a[i][j]; else t = -a[i][j];",
+                     "if (m > 0) t = a[i][j]; else if (a[i][0] > 1) t = 1; else { b[i][j] = 1; t = 2; }",
+                     "if (a[i][j] > 0) { if (m > 2) t = 1; else t = 3; } else t = -a[i][j];"):
+        info = only_nest(tmp_path, HEAD + "void f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
+                                          f"for (j = 0; j < 100; j++) {{ {branches} b[i][j] = t; }} }}")
+        assert info.loop("j").status == P and info.loop("j").private == ("t",), branches
+    # a branch that writes nothing, two `if`s with opposite conditions (each may be skipped, as written), or a
+    # read in a branch before its write: the value of an earlier iteration may be read
+    for branches in ("if (m > 0) t = a[i][j]; else if (m < -3) t = 1;",
+                     "if (m > 0) t = a[i][j]; if (m <= 0) t = 1;",
+                     "if (m > 0) t = a[i][j]; else { b[i][j] = t; t = 1; }",
+                     "if (m > 0) { t = a[i][j]; b[i][j] = t; } else { t = 2; }"):
+        info = only_nest(tmp_path, HEAD + "void f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
+                                          f"for (j = 0; j < 100; j++) {{ {branches} v[i] += t; }} }}")
+        assert info.loop("j").status == C and info.loop("j").private == (), branches
+
+
 def test_a_write_in_an_inner_loop_does_not_cover_a_read_after_it(tmp_path):
     # the loop over j may run zero times (m <= 0): v[i] then reads the value of an earlier iteration of i
     info = only_nest(tmp_path, HEAD + "void f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
@@ -234,14 +253,28 @@ void row_offset(int n, int nx, float *restrict dst, const float *restrict src) {
   }
 }
 
+double last_u;
+void branch_private(int n, int s) {     /* written in each branch, read after: private, C's last value kept */
+  int i;
+  double u;
+  for (i = 0; i < n; i++) {
+    if (x[i] > 3) u = x[i] * s;
+    else if (x[i] > 1) { w[i] = 0; u = -x[i]; }
+    else u = 5;
+    w[i] += u;
+  }
+  last_u = u;
+}
+
 int main(void) {
   int q;
   for (q = 0; q < N * 20; q++) { x[q] = q % 7; y[q] = 0; z[q] = 0; w[q] = 0; }
   nested_private(3);
+  branch_private(N * 20 - 3, 2);
   index_temporary(12, 20, y, x);
   local_temporary(12, 20, w, x);
   row_offset(12, 20, z, x);
-  printf("%f %f %f %f\n", a[3][4][5], y[100], z[101], w[7]);
+  printf("%f %f %f %f %f %f\n", a[3][4][5], y[100], z[101], w[7], w[20], last_u);
   return 0;
 }
 """
@@ -268,7 +301,7 @@ def test_the_ports_verify(tmp_path):
     res = verify(str(path), PreprocessOptions(), make_manager(PIPELINE, {}))
     assert res.ok, res.message
     ported = {o.nest.function for o in res.outcomes if o.ported}
-    assert {"nested_private", "index_temporary", "local_temporary", "row_offset"} <= ported
+    assert {"nested_private", "index_temporary", "local_temporary", "row_offset", "branch_private"} <= ported
 
 
 SEVERAL_ASSIGNMENTS = r"""
