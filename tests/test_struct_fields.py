@@ -5,6 +5,8 @@ one scalar type (`dcomplex`) is an array of that type with the field as its last
 (frontend/lower.py NestContext.field_of)."""
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from c2gpu.cli import main
@@ -141,6 +143,70 @@ def test_ports_with_fields_verify(tmp_path, capsys):
     assert main(["verify", str(path), "--assume-no-alias"]) == 0
     assert "verify: PASS: 4 nests checked" in capsys.readouterr().out
 
+
+
+OWN = r"""
+#include <stdio.h>
+typedef struct { double re; double im; } cplx;
+#define N 300
+cplx a[N];
+double b[N], first;
+void rotate(int n, int s) {          /* FT's fftz2: u1.real = u[ku+i].real in each branch, read after */
+    cplx w;
+    w.im = 3;
+    for (int i = 0; i < n; i++) {
+        if (s > 0) { w.re = a[i].re; w.im = a[i].im; } else { w.re = a[i].im; w.im = -a[i].re; }
+        b[i] = w.re * w.re + w.im;
+    }
+}
+void half(int n) {                   /* w.im is read, never written: the value before the nest */
+    cplx w;
+    w.im = 3;
+    for (int i = 0; i < n; i++) { w.re = a[i].re; b[i] += w.re * w.im; }
+}
+int main(void) {
+    for (int i = 0; i < N; i++) { a[i].re = i % 7; a[i].im = i % 5 - 2; }
+    rotate(N, 1); first = b[7]; rotate(N, -1); half(N);
+    printf("%f %f %f\n", first, b[7], b[9]);
+    return 0;
+}
+"""
+
+
+def test_the_functions_own_struct_is_written_by_field(tmp_path):
+    """A struct variable of the function, automatic, its address never taken, used in the nest only by field and
+    not read after it: its fields are scalars of their own, which the nest may write (and privatize)."""
+    got = outcomes(tmp_path, OWN)
+    plan, errors, nest = got["rotate@10"]
+    assert plan is not None, errors
+    assert dict(nest.stands_for) == {"w__re": "w.re", "w__im": "w.im"}
+    plan, errors, nest = got["half@18"]
+    assert plan is not None, errors
+    # read after the nest, its address taken, used whole, or declared in the nest: the written field stays a
+    # flagged struct access
+    for change in ("b[i] = w.re * w.re + w.im;\n    }\n}", "b[i] = w.re * w.re + w.im;\n    }\n    first = w.re;\n}"), \
+            ("cplx w;\n    w.im = 3;\n    for (int i = 0; i < n; i++) {\n        if", "cplx w, *p = &w;\n    w.im = 3;\n    for (int i = 0; i < n; i++) {\n        if"), \
+            ("b[i] = w.re * w.re + w.im;", "b[i] = w.re * w.re + w.im; a[i] = w;"), \
+            ("    for (int i = 0; i < n; i++) {\n        if (s", "    for (int i = 0; i < n; i++) {\n        cplx w;\n        if (s"):
+        assert change[0] in OWN
+        plan, errors, nest = outcomes(tmp_path, OWN.replace(*change))["rotate@10"]
+        assert plan is None and "w__re" not in dict(nest.stands_for), (change, errors)
+
+
+@requires_tool("nvcc")
+def test_a_port_that_writes_the_functions_own_struct_compiles_and_verifies(tmp_path, capsys):
+    """The host keeps the last iteration's values in the fields themselves (&(w.re)), which nvcc compiles."""
+    path = tmp_path / "t.c"
+    path.write_text(OWN)
+    cu = tmp_path / "t.cu"
+    assert main(["port", str(path), "-o", str(cu)]) == 0
+    text = cu.read_text()
+    assert "&(w.re), &(w.im)" in text and "&w__re" not in text
+    assert subprocess.run(["nvcc", "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "t.o")],
+                          capture_output=True, text=True).returncode == 0
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 0
+    assert "verify: PASS: 3 nests checked" in capsys.readouterr().out
 
 
 COMPLEX = r"""

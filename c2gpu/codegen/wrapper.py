@@ -331,6 +331,9 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
             scalar_params.append((f"{t} {name}", name))
     params, args = [], []
     at_nest = dict(nest.stands_for)     # a variable standing for a struct field is passed as the field (v->n)
+
+    def address_of(name: str) -> str:   # where the host keeps a value the kernels leave (w__re: &(w.re))
+        return f"&({at_nest[name]})" if name in at_nest else f"&{name}"
     for a in arrays:
         const = "" if a.written or a.packed else "const "
         stars = "*" * (a.ndims if a.packed else 1)     # a table of rows is passed as the table
@@ -348,7 +351,7 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
         args.append(f"({at_nest[a]})" if a in at_nest else a)
     for r in reductions:
         params.append(f"{r['type']} *{r['target']}")
-        args.append(f"&{r['target']}")
+        args.append(address_of(r['target']))
     privates = {v: k.name for k in kernels for v, _ in k.last_values}
     shared_private = next((v for v in privates if v in on_device), None)
     if shared_private is not None:
@@ -365,11 +368,11 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
             if v not in [x["name"] for x in lasts]:
                 lasts.append({"name": v, "type": t})
                 params.append(f"{t} *c2gpu_out_{v}")
-                args.append(f"&{v}")
+                args.append(address_of(v))
     finals = _once_per_nest(loop_finals, nest)
     for f in finals:
         params.append(f"{f.ctype} *c2gpu_final_{f.name}")
-        args.append(f"&{f.name}")
+        args.append(address_of(f.name))
     # the kernels and wrapper are C++: a C name that is a C++ keyword (`new`) gets another spelling there
     param_list = rename_cxx_keywords(", ".join(params))
     nonempty = nonempty_condition(nest)

@@ -55,16 +55,27 @@ def _arithmetic(t: CType) -> bool:
     return t.base in SIZES and not t.pointer_rows
 
 
-def renamed(node: c_ast.For, lookup, structs: dict[str, dict[str, CType]], taken: set[str]):
+def renamed(node: c_ast.For, lookup, structs: dict[str, dict[str, CType]], taken: set[str],
+            own_struct=lambda name: False):
     """(a copy of `node` with each field access it can rename replaced by an identifier, {identifier: (type,
-    the C expression it stands for, where first seen)}), or (node, {}) when there is nothing to rename.
+    the C expression it stands for, where first seen, whether the nest writes it)}), or (node, {}) when there
+    is nothing to rename.
 
-    lookup: C name -> the variable's CType (None when not declared); taken: identifiers already in use."""
+    lookup: C name -> the variable's CType (None when not declared); taken: identifiers already in use;
+    own_struct: whether a name is a struct variable of the function that nothing but its own name reaches (an
+    automatic variable declared outside the nest, its address never taken) and that nothing reads after the
+    nest: its scalar fields are scalars of their own, which the nest may write (FT's `dcomplex u1`, set in each
+    iteration by `u1.real = u[ku+i].real`), when the nest uses it only through its fields."""
     parents = _parents(node)
     refs = [n for n in _nodes(node) if isinstance(n, c_ast.StructRef)]
     if not refs:
         return node, {}
     reassigned = {n.name for n in _nodes(node) if isinstance(n, c_ast.ID) and changed_here(n, parents.get(id(n)))}
+    whole = {n.name for n in _nodes(node) if isinstance(n, c_ast.ID)
+             and not (isinstance(parents.get(id(n)), c_ast.StructRef) and parents[id(n)].name is n
+                      and parents[id(n)].type == ".")}
+    declared = {n.name for n in _nodes(node) if isinstance(n, c_ast.Decl)}
+    written: set[tuple[str, str, str]] = set()
     chosen: dict[tuple[str, str, str], CType] = {}
     refused: set[tuple[str, str, str]] = set()
     for r in refs:
@@ -77,7 +88,10 @@ def renamed(node: c_ast.For, lookup, structs: dict[str, dict[str, CType]], taken
         key = (r.name.name, r.type, r.field.name)
         ftype = fields[r.field.name]
         usable = _arithmetic(ftype) and (ftype.is_scalar or ftype.pointers + len(ftype.dims) >= 1)
-        if not usable or changed_here(r, parents.get(id(r))):
+        if usable and changed_here(r, parents.get(id(r))):
+            usable = ftype.is_scalar and r.type == "." and key[0] not in whole | declared and own_struct(key[0])
+            written.add(key)
+        if not usable:
             refused.add(key)
         else:
             chosen[key] = ftype
@@ -99,7 +113,7 @@ def renamed(node: c_ast.For, lookup, structs: dict[str, dict[str, CType]], taken
                 name += "_"
             taken.add(name)
             names[key] = name
-            out[name] = (chosen[key], f"{key[0]}{key[1]}{key[2]}", r)
+            out[name] = (chosen[key], f"{key[0]}{key[1]}{key[2]}", r, key in written)
         _swap(new, r, c_ast.ID(names[key], coord=r.coord))
     return new, out
 

@@ -2271,21 +2271,27 @@ class FileLowerer:
         def lookup(name: str):
             var = cand.scope.lookup(name)
             return var.ctype if var is not None else None
-        node, found = renamed(cand.node, lookup, self.structs, taken)
+
+        def own_struct(name: str) -> bool:
+            var = cand.scope.lookup(name)
+            return var is not None and var.storage == "local" and var.decl_lids is None and \
+                name not in facts.address_taken and not facts.read_later(cand.stands_for or cand.node, name, stop=None)
+        node, found = renamed(cand.node, lookup, self.structs, taken, own_struct)
 
         def lookup_after(name: str):        # the fields just renamed are variables too
             return found[name][0] if name in found else lookup(name)
         node, elements = invariant_elements(node, lookup_after, taken)
-        found = {**found, **elements}
+        found = {**found, **{name: (*v, False) for name, v in elements.items()}}
         if not found:
             return cand, cand.fields
         scope = cand.scope.child()
-        for name, (ctype, _, ref) in found.items():
-            # a scalar field is memory a pointer may reach, like a global; a pointer or array field is a pointer
-            storage = "global" if ctype.is_scalar else "param-pointer"
+        for name, (ctype, _, ref, written) in found.items():
+            # a scalar field is memory a pointer may reach, like a global, but one of the function's own structs
+            # (written by the nest: see fields.renamed) is a local; a pointer or array field is a pointer
+            storage = "local" if written else "global" if ctype.is_scalar else "param-pointer"
             scope.vars[name] = Var(ctype, storage, loc_of(ref, Loc(self.path, 0)), name)
         self._adopt(cand.node, node, facts)
-        fields = cand.fields + tuple((name, text) for name, (_, text, _) in sorted(found.items()))
+        fields = cand.fields + tuple((name, text) for name, (_, text, _, _) in sorted(found.items()))
         return replace(cand, node=node, scope=scope, stands_for=cand.stands_for or cand.node, fields=fields), fields
 
     @staticmethod
