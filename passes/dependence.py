@@ -449,7 +449,8 @@ def _array_cells(nest: Nest) -> tuple[dict[str, str], list[str]]:
             modes[name] = "lin"
             w = next(iter(widths))
             if not all(p is not None and p.is_affine() for a in accs for p in a.subscripts):
-                notes.append(f"{name}: subscripts compared in their 2-D form {accs[0].text} -> "
+                form = "2-D form" if len(accs[0].linearized) == 2 else "form with the row split out"
+                notes.append(f"{name}: subscripts compared in their {form} {accs[0].text} -> "
                              f"[{']['.join(p.to_c() for p in accs[0].linearized)}] (row width {w.to_c()})")
         else:
             modes[name] = "raw"
@@ -457,10 +458,11 @@ def _array_cells(nest: Nest) -> tuple[dict[str, str], list[str]]:
 
 
 def _row_width(a: Access) -> Poly | None:
-    """W with subscript == q*W + r for the access's 2-D form (q, r), or None."""
-    if a.linearized is None or len(a.linearized) != 2 or len(a.subscripts) != 1 or a.subscripts[0] is None:
+    """W with first subscript == q*W + r for the access's delinearized form (q, r, the other subscripts), or
+    None."""
+    if a.linearized is None or len(a.linearized) != len(a.subscripts) + 1 or a.subscripts[0] is None:
         return None
-    q, r = a.linearized
+    q, r = a.linearized[:2]
     rest = a.subscripts[0] - r
     candidates = [Poly.var(v) for v in sorted(rest.variables)]
     for mono, c in q.terms:

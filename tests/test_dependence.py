@@ -514,6 +514,22 @@ def test_conditional_write_is_not_privatized(tmp_path):
     assert table(info) == [("i", C)] and info.loop("i").private == ()
 
 
+def test_the_first_subscript_of_an_array_of_rows_splits_into_row_and_column(tmp_path):
+    """FT's fftz2 (a Stockham FFT pass): y[i*lj + k][j] and y[i*lj + lk + k][j] with k < lk and lj = 2*lk set
+    just before the loop are (i, k, j) and (i, lk + k, j): one row of lj per i, so i, k and j are parallel."""
+    fft = ("void f(int lk, int li, int ny, double x[64][18], double y[64][18]) {{ int i, k, j, lj; {set} "
+           "for (i = 0; i < li; i++) for (k = 0; k < lk; k++) for (j = 0; j < ny; j++) {{ "
+           "y[i*lj + k][j] = x[i*lk + k][j]; y[i*lj + lk + k][j] = x[i*lk + k][j] * 2; }} }}")
+    info = only_nest(tmp_path, fft.format(set="lj = 2 * lk;"), assume_no_alias=True)
+    assert table(info) == [("i", P), ("k", P), ("j", P)]
+    assert any("y: subscripts compared in their form with the row split out" in n for n in info.notes), info.notes
+    # rows of lj = lk + 1 (the second write runs into the next row: y[(i+1)*lj] is y[i*lj + lk + 1] for k = 1),
+    # a row width set before something changes lk, or none at all: the flat subscripts are not compared
+    for other in ("lj = lk + 1;", "lj = 2 * lk; lk = lk + 1;", "lj = 2 * lk; lk++;", ""):
+        info = only_nest(tmp_path, fft.format(set=other), assume_no_alias=True)
+        assert info.loop("i").status != P, other
+
+
 def test_2d_forms_with_different_row_widths_are_not_compared(tmp_path):
     # a[i*n + j] and a[i*m + j] can name the same cell for different i: the 2-D forms (i, j) must not be used
     source = ("void f(int n, int m, float *restrict a, float *restrict b) { int i, j; for (i = 0; i < n; i++) {"

@@ -27,7 +27,7 @@ from .preprocess import INCLUDE_DIR
 from .objects import FileObjects
 from .fields import invariant_elements, renamed, struct_fields
 from .inline import Inliner
-from .trees import copy_tree, has_side_effect
+from .trees import changed_here, copy_tree, has_side_effect
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
 from .inductions import Induction, substitute_inductions
@@ -152,6 +152,8 @@ class NestContext:
         #                                            around): type, declaration, those loops' lids, constant extents
         self.scalars_used: dict[str, Loc] = {}
         self.params: set[str] = set()
+        self.entry_values: dict[str, Poly] = {}  # parameter -> the polynomial of other parameters it holds at the
+        #                                          nest's entry (`lj = 2 * lk;` just before it: _entry_values)
         self.sid = 0
 
     def loc(self, node: c_ast.Node) -> Loc:
@@ -1420,40 +1422,117 @@ def trip_count(lower: Poly, upper: Poly, step: int) -> Sym:
 # --------------------------------------------------------------------------- delinearization
 
 def delinearize(polys: list[Poly | None], t: CType, ctx: NestContext) -> tuple[Poly, ...] | None:
-    """a[i*W + j] on a pointer -> (i, j) when j provably stays in [0, W).
+    """a[i*W + j] on a pointer -> (i, j) when j provably stays in [0, W); the first subscript of an array of
+    rows likewise, y[i*W + k][j] -> (i, k, j) (FT's fftz2: y[i*lj + lk + k][j] with k < lk and lj = 2*lk),
+    each pair (i, k) one element as the flat subscript is.
 
-    W may be a parameter (then the subscript has degree 2 and is not affine as
-    written) or a constant.  We accept the common, provable shape: the inner
-    part is one loop variable whose loop runs within [0, W).
+    W may be a parameter (then the subscript has degree 2 and is not affine as written) or a constant.  We
+    accept the common, provable shape: the inner part is one loop variable, whose loop runs within [0, W),
+    plus a constant, or plus parameters when its loop's range moved by them provably stays in [0, W) (with the
+    values the nest's parameters have at its entry: NestContext.entry_values).
     """
-    if len(polys) != 1 or polys[0] is None or t.dims or t.pointers != 1:
+    if not polys or polys[0] is None:
         return None
+    if len(polys) != 1 or t.dims or t.pointers != 1:
+        # an array of rows: only a first subscript that is not affine, the others affine
+        if polys[0].is_affine() or any(p is None or not p.is_affine() for p in polys[1:]):
+            return None
     p = polys[0]
+    loops = set(ctx.loop_vars)
+    env = ctx.entry_values
+    # where the access runs, every loop around it runs: lo <= var < hi, so hi - lo - 1 >= 0 (k < lk: lk >= 1)
+    runs = [(hi - lo - 1).substitute(env) for lo, hi in ctx.loop_ranges.values() if lo is not None and hi is not None]
+
+    def within(col: Poly, lo: Poly, hi: Poly, width: Poly) -> bool:
+        """col = var + c stays in [0, width) for var in [lo, hi)."""
+        shift = col - Poly.var(var)
+        return _nonneg((lo + shift).substitute(env), runs) and \
+            _nonneg((width - hi - shift).substitute(env), runs)
     for var in ctx.loop_vars[::-1]:
         if p.coeff(var) != 1:
             continue
-        rest = p - Poly.var(var)
-        offset = rest.const_value()
-        width = _common_factor(rest - offset, set(ctx.loop_vars))
-        if width is None:
-            continue
-        if width.is_const():
-            # a constant offset may fold a row step: 4096*i + 4095 + j is row i+1, column j-1
-            w = int(width.const_value())
-            c = int(offset) % w
-            c = c - w if c > w // 2 else c
-        else:
-            c = int(offset)
         rng = ctx.loop_ranges.get(var)
         if rng is None or rng[0] is None or rng[1] is None:
             continue
         lo, hi = rng
-        # the column var + c must stay in [0, width): lo + c >= 0 and hi + c <= width
-        if lo.is_const() and lo.const_value() + c >= 0 and _leq(hi + c, width):
-            q = _divide(rest - c, width)
+        rest = p - Poly.var(var)
+        offset = rest.const_value()
+        width = _common_factor(rest - offset, loops)
+        if width is not None:
+            if width.is_const():
+                # a constant offset may fold a row step: 4096*i + 4095 + j is row i+1, column j-1
+                w = int(width.const_value())
+                c = int(offset) % w
+                c = c - w if c > w // 2 else c
+            else:
+                c = int(offset)
+            if lo.is_const() and within(Poly.var(var) + c, lo, hi, width):
+                q = _divide(rest - c, width)
+                if q is not None and q.is_affine():
+                    return (q, Poly.var(var) + c, *polys[1:])
+        # a column moved by parameters: the terms of `rest` without a loop variable
+        moved = Poly._make({m: c for m, c in rest.terms if m and not {v for v, _ in m} & loops})
+        width = _common_factor(rest - moved - offset, loops)
+        if not moved.terms or width is None or width.is_const():
+            continue
+        col = Poly.var(var) + moved + offset
+        if within(col, lo, hi, width):
+            q = _divide(rest - moved - offset, width)
             if q is not None and q.is_affine():
-                return (q, Poly.var(var) + c)
+                return (q, col, *polys[1:])
     return None
+
+
+def _nonneg(e: Poly, facts: list[Poly]) -> bool:
+    """Whether e >= 0: a constant that is, or a constant that is plus a nonnegative multiple of one of `facts`
+    (polynomials known to be >= 0)."""
+    if e.is_const():
+        return e.const_value() >= 0
+    for f in facts:
+        for m, c in f.terms:
+            if m:
+                k = e.as_dict().get(m, Fraction(0)) / c
+                rest = e - f.scale(k)
+                if k >= 0 and rest.is_const() and rest.const_value() >= 0:
+                    return True
+                break
+    return False
+
+
+def _entry_values(ctx: NestContext, nest: c_ast.Node, facts: "FunctionFacts") -> dict[str, Poly]:
+    """The integer locals that hold a polynomial of other integer locals at the nest's entry: `lj = 2 * lk;`
+    among the statements just before the nest in its block, when no statement between it and the nest (nor
+    the nest) writes either, and the function never takes their address.  Only relations between the nest's
+    parameters: delinearize uses them to prove a column stays in its row."""
+    parent = facts.parent.get(id(nest))
+    if not isinstance(parent, c_ast.Compound) or facts.has_goto:
+        return {}
+    items = parent.block_items or []
+    ids = [id(i) for i in items]
+    if id(nest) not in ids:
+        return {}
+
+    def plain_int(name: str) -> bool:
+        var = ctx.scope.lookup(name)
+        return var is not None and var.storage in ("local", "param") and var.ctype.is_integer and \
+            var.ctype.is_scalar and name not in facts.address_taken
+    killed = set(ctx.written)
+    out: dict[str, Poly] = {}
+    for item in reversed(items[:ids.index(id(nest))]):
+        if isinstance(item, c_ast.Assignment) and item.op == "=" and isinstance(item.lvalue, c_ast.ID):
+            name = item.lvalue.name
+            reads = {n.name for n in _ids(item.rvalue)}
+            if name not in killed and plain_int(name) and reads and all(plain_int(r) for r in reads) \
+                    and not reads & killed and not has_side_effect(item.rvalue) and name not in reads:
+                saved = set(ctx.params)
+                value, _ = ctx.poly(item.rvalue)
+                ctx.params = saved
+                if value is not None and value.variables == frozenset(reads):
+                    out[name] = value
+        # (a call cannot change them: their address is never taken, and they are not globals)
+        killed |= {n.name for n, up in _walk(item) if isinstance(n, c_ast.ID) and changed_here(n, up)} | \
+            {n.name for n, _ in _walk(item) if isinstance(n, c_ast.Decl) and n.name}
+    return out
 
 
 def _common_factor(p: Poly, loop_vars: set[str]) -> Poly | None:
@@ -2059,6 +2138,7 @@ class FileLowerer:
         ctx.not_inlined = dict(cand.not_inlined)
         lowerer = NestLowerer(ctx)
         lowerer.prepass(cand.node)
+        ctx.entry_values = _entry_values(ctx, cand.stands_for or cand.node, facts)
         root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas)
         if any(ind.trip is None for ind in cand.inductions):       # the loop they count, as first described
             cand = replace(cand, inductions=tuple(ind if ind.trip is not None else replace(ind, trip=root.trip_count)
