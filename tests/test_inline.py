@@ -101,6 +101,66 @@ void h(void) {{ for (int i = 0; i < 100; i++) {call} }}""")
     assert ir.inlined == ()
 
 
+SEEDS = r"""
+#include <stdio.h>
+#define N 256
+#define M 64
+double out[N], seeds[N];
+static double rng(double *seed, double a) {   /* NPB's randlc: steps its seed through the pointer, returns a value */
+  double t = a * (*seed);
+  *seed = t - (int)t;
+  return *seed * 0.5;
+}
+static void fill(int n, double *seed, double y[]) {   /* NPB's vranlc: y[1..n], called with x - 1 */
+  int i;
+  double s = *seed;
+  for (i = 1; i <= n; i++) { s = s * 3.7 - (int)(s * 3.7); y[i] = s; }
+  *seed = s;
+}
+void run(int n) {
+  int k, i;
+  double t1, t3, local[M];
+  for (k = 0; k < n; k++) {
+    t1 = 0.1 + k * 0.001;
+    t3 = rng(&t1, 3.9);
+    fill(M, &t1, local - 1);
+    double s = t3;
+    for (i = 0; i < M; i++) s += local[i];
+    out[k] = s;
+    seeds[k] = t1;
+  }
+}
+int main(void) { run(N); printf("%.15f %.15f\n", out[17], seeds[200]); return 0; }
+"""
+
+
+def test_values_addresses_and_moved_arrays_are_inlined(tmp_path):
+    """`t3 = rng(&t1, 3.9)` (the returned value assigned after the body, *seed is t1) and `fill(M, &t1, local - 1)`
+    (y[i] is local[i - 1]): each iteration of k has its own t1 and its own local, written before they are read."""
+    found = nests(tmp_path, SEEDS)
+    nest, ir = found["run@20"]
+    assert nest.loops[0].status == "parallel", nest.loops[0].reason
+    assert ir.inlined == ("fill", "rng")
+    assert "run@20" in verified_ports(tmp_path, SEEDS)
+
+
+@pytest.mark.parametrize("change, why", [
+    # the pointer compared or indexed: not just the variable it points to; a return before the end
+    (("  *seed = t - (int)t;", "  *seed = t - (int)t; if (seed == 0) t = 1;"), "it uses its parameter 'seed' other than as *p"),
+    (("  *seed = t - (int)t;", "  *seed = t - (int)t; if (t > 1) return 0;"), "it returns before its end"),
+    (("double s = *seed;", "double s = seed[1];"), "it uses its parameter 'seed' other than as *p"),
+    # an array moved by a global the callee could change
+    (("fill(M, &t1, local - 1);", "fill(M, &t1, local - g);"), "the argument for 'y' is moved by 'g'"),
+    # the address of a global: another name for memory the function may reach
+    (("t3 = rng(&t1, 3.9);", "t3 = rng(&g2, 3.9);"), "not the address of a local double variable"),
+])
+def test_values_and_addresses_that_cannot_be_inlined(tmp_path, change, why):
+    src = SEEDS.replace("double out[N], seeds[N];", "double out[N], seeds[N], g2; int g;").replace(*change)
+    assert change[0] in SEEDS
+    nest, ir = nests(tmp_path, src)["run@20"]
+    assert nest.loops[0].status != "parallel" and why in nest.loops[0].reason, nest.loops[0].reason
+
+
 def test_a_nest_that_calls_whole_phases_stays_a_nest_of_calls(tmp_path):
     # inlining would add more than MAX_GROWTH nodes: nothing is inlined (and the callee's own nest is analysed)
     body = "\n".join(f"  p[{k}] = p[{k}] * 1.5 + q[{k}];" for k in range(700))

@@ -3,13 +3,18 @@ its parameters replaced by the arguments, so that the analyses see what it reads
 BT's `binvcrhs(lhs[i][j][k][BB], lhs[i][j][k][CC], rhs[i][j][k])` touches two 5x5 blocks and a vector of one
 cell), and the kernel runs it in the thread as the C does.
 
-A call is inlined when it is a statement of its own (its value unused) and:
-- the callee is defined in the file, returns void, takes a fixed list of parameters and does not call itself
-  (through other functions either); its body has no `goto`, label, `static` local or `return` before its end;
+A call is inlined when it is a statement of its own, its value unused or assigned to a variable (`t3 =
+randlc(&t1, t2);`: the value the function returns, converted to its type, is assigned after its body), and:
+- the callee is defined in the file, takes a fixed list of parameters and does not call itself (through other
+  functions either); its body has no `goto`, label, `static` local or `return` before its end (a function that
+  returns a value ends with its only `return`, of an arithmetic type);
 - a parameter of array or pointer type is only indexed (`p[e]`, `*p`) or passed on to another call that is
   inlined, never assigned or taken the address of; its argument is an array or pointer variable or a part of
   one (`lhs[i][j][k][BB]`: the rest of it has the parameter's row type, so `p[a][b]` is `lhs[i][j][k][BB][a][b]`)
-  whose subscripts read only constants and the caller's own variables (which the callee cannot change);
+  whose subscripts read only constants and the caller's own variables (which the callee cannot change), or a
+  one-dimensional one moved by such an offset (`x - 1`: `p[e]` is `x[e - 1]`);
+- a pointer parameter whose argument is the address of a scalar variable of the caller (`&t1`) is used only as
+  `*p` or `p[0]`, which are that variable;
 - a scalar parameter is never assigned: it becomes a local initialized with its argument (evaluated once, before
   the body, as C does), and the argument has no side effect;
 - every other name the callee uses is a global the caller sees under that name (not hidden by a local).
@@ -48,6 +53,25 @@ def _returns_void(fn: c_ast.FuncDef) -> bool:
     return isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType) and t.type.names == ["void"]
 
 
+def _returns_arithmetic(fn: c_ast.FuncDef) -> bool:
+    t = fn.decl.type.type
+    return isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType) and t.type.names != ["void"]
+
+
+def _address_of_variable(arg: c_ast.Node) -> str | None:
+    """The variable `arg` takes the address of (`&t1`), or None."""
+    if isinstance(arg, c_ast.UnaryOp) and arg.op == "&" and isinstance(arg.expr, c_ast.ID):
+        return arg.expr.name
+    return None
+
+
+def _moved(arg: c_ast.Node) -> tuple[c_ast.ID, str, c_ast.Node] | None:
+    """(the array, "+" or "-", the offset) of an argument `x - 1` or `x + k`, or None."""
+    if isinstance(arg, c_ast.BinaryOp) and arg.op in ("+", "-") and isinstance(arg.left, c_ast.ID):
+        return arg.left, arg.op, arg.right
+    return None
+
+
 class Inliner:
     """Inlines the eligible call statements of one nest (see the module's docstring)."""
 
@@ -63,6 +87,7 @@ class Inliner:
         self.inlined: list[str] = []        # the functions inlined, one entry per call
         self.why_not: dict[str, str] = {}   # function -> why its calls stay calls
         self.budget = MAX_GROWTH
+        self.passed: list[c_ast.ID] = []    # the variables the inlined calls' array and pointer arguments name
         self.over = False                   # a call would grow the nest past MAX_GROWTH
 
     def nest(self, node: c_ast.For) -> c_ast.For:
@@ -73,7 +98,7 @@ class Inliner:
         new = copy_tree(node)
         self._rewrite(new, ())
         if self.over:
-            self.inlined = []
+            self.inlined, self.passed = [], []
             return node
         return new if self.inlined else node
 
@@ -98,12 +123,15 @@ class Inliner:
                     if block is not None:
                         setattr(n, attr, block)
 
-    def _inline(self, call: c_ast.Node, stack: tuple[str, ...]) -> c_ast.Compound | None:
+    def _inline(self, item: c_ast.Node, stack: tuple[str, ...]) -> c_ast.Compound | None:
+        call, target = item, None
+        if isinstance(item, c_ast.Assignment) and item.op == "=" and isinstance(item.lvalue, c_ast.ID):
+            call, target = item.rvalue, item.lvalue          # `t3 = randlc(&t1, t2);`
         if not self._candidate(call):
             return None
         name = call.name.name
         args = list(call.args.exprs) if call.args is not None else []
-        why = self._why_not(name, args, stack)
+        why = self._why_not(name, args, stack, target)
         if why:
             self.why_not.setdefault(name, why)
             return None
@@ -115,19 +143,28 @@ class Inliner:
                                           "nodes to it")
             return None
         self.budget -= size
-        block = self._body(fn, args)
+        for p, a in zip(_params(fn), args):
+            if not decl_type(p, self.typedefs).is_scalar:       # (lhs[i][j][k][BB], x - 1, &t1: the array, t1)
+                base = _moved(a)[0] if _moved(a) is not None else a.expr if _address_of_variable(a) else a
+                while isinstance(base, c_ast.ArrayRef):
+                    base = base.name
+                self.passed.append(base)
+        block = self._body(fn, args, target)
         self.inlined.append(name)
         self._rewrite(block, stack + (name,))
         return block
 
-    def _why_not(self, name: str, args: list[c_ast.Node], stack: tuple[str, ...]) -> str:
+    def _why_not(self, name: str, args: list[c_ast.Node], stack: tuple[str, ...], target: c_ast.ID | None) -> str:
         fn = self.functions[name]
         if name in stack or self._recursive(name):
             return "it calls itself"
         if len(stack) >= MAX_DEPTH:
             return f"it is called {MAX_DEPTH} calls deep"
-        if not _returns_void(fn):
-            return "it returns a value"
+        returns = not _returns_void(fn)
+        if returns and not _returns_arithmetic(fn):
+            return "it returns a value that is not a number"
+        if not returns and target is not None:
+            return "its value is used"
         params = _params(fn)
         if params is None:
             return "it is variadic or defined K&R style"
@@ -139,15 +176,24 @@ class Inliner:
         for n in body:
             if isinstance(n, (c_ast.Goto, c_ast.Label)):
                 return "it uses goto"
-            if isinstance(n, c_ast.Return) and not (n is items[-1] and n.expr is None):
+            if isinstance(n, c_ast.Return) and not (n is items[-1] and (n.expr is None) != returns):
                 return "it returns before its end"
             if isinstance(n, c_ast.Decl) and ({"static", "extern"} & set(n.storage or ()) or
                                               isinstance(n.type, c_ast.FuncDecl)):
                 return f"its local '{n.name}' is static"
+        if returns and not (items and isinstance(items[-1], c_ast.Return)):
+            return "it does not end with its return"
         names = {p.name for p in params}
         for n in body:
             if isinstance(n, c_ast.ID) and n.name in names and changed_here(n, parents.get(id(n))):
                 return f"it assigns its parameter '{n.name}' or takes its address"
+        for p, arg in zip(params, args):
+            if decl_type(p, self.typedefs).is_scalar:
+                continue
+            if _address_of_variable(arg) is not None or _moved(arg) is not None:
+                for n in body:      # such a parameter only indexed: not passed on, not compared
+                    if isinstance(n, c_ast.ID) and n.name == p.name and not _indexed(n, parents, _moved(arg) is None):
+                        return f"it uses its parameter '{p.name}' other than as {'p[e]' if _moved(arg) else '*p'}"
         for p, arg in zip(params, args):
             t = decl_type(p, self.typedefs)
             why = self._argument_why_not(p.name, t, arg) if not t.is_scalar else \
@@ -183,6 +229,29 @@ class Inliner:
 
     def _argument_why_not(self, param: str, t: CType, arg: c_ast.Node) -> str:
         """Why `arg` cannot stand for the array or pointer parameter `param` of type `t` ("" when it can)."""
+        name = _address_of_variable(arg)
+        if name is not None:            # &t1 for `double *x`: *x is t1
+            var = self.caller_var(name)
+            vt = getattr(var, "ctype", None)
+            if vt is None or not vt.is_scalar or self.global_var(name) is var or t.pointers != 1 or t.dims \
+                    or vt.base != t.base:
+                return f"the argument for '{param}' is not the address of a local {t.base} variable"
+            return ""
+        moved = _moved(arg)
+        if moved is not None:           # x - 1 for `double y[]`: y[e] is x[e - 1]
+            var = self.caller_var(moved[0].name)
+            at = getattr(var, "ctype", None)
+            if at is None or at.pointers + len(at.dims) != 1 or t.pointers + len(t.dims) != 1 or at.base != t.base:
+                return f"the argument for '{param}' is not a one-dimensional array of {t.base} moved by an offset"
+            for n in _nodes(moved[2]):
+                if isinstance(n, c_ast.ID) and (self.global_var(n.name) is not None and
+                                                self.caller_var(n.name) is self.global_var(n.name)
+                                                or n.name in self.address_taken):
+                    return f"the argument for '{param}' is moved by '{n.name}', which the function may change"
+                if not isinstance(n, (c_ast.ID, c_ast.Constant, c_ast.BinaryOp, c_ast.UnaryOp)) or \
+                        isinstance(n, c_ast.UnaryOp) and n.op not in ("-", "+"):
+                    return f"the argument for '{param}' is moved by an offset that is not a plain expression"
+            return ""
         base, subs = arg, []
         while isinstance(base, c_ast.ArrayRef):
             subs.insert(0, base.subscript)
@@ -210,15 +279,18 @@ class Inliner:
             return f"the argument for '{param}' does not have the rows '{param}' is declared with"
         return ""
 
-    def _body(self, fn: c_ast.FuncDef, args: list[c_ast.Node]) -> c_ast.Compound:
+    def _body(self, fn: c_ast.FuncDef, args: list[c_ast.Node], target: c_ast.ID | None = None) -> c_ast.Compound:
         """The callee's body for these arguments: scalar parameters as initialized locals, array parameters
-        replaced by their arguments, locals renamed."""
+        replaced by their arguments, `*p` by the variable whose address is passed for p, locals renamed; for a
+        function that returns a value, its return value assigned to `target` (or dropped)."""
         prefix = f"c2gpu_{fn.decl.name}_"
         body = copy_tree(fn.body)
         params = _params(fn)
         arrays = {p.name: a for p, a in zip(params, args) if not decl_type(p, self.typedefs).is_scalar}
+        pointed = {p: _address_of_variable(a) for p, a in arrays.items() if _address_of_variable(a) is not None}
+        arrays = {p: a for p, a in arrays.items() if p not in pointed}
         renamed = {n.name: prefix + n.name for n in _nodes(body) if isinstance(n, c_ast.Decl)}
-        renamed.update({p.name: prefix + p.name for p in params if p.name not in arrays})
+        renamed.update({p.name: prefix + p.name for p in params if p.name not in arrays and p.name not in pointed})
         for n in list(_nodes(body)):
             if isinstance(n, c_ast.Decl) and n.name in renamed:
                 n.name = renamed[n.name]
@@ -227,7 +299,9 @@ class Inliner:
                 child = getattr(n, attr, None)
                 if isinstance(n, c_ast.StructRef) and attr == "field":
                     continue                                # `s.n`: a member's name, not a variable
-                if isinstance(child, c_ast.ID) and child.name in arrays:
+                if _pointee(child, pointed) is not None:
+                    setattr(n, attr, c_ast.ID(_pointee(child, pointed), coord=child.coord))
+                elif isinstance(child, c_ast.ID) and child.name in arrays:
                     setattr(n, attr, copy_tree(arrays[child.name]))
                 elif isinstance(child, c_ast.ID) and child.name in renamed and not (
                         isinstance(n, c_ast.FuncCall) and attr == "name"):
@@ -239,14 +313,33 @@ class Inliner:
             for attr in ("exprs", "block_items"):
                 items = getattr(n, attr, None) if attr in getattr(n, "__slots__", ()) else None
                 for k, child in enumerate(items or []):
-                    if isinstance(child, c_ast.ID) and child.name in arrays:
+                    if _pointee(child, pointed) is not None:
+                        items[k] = c_ast.ID(_pointee(child, pointed), coord=child.coord)
+                    elif isinstance(child, c_ast.ID) and child.name in arrays:
                         items[k] = copy_tree(arrays[child.name])
                     elif isinstance(child, c_ast.ID) and child.name in renamed:
                         child.name = renamed[child.name]
+        for ref in [n for n in _nodes(body) if isinstance(n, c_ast.ArrayRef) and _moved(n.name) is not None]:
+            base, op, offset = _moved(ref.name)             # (x - 1)[e] is x[e - 1]
+            ref.name = base
+            ref.subscript = c_ast.BinaryOp(op, ref.subscript, offset, coord=ref.subscript.coord)
         items = [i for i in (body.block_items or []) if not isinstance(i, c_ast.Return)]
+        last = (body.block_items or [None])[-1]
+        if isinstance(last, c_ast.Return) and last.expr is not None:
+            if target is not None:
+                # the value is converted to the function's type, then to the target's, as C does
+                name = prefix + "value"
+                while name in renamed.values():
+                    name += "_"
+                rtype = copy_tree(fn.decl.type.type)
+                _rename_declarator(rtype, name)
+                items.append(c_ast.Decl(name, [], [], [], [], rtype, last.expr, None, coord=last.coord))
+                items.append(c_ast.Assignment("=", copy_tree(target), c_ast.ID(name, coord=last.coord), coord=last.coord))
+            elif has_side_effect(last.expr):
+                items.append(last.expr)
         copies = []
         for p, a in zip(params, args):
-            if p.name in arrays:
+            if p.name in arrays or p.name in pointed:
                 continue
             d = copy_tree(p)
             d.name = renamed[p.name]
@@ -254,6 +347,26 @@ class Inliner:
             d.init = copy_tree(a)
             copies.append(d)
         return c_ast.Compound(copies + items, coord=body.coord)
+
+
+def _pointee(n: c_ast.Node | None, pointed: dict[str, str]) -> str | None:
+    """The variable `*p` or `p[0]` is, for a parameter p passed the address of a variable."""
+    if isinstance(n, c_ast.UnaryOp) and n.op == "*" and isinstance(n.expr, c_ast.ID):
+        return pointed.get(n.expr.name)
+    if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and isinstance(n.subscript, c_ast.Constant) \
+            and n.subscript.value == "0":
+        return pointed.get(n.name.name)
+    return None
+
+
+def _indexed(n: c_ast.ID, parents: dict, dereferenced_only: bool) -> bool:
+    """Whether the parameter `n` is used as `*p` or `p[0]` (dereferenced_only), or as `p[e]` or `*p`."""
+    up = parents.get(id(n))
+    if isinstance(up, c_ast.UnaryOp) and up.op == "*":
+        return True
+    if isinstance(up, c_ast.ArrayRef) and up.name is n:
+        return not dereferenced_only or isinstance(up.subscript, c_ast.Constant) and up.subscript.value == "0"
+    return False
 
 
 def _field(n: c_ast.ID, parents: dict) -> bool:

@@ -1499,6 +1499,12 @@ def _nonneg(e: Poly, facts: list[Poly]) -> bool:
     return False
 
 
+def _place(n: c_ast.Node) -> tuple:
+    """Where a node is in the source (a copy of the tree keeps it)."""
+    c = n.coord
+    return (c.file, c.line, c.column) if c is not None else (None, id(n))
+
+
 def _entry_values(ctx: NestContext, nest: c_ast.Node, facts: "FunctionFacts") -> dict[str, Poly]:
     """The integer locals that hold a polynomial of other integer locals at the nest's entry: `lj = 2 * lk;`
     among the statements just before the nest in its block, when no statement between it and the nest (nor
@@ -1926,6 +1932,8 @@ class Candidate:
     #                                            the array they always are (aliases_resolved), calls inlined
     inlined: tuple[str, ...] = ()              # the functions whose calls were inlined in it (calls_inlined)
     not_inlined: tuple[tuple[str, str], ...] = ()   # (function, why its calls in it were not inlined)
+    passed: frozenset[tuple] = frozenset()     # where the arguments of the inlined calls name a variable (Coord
+    #                                            places): those uses pass no pointer anywhere (FunctionFacts.escapes)
 
 
 class FileLowerer:
@@ -2112,7 +2120,7 @@ class FileLowerer:
         a pointer may reach it from elsewhere): flagged local-array."""
         t, node, lids, dims = ctx.inner_arrays[name]
         loc = ctx.loc(node)
-        if name in facts.values:
+        if facts.escapes(name):
             ctx.flags.append(Flag("local-array", f"array '{name}' is declared inside the nest and its address is "
                                   "taken", loc, lids))
             return ArrayInfo(name, t.base, t.elem_size, dims, "local", False, t.const, loc)
@@ -2180,11 +2188,11 @@ class FileLowerer:
                                           f"'{name}', which the nest also accesses by field", whole.loc))
             # an array of this function that is only ever indexed: no pointer can point into it
             unreachable = storage in ("local", "static") and not t.pointers and bool(t.dims) \
-                and name not in facts.values
+                and not facts.escapes(name, cand.passed)
             # (a parameter: its callers do not read it after the calls either)
             # (a parameter the function only indexes: no copy of it outlives the call)
             callers = self.objects.dead_after_calls(dloc) if storage.startswith("param") and self.objects is not None \
-                and name not in facts.values else None
+                and not facts.escapes(name, cand.passed) else None
             dead_after = "" if not (storage == "local" and unreachable or callers) \
                 or facts.read_later(cand.stands_for or cand.node, name, stop=None) \
                 else "not read after the nest" + (f", and {callers}" if callers else "")
@@ -2271,7 +2279,8 @@ class FileLowerer:
         note = "inlined " + ", ".join(f"{name}() ({k} call{'s' if k > 1 else ''})" for name, k in sorted(counts.items())) + \
             ": the nest is analysed and ported with the functions' bodies in place of the calls"
         return replace(cand, node=node, stands_for=cand.stands_for or cand.node, aliases=cand.aliases + (note,),
-                       inlined=tuple(sorted(counts)), not_inlined=tuple(sorted(inliner.why_not.items())))
+                       inlined=tuple(sorted(counts)), not_inlined=tuple(sorted(inliner.why_not.items())),
+                       passed=frozenset(_place(n) for n in inliner.passed))
 
     def host_only(self, cand: Candidate, stmts: list[Statement]) -> list[Flag]:
         """What keeps a nest on the CPU although its loops may be parallel: C that CUDA's device code computes
@@ -2475,6 +2484,15 @@ class FunctionFacts:
         self.address_taken = frozenset(taken)
         self.assigned = frozenset(assigned)
         self.values = frozenset(n.name for n, _ in _walk(fn.body) if isinstance(n, c_ast.ID) and not self._element(n))
+        self.value_places: dict[str, set[tuple]] = {}     # name -> where it is used other than by element
+        for n, _ in _walk(fn.body):
+            if isinstance(n, c_ast.ID) and n.name in self.values and not self._element(n):
+                self.value_places.setdefault(n.name, set()).add(_place(n))
+
+    def escapes(self, name: str, passed: frozenset[tuple] = frozenset()) -> bool:
+        """Whether the function uses `name` other than by element (`&a[i]`, `a`, `a + 1`: a pointer to it may
+        be kept), leaving out the arguments `passed` of calls the nest inlines (there they are only indexed)."""
+        return bool(self.value_places.get(name, set()) - passed)
 
     def _element(self, name: c_ast.ID) -> bool:
         """Whether this use of a name only reads or writes an element (`a[i][j]`, not `&a[i]`, `a`, `a + 1`)."""
