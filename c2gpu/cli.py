@@ -310,8 +310,10 @@ def cmd_passes(args) -> int:
     return EXIT_OK if not failures else EXIT_INPUT
 
 
-def _port_outcomes_report(outcomes) -> str:
-    lines = []
+def _port_outcomes_report(outcomes, notes=()) -> str:
+    """What port did with each nest; `notes`: the file's own diagnostics (a nest not described, a pragma not
+    understood), first, so that no nest disappears without a word."""
+    lines = [f"{f.loc}: note: {f.message} [{f.code}]" for f in notes]
     for o in outcomes:
         if o.ported:
             ks = o.code.kernels
@@ -368,7 +370,7 @@ def cmd_port(args) -> int:
     result = port_file(args.file, options.preprocess, manager, out, split=True if args.split else None, left=left)
     with open(out, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(result.text)
-    print(_port_outcomes_report(result.outcomes), file=sys.stderr)
+    print(_port_outcomes_report(result.outcomes, result.notes), file=sys.stderr)
     print(f"wrote {out}: {len(result.ported)} of {len(result.outcomes)} nests ported", file=sys.stderr)
     if result.host_text is not None:
         from .port import host_name_for

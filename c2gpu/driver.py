@@ -201,8 +201,10 @@ def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None
     from .report.verdict_text import nest_table
     gpu = manager.options.get("gpu")
     n = len(program.nests)
+    # the file's own diagnostics (a nest not described, a pragma not understood): no nest disappears unsaid
+    notes = "".join(f"{f.loc}: note: {f.message} [{f.code}]\n" for f in program.diagnostics)
     if not n:
-        return f"{program.path}: no loop nests: nothing to analyse or port\n"
+        return f"{program.path}: no loop nests: nothing to analyse or port\n" + notes
     head = f"{program.path}: {n} loop nest{'s' if n != 1 else ''}"
     if gpu is not None:
         origin = style.gpu_origin
@@ -210,7 +212,7 @@ def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None
         head += ", the default GPU; --gpu NAME, C2GPU_GPU or c2gpu.toml choose another)" if origin == "default" else \
             f", from {origin})" if origin not in ("", "--gpu") else ")"
     from .report.program_view import program_text
-    parts = [head + "\n" + (program_text(view, gpu.key) if gpu is not None and view is not None else "")]
+    parts = [head + "\n" + notes + (program_text(view, gpu.key) if gpu is not None and view is not None else "")]
     from .advisor import performance_of
     for nest in program.nests:
         plan = manager.result("plan", nest)

@@ -47,6 +47,8 @@ class PortResult:
     host_text: str | None = None                # split mode: the user's C file calling the wrappers
     split_reasons: list[str] = field(default_factory=list)
     warnings: list[C2GPUError] = field(default_factory=list)   # headers c2gpu could not find (the port went on)
+    notes: tuple = ()                           # the file's own diagnostics (Program.diagnostics): nests skipped
+    #                                             or not described, pragmas not understood
 
     @property
     def ported(self) -> list[NestOutcome]:
@@ -170,7 +172,9 @@ def port_file(path: str, options: PreprocessOptions, manager: PassManager, outpu
         result.host_text = host
         result.split_reasons = reasons or ["--split was given"]
         result.warnings = warnings
+        result.notes = program.diagnostics
         return result
-    return PortResult(path, render_port(path, source, outcomes, output_name), outcomes, warnings=warnings)
+    return PortResult(path, render_port(path, source, outcomes, output_name), outcomes, warnings=warnings,
+                      notes=program.diagnostics)
 
 

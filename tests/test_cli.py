@@ -25,6 +25,17 @@ def test_analyze_matmul_text():
     assert "reduction candidates: C[i][j] + over k (line 20)" in r.stdout
 
 
+def test_the_files_own_diagnostics_are_printed_by_analyze_and_port(tmp_path):
+    """A pragma c2gpu does not understand (like a nest it could not describe) is said where the nests are, by
+    analyze and by port: no nest disappears without a word."""
+    src = write_c(tmp_path, "void f(int n, double *a) {\n#pragma c2gpu frobnicate\n  for (int i = 0; i < n; i++) a[i] = 0;\n}\n")
+    note = f"{src}:2:9: note: unknown c2gpu pragma 'c2gpu frobnicate'"
+    r = run("analyze", str(src), "--no-run")
+    assert r.returncode == 0 and note in r.stdout, r.stdout
+    r = run("port", str(src), "-o", str(tmp_path / "t.cu"))
+    assert r.returncode == 0 and note in r.stderr, r.stderr
+
+
 def test_syntax_error_is_compiler_style(tmp_path):
     src = write_c(tmp_path, "void f(int n, float *a) {\n  for (int i = 0; i < n; i++)\n    a[i] = ;\n}\n")
     r = run("analyze", str(src))
