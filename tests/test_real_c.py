@@ -294,3 +294,47 @@ def test_verify_knr_and_inner_pragma_ports(tmp_path, text):
     src = write_c(tmp_path, text)
     res = verify(str(src), PreprocessOptions(), make_manager(PIPELINE))
     assert res.ok, res.message
+
+
+CONSTANT_CONDITIONS = r"""
+#include <stdio.h>
+#define DEBUG 0
+#define TRUE 1
+#define FALSE 0
+#define TIMERS_ENABLED FALSE
+#define N 100
+void timer_start(int n) { printf("timer %d\n", n); }
+double a[N], b[N];
+int main(void) {
+    for (int i = 0; i < N; i++) b[i] = i * 0.5;
+    for (int i = 0; i < N; i++) {
+        if (TIMERS_ENABLED == TRUE) timer_start(3);
+        if (DEBUG) printf("%d\n", i);
+        if (2 > 1) { double t = b[i] * 2; a[i] = t; } else a[i] = -1;
+        if (!(DEBUG || 0)) a[i] += 1; else { printf("x"); }
+    }
+    printf("%f\n", a[7]);
+    return 0;
+}
+"""
+
+
+@requires_tool("nvcc")
+def test_branches_under_a_constant_condition_that_never_run_are_left_out(tmp_path):
+    """NPB's `if (TIMERS_ENABLED == TRUE) timer_start(3);`, `if (DEBUG) printf(...)`: the call never runs, so it
+    neither blocks the proof nor goes into the kernel (where a host function would not compile); a branch that
+    always runs stays.  The port compiles with nvcc and verifies."""
+    path = write_c(tmp_path, CONSTANT_CONDITIONS)
+    cu = tmp_path / "t.cu"
+    r = subprocess.run([sys.executable, "-m", "c2gpu", "port", str(path), "-o", str(cu)], capture_output=True, text=True)
+    assert r.returncode == 0 and "ported nest main@12" in r.stderr, r.stderr
+    assert "ifs whose condition is a constant (lines 13, 14, 15, 16): the branches that never run left out" in r.stderr
+    kernel = cu.read_text().split("c2gpu_main_12_k0")[1]
+    assert "timer_start" not in kernel and "printf" not in kernel and "a[i] = -1" not in kernel
+    assert subprocess.run(["nvcc", "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "t.o")]).returncode == 0
+    res = verify(str(path), PreprocessOptions(), make_manager(PIPELINE, {}))
+    assert res.ok, res.message
+    # a condition that reads a variable is no constant: the call blocks the proof
+    src = CONSTANT_CONDITIONS.replace("if (DEBUG) printf", "if (N > b[0]) printf")
+    (nest,) = [n for n in load_program(str(write_c(tmp_path, src)), PreprocessOptions()).nests if n.name == "main@12"]
+    assert any("printf" in s.calls for s in nest.statements())

@@ -24,7 +24,7 @@ from ..ir import (Access, ArrayInfo, Constraint, Flag, Guard, Loc, Loop, Nest, P
 from ..symbolic import Poly, Sym
 from ..libc import MATH_FUNCTIONS, SETS_ERRNO
 from .preprocess import INCLUDE_DIR
-from .objects import FileObjects
+from .objects import FileObjects, _constant
 from .fields import invariant_elements, renamed, struct_fields
 from .inline import Inliner
 from .trees import changed_here, copy_tree, has_side_effect
@@ -1499,6 +1499,47 @@ def _nonneg(e: Poly, facts: list[Poly]) -> bool:
     return False
 
 
+_TRUTH_OPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+              ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b,
+              "&&": lambda a, b: bool(a and b), "||": lambda a, b: bool(a or b)}
+
+
+def _truth(cond: c_ast.Node | None) -> bool | None:
+    """Whether an `if` condition made only of integer constants is true, or None when it is not constant."""
+    value = _integer_value(cond)
+    return None if value is None else value != 0
+
+
+def _integer_value(e: c_ast.Node | None) -> int | None:
+    """The value of an integer constant expression of literals, arithmetic, comparisons and ! && || (no side
+    effect, no name), or None."""
+    v = _constant(e)
+    if v is not None:
+        return v
+    if isinstance(e, c_ast.UnaryOp) and e.op == "!":
+        a = _integer_value(e.expr)
+        return None if a is None else int(a == 0)
+    if isinstance(e, c_ast.BinaryOp) and e.op in _TRUTH_OPS:
+        a, b = _integer_value(e.left), _integer_value(e.right)
+        return None if a is None or b is None else int(_TRUTH_OPS[e.op](a, b))
+    if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*"):
+        a, b = _integer_value(e.left), _integer_value(e.right)
+        return None if a is None or b is None else a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    return None
+
+
+def _swap_child(parent: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:
+    """Put `new` where `old` is among `parent`'s children."""
+    for attr in getattr(parent, "__slots__", ()):
+        child = getattr(parent, attr, None)
+        if child is old:
+            setattr(parent, attr, new)
+        elif isinstance(child, list):
+            for k, item in enumerate(child):
+                if item is old:
+                    child[k] = new
+
+
 def _place(n: c_ast.Node) -> tuple:
     """Where a node is in the source (a copy of the tree keeps it)."""
     c = n.coord
@@ -2130,6 +2171,7 @@ class FileLowerer:
                          dead_after=f"declared inside {where}: a new array in every iteration", declared_in=lids)
 
     def lower_nest(self, function: str, cand: Candidate, facts: "FunctionFacts") -> Nest:
+        cand = self.dead_branches_removed(cand, facts)
         cand = self.calls_inlined(cand, facts)
         cand, stands_for = self.fields_renamed(cand, facts)
         cand = self.inductions_substituted(cand, facts)
@@ -2265,6 +2307,30 @@ class FileLowerer:
         self._adopt(cand.node, node, facts)
         return replace(cand, node=node, stands_for=cand.stands_for or cand.node,
                        inductions=cand.inductions + tuple(found))
+
+    def dead_branches_removed(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
+        """The candidate without the branches of its `if`s whose condition is a constant (`if (TIMERS_ENABLED ==
+        TRUE) timer_start(3);` with both macros numbers, `if (DEBUG) printf(...)`): they never run, so what they
+        call or touch neither blocks a proof nor goes into a kernel."""
+        dead = [n for n, _ in _walk(cand.node) if isinstance(n, c_ast.If) and _truth(n.cond) is not None]
+        if not dead:
+            return cand
+        node = copy_tree(cand.node)
+        lines = []
+        for n, up in list(_walk(node)):
+            if not isinstance(n, c_ast.If) or up is None or (value := _truth(n.cond)) is None:
+                continue
+            kept = n.iftrue if value else n.iffalse
+            _swap_child(up, n, kept if kept is not None else c_ast.EmptyStatement(coord=n.coord))
+            lines.append(str(loc_of(n, Loc(self.path, 0)).line))
+        if not lines:
+            return cand
+        self._adopt(cand.node, node, facts)
+        lines = sorted(set(lines), key=int)
+        many = len(lines) > 1
+        note = f"{'ifs' if many else 'an if'} whose condition is a constant (line{'s' if many else ''} " \
+               f"{', '.join(lines)}): the branch{'es' if many else ''} that never run{'' if many else 's'} left out"
+        return replace(cand, node=node, stands_for=cand.stands_for or cand.node, aliases=cand.aliases + (note,))
 
     def calls_inlined(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
         """The candidate with the calls of the file's void functions it can see into inlined (frontend/inline.py),
