@@ -156,14 +156,51 @@ def _both_branches(writes: list[tuple[tuple, _Ref]]) -> list[_Ref]:
 
 def _starts_loop(w: Statement, c_name: str) -> bool:
     """Whether `w` is a `for` loop run whole (Statement kind "loop") whose first clause assigns `c_name` from
-    values that do not include it: before anything else of the loop reads it."""
+    values that do not include it, or that runs its body at least once and whose body assigns it first
+    (`for (i = 1; i <= 100; i++) { ik = kk / 2; ... break; ... }`): before anything else of the loop reads it."""
     if w.kind != "loop" or not isinstance(w.ast, c_ast.For):
         return False
     init = w.ast.init
     if not surely_assigns(init, c_name):
-        return False
+        header = [n for part in (init, w.ast.cond, w.ast.next) for n, _ in _walk(part) if part is not None]
+        return _runs_once(w.ast) and not any(isinstance(n, c_ast.ID) and n.name == c_name for n in header) \
+            and _assigned_first(w.ast.stmt, c_name)
     return not any(isinstance(n, c_ast.ID) and n.name == c_name for n, _ in _walk(
         init.rvalue if isinstance(init, c_ast.Assignment) else init))
+
+
+def _runs_once(loop: c_ast.For) -> bool:
+    """Whether the `for` surely runs its body once: `var = c1` first, and the condition compares var with a
+    constant and holds for c1 (NPB EP's `for (i = 1; i <= 100; i++)`)."""
+    from c2gpu.frontend.objects import _constant
+    init, cond = loop.init, loop.cond
+    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
+        var, first = init.decls[0].name, _constant(init.decls[0].init)
+    elif isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
+        var, first = init.lvalue.name, _constant(init.rvalue)
+    else:
+        return False
+    if first is None or not (isinstance(cond, c_ast.BinaryOp) and isinstance(cond.left, c_ast.ID)
+                             and cond.left.name == var):
+        return False
+    bound = _constant(cond.right)
+    tests = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+             ">=": lambda a, b: a >= b, "!=": lambda a, b: a != b}
+    return bound is not None and cond.op in tests and tests[cond.op](first, bound)
+
+
+def _assigned_first(body: c_ast.Node | None, c_name: str) -> bool:
+    """Whether the statements of `body`, in order, surely assign `c_name` (from values without it) before
+    anything mentions it, with nothing before that may leave the body (break, continue, return, goto)."""
+    items = (body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
+    for item in items:
+        if isinstance(item, c_ast.Assignment) and isinstance(item.lvalue, c_ast.ID) and item.lvalue.name == c_name \
+                and item.op == "=":
+            return not any(isinstance(n, c_ast.ID) and n.name == c_name for n, _ in _walk(item.rvalue))
+        if any(isinstance(n, (c_ast.Break, c_ast.Continue, c_ast.Return, c_ast.Goto)) or
+               isinstance(n, c_ast.ID) and n.name == c_name for n, _ in _walk(item)):
+            return False
+    return False
 
 
 def _before(w: Statement, order: float) -> bool:

@@ -161,6 +161,43 @@ def test_values_and_addresses_that_cannot_be_inlined(tmp_path, change, why):
     assert nest.loops[0].status != "parallel" and why in nest.loops[0].reason, nest.loops[0].reason
 
 
+SEED_SEARCH = r"""
+#include <stdio.h>
+#define N 256
+double out[N];
+static double rng(double *seed, double a) {
+  double t = a * (*seed);
+  *seed = t - (int)t;
+  return *seed * 0.5;
+}
+void run(int n) {
+  int k, i, kk, ik;
+  double t1, t2, t3;
+  for (k = 0; k < n; k++) {
+    kk = k + 3;
+    t1 = 0.3; t2 = 0.7; t3 = 0;
+    for (i = 1; i <= 100; i++) {      /* NPB EP: the seed of the k-th batch, by halving kk */
+      ik = kk / 2;
+      if (2 * ik != kk) t3 = rng(&t1, t2);
+      if (ik == 0) break;
+      t3 = rng(&t2, t2);
+      kk = ik;
+    }
+    out[k] = t1 + t3;
+  }
+}
+int main(void) { run(N); printf("%.15f %.15f\n", out[17], out[200]); return 0; }
+"""
+
+
+def test_a_function_inlined_twice_in_a_loop_run_whole(tmp_path):
+    """The loop with a break runs whole in each thread; rng's locals, declared by both of its inlined bodies, are
+    one private scalar of the thread each."""
+    nest, ir = nests(tmp_path, SEED_SEARCH)["run@13"]
+    assert nest.loops[0].status == "parallel", nest.loops[0].reason
+    assert "run@13" in verified_ports(tmp_path, SEED_SEARCH)
+
+
 def test_a_nest_that_calls_whole_phases_stays_a_nest_of_calls(tmp_path):
     # inlining would add more than MAX_GROWTH nodes: nothing is inlined (and the callee's own nest is analysed)
     body = "\n".join(f"  p[{k}] = p[{k}] * 1.5 + q[{k}];" for k in range(700))

@@ -85,6 +85,23 @@ def test_a_write_in_each_branch_of_an_if_covers_a_read_after_it(tmp_path):
         assert info.loop("j").status == C and info.loop("j").private == (), branches
 
 
+def test_a_loop_run_whole_that_runs_once_and_assigns_first_covers_its_reads(tmp_path):
+    # NPB EP's seed search: `for (i = 1; i <= 100; i++) { ik = kk / 2; ... if (ik == 0) break; ... kk = ik; }`
+    # runs whole in each k (its break), runs at least once, and assigns ik before anything reads it
+    loop = "for (m = 1; m <= 100; m++) {{ {body} }}"
+    src = ("void f(void) {{ int i, m, ik, kk; for (i = 0; i < 100; i++) {{ kk = i + 3; " + loop +
+           " v[i] = kk; }} }}")
+    info = only_nest(tmp_path, HEAD + src.format(body="ik = kk / 2; if (ik == 0) break; kk = ik;"))
+    assert info.loop("i").status == P and set(info.loop("i").private) >= {"ik", "kk"}
+    # a loop that may not run, a header that reads it, a break before the assignment, a read before it
+    for other in (src.format(body="ik = kk / 2; if (ik == 0) break; kk = ik;").replace("m <= 100", "m <= i - 5"),
+                  src.format(body="ik = kk / 2; if (ik == 0) break; kk = ik;").replace("m <= 100", "m <= 100 + ik"),
+                  src.format(body="if (kk == 1) break; ik = kk / 2; if (ik == 0) break; kk = ik;"),
+                  src.format(body="kk = ik + kk; ik = kk / 2; if (ik == 0) break;")):
+        info = only_nest(tmp_path, HEAD + other)
+        assert info.loop("i").status != P and "ik" not in info.loop("i").private, other
+
+
 def test_a_write_in_an_inner_loop_does_not_cover_a_read_after_it(tmp_path):
     # the loop over j may run zero times (m <= 0): v[i] then reads the value of an earlier iteration of i
     info = only_nest(tmp_path, HEAD + "void f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "

@@ -1894,15 +1894,20 @@ class NestLowerer:
         for d in decls:
             t = decl_type(d, ctx.typedefs)
             if isinstance(d.type, c_ast.FuncDecl) or not d.name or not t.is_scalar or set(d.storage or ()) \
-                    or d.name in inner.vars or scope.lookup(d.name) is not None or d.name in ctx.loop_vars \
-                    or d.name in ctx.address_taken:
+                    or scope.lookup(d.name) is not None or d.name in ctx.loop_vars or d.name in ctx.address_taken:
                 return None
+            if d.name in inner.vars:
+                # two blocks of it declare the same name (a function inlined twice): one private scalar of the
+                # thread stands for both when they have one type, as each block writes it before reading it
+                if inner.vars[d.name].ctype != t:
+                    return None
+                continue
             # (named "t#2" when another part of the nest declares a `t` too)
             inner.vars[d.name] = Var(t, "local", ctx.loc(d), ctx.renamed.get(id(d), d.name), tuple(ctx.loop_ids))
         ctx.forget_written_in(node)
         saved, ctx.scope = ctx.scope, inner
         try:
-            for d in decls:
+            for d in {d.name: d for d in reversed(decls)}.values():       # (the first of a name)
                 ctx.locals[inner.vars[d.name].ir] = (inner.vars[d.name], d)
                 ctx.loop_decls.setdefault(ctx.loop_ids[-1], []).append(d.name)
             b = StatementBuilder(ctx, node, guards)
