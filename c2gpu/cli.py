@@ -356,7 +356,7 @@ def _port_options(args) -> Options:
     args.gpu = choose_gpu(args.gpu).name
     return _options(args, pipeline=PORT.name, registers=args.registers, params=parse_params(args.param),
                     shared_budget=args.shared_budget, shared_force=tuple(args.shared),
-                    shared_exclude=tuple(args.no_shared))
+                    shared_exclude=tuple(args.no_shared), extra_sources=tuple(getattr(args, "extra_source", ())))
 
 
 def cmd_port(args) -> int:

@@ -212,7 +212,7 @@ def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None
         head += ", the default GPU; --gpu NAME, C2GPU_GPU or c2gpu.toml choose another)" if origin == "default" else \
             f", from {origin})" if origin not in ("", "--gpu") else ")"
     from .report.program_view import program_text
-    parts = [head + "\n" + notes + (program_text(view, gpu.key) if gpu is not None and view is not None else "")]
+    parts = [head + "\n" + (program_text(view, gpu.key) if gpu is not None and view is not None else "")]
     from .advisor import performance_of
     for nest in program.nests:
         plan = manager.result("plan", nest)
@@ -223,6 +223,8 @@ def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None
                                 plan_sentence(plan) if plan is not None else "",
                                 errs[-1].message if errs and plan is None else "")
                      + "".join(f"  {f.loc}: note: {f.message} [{f.code}]\n" for f in (flags or {}).get(nest.name, [])))
+    if notes:
+        parts.append(notes.rstrip("\n"))
     return "\n".join(parts) + "\n"
 
 

@@ -76,7 +76,8 @@ class Options:
 
     @property
     def preprocess(self) -> PreprocessOptions:
-        return PreprocessOptions(defines=self.defines, include_dirs=self.include_dirs, cpp=self.cpp)
+        return PreprocessOptions(defines=self.defines, include_dirs=self.include_dirs, cpp=self.cpp,
+                                 program_files=self.extra_sources)
 
     def pass_options(self) -> dict:
         """The options the passes read (PassManager options)."""

@@ -108,6 +108,15 @@ def certain_writes(s: str, c_name: str, refs: list[_Ref]) -> list[_Ref]:
     previous value on): under no `if` inside that loop, or one in each branch of such an `if` (`if (c) t = a;
     else t = b;`, through `else if` chains), which counts as one write where the later of them is."""
     out, branched = [], []
+    for inside, r in _unread_writes(s, c_name, refs):
+        (branched if inside else out).append((inside, r))
+    return [r for _, r in out] + _both_branches(branched)
+
+
+def _unread_writes(s: str, c_name: str, refs: list[_Ref]) -> list[tuple[tuple, _Ref]]:
+    """The writes of `s` that surely assign it when their statement runs, without reading it first, each with
+    the guards inside its loop that hold it (outermost first; () when none does)."""
+    out = []
     for r in refs:
         w = r.site.stmt
         if r.kind != "write" or r.site.guard is not None or not w.loop_ids:
@@ -118,8 +127,23 @@ def certain_writes(s: str, c_name: str, refs: list[_Ref]) -> list[_Ref]:
         # guards of `if`s around the innermost loop are fixed for all its iterations; one inside it makes the
         # write conditional
         inside = tuple(g for g in w.guards if guard_depth(g, r.site.chain) == len(r.site.chain))
-        (branched if inside else out).append((inside, r))
-    return [r for _, r in out] + _both_branches(branched)
+        out.append((inside, r))
+    return out
+
+
+def _in_its_branch(guards: tuple, w: _Ref, x: _Ref) -> bool:
+    """Whether the write `w`, under `guards` inside its loop, runs before the read `x` whenever `x` runs: `x` sits
+    in the same loop, later, under the same branches of the same `if`s (EP's `if (t1 <= 1.0) { l = ...;
+    qq[l] += 1.0; }`): one evaluation of each condition decides both."""
+    if x.site.chain[-1:] != w.site.chain[-1:] or not _before(w.site.stmt, x.site.order):
+        return False
+    held = x.site.stmt.guards if x.site.guard is None else x.site.guards
+    mine = [g for g in held if guard_depth(g, x.site.chain) == len(x.site.chain)]
+    return len(mine) >= len(guards) and all(_same_branch(a, b) for a, b in zip(guards, mine))
+
+
+def _same_branch(a, b) -> bool:
+    return (a.loc, a.depth, a.text, a.negated) == (b.loc, b.depth, b.text, b.negated)
 
 
 def _both_branches(writes: list[tuple[tuple, _Ref]]) -> list[_Ref]:
@@ -218,15 +242,17 @@ def privatizable(s: str, c_name: str, lp: Loop, refs: list[_Ref]) -> Privatizati
     covers nothing (that loop may run zero times).  Reads in conditions count (`refs` has them).
     """
     writes = certain_writes(s, c_name, refs)
-    if not writes:
+    guarded = [(g, w) for g, w in _unread_writes(s, c_name, refs) if g]
+    if not writes and not guarded:
         return None
     for x in refs:
         if x.kind != "read":
             continue
         held_by = {l.lid for l in x.site.chain}
-        if not any(w.site.stmt.loop_ids[-1] in held_by and _before(w.site.stmt, x.site.order) for w in writes):
+        if not any(w.site.stmt.loop_ids[-1] in held_by and _before(w.site.stmt, x.site.order) for w in writes) \
+                and not any(_in_its_branch(g, w, x) for g, w in guarded):
             return None
-    first = min((w.site.stmt for w in writes), key=lambda st: st.sid)
+    first = min((w.site.stmt for w in writes + [w for _, w in guarded]), key=lambda st: st.sid)
     every = any(w.site.stmt.loop_ids[-1] == lp.lid for w in writes)
     return Privatization(first, every, not every and any(all_or_none(lp, w) for w in writes))
 

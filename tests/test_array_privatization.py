@@ -414,3 +414,37 @@ void f(void) {
     (nest,) = c2gpu.analyze(src, run_cpu=False).nests
     assert not nest.ported and "array 't' is declared inside the nest (line 6), but no kernel gives each thread its " \
         "own copy of it" in nest.refusal, nest.refusal
+
+
+MAIN_SCRATCH = r"""
+#include <stdio.h>
+#define N 40
+#define M 50
+static double r[N][M], s[N];
+static double x[M];               /* NPB EP's x: a static array only main names */
+int main(void) {
+  int k, i;
+  for (k = 0; k < N; k++) for (i = 0; i < M; i++) r[k][i] = (k * 7 + i) % 11;
+  for (k = 0; k < N; k++) {
+    for (i = 0; i < M; i++) x[i] = r[k][i] * 2;
+    s[k] = 0;
+    for (i = 0; i < M; i++) s[k] += x[i] * x[M - 1 - i];
+  }
+  printf("%.6f %.6f\n", s[3], s[N - 1]);
+  return 0;
+}
+"""
+
+
+def test_a_static_array_only_main_names_is_private_to_each_thread(tmp_path):
+    """main runs once: what it leaves in a static array that no other function names is never read again."""
+    assert loops(tmp_path, MAIN_SCRATCH)[10][:2] == ("k", "parallel")
+    assert "main@10" in verified_ports(tmp_path, MAIN_SCRATCH)
+    # another function names it, the file calls main, or main reads it after the nest: its values may be read
+    for old, new in (("int main(void) {", "double peek(void) { return x[0]; }\nint main(void) {"),
+                     ("  printf(", "  if (s[0] < -1) main();\n  printf("),
+                     ("  printf(\"%.6f %.6f\\n\", s[3], s[N - 1]);", "  printf(\"%.6f %.6f\\n\", s[3], x[2]);")):
+        assert old in MAIN_SCRATCH
+        found = loops(tmp_path, MAIN_SCRATCH.replace(old, new))
+        line = 10 + new.count("\n")
+        assert found[line][:2] != ("k", "parallel"), (new, found[line])

@@ -198,6 +198,70 @@ def test_a_function_inlined_twice_in_a_loop_run_whole(tmp_path):
     assert "run@13" in verified_ports(tmp_path, SEED_SEARCH)
 
 
+RANDOM_C = r"""
+#define R23 (0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5*0.5)
+static double scale = 2.0;
+double randlc(double *x, double a) {
+  double t = a * (*x) * R23;
+  *x = t - (int)t;
+  return *x;
+}
+double scaled(double *x) {        /* a global of its own file: 'scale' here would be another variable */
+  *x = *x * scale;
+  return *x;
+}
+"""
+
+MAIN_C = r"""
+#include <stdio.h>
+#define N 300
+#define M 128
+double randlc(double *x, double a);
+double scaled(double *x);
+static double work[M];            /* only main names it, and main runs once: one per thread of k */
+double out[N], scale = 3.0;
+int main(void) {
+  int k, i;
+  double seed, t;
+  for (k = 0; k < N; k++) {
+    seed = 0.5 + k * 0.001;
+    for (i = 0; i < M; i++) work[i] = randlc(&seed, 1234567.0);
+    t = 0;
+    for (i = 0; i < M; i++) t += work[i];
+    out[k] = t;
+  }
+  for (k = 0; k < N; k++) { seed = k; t = scaled(&seed); out[k] += t; }
+  printf("%.15f %.15f\n", out[3], out[299]);
+  return 0;
+}
+"""
+
+
+def test_the_programs_other_files_are_read_where_the_file_calls_them(tmp_path):
+    """--extra-source names the program's other files: a call to a function defined there is inlined like one
+    of the file's own (NPB EP's randlc, in common/c_randdp.c), with that file's macros; one that uses a global
+    of its file is not (the file's own 'scale' is another object).  The static array only main names is
+    private to each k.  The port links the other file and verifies."""
+    main_c, random_c = tmp_path / "main.c", tmp_path / "random.c"
+    main_c.write_text(MAIN_C)
+    random_c.write_text(RANDOM_C)
+    opts = PreprocessOptions(program_files=(str(random_c),))
+    program = load_program(str(main_c), opts)
+    first, second = program.nest("main@12"), program.nest("main@19")
+    assert first.inlined == ("randlc",) and second.inlined == ()
+    assert any("not inlined: it is defined in another file and uses 'scale', a global of that file" in f.message
+               for f in second.all_flags()), [f.message for f in second.all_flags()]
+    from c2gpu.driver import make_manager
+    from c2gpu.port import PIPELINE
+    manager = make_manager(PIPELINE, {})
+    program = manager.run(program)
+    assert manager.result("dependence", program.nest("main@12")).loop("k").status == "parallel"
+    # without the other file, the call is one c2gpu cannot see into
+    assert load_program(str(main_c), PreprocessOptions()).nest("main@12").inlined == ()
+    from c2gpu.cli import main as cli
+    assert cli(["verify", str(main_c), "--extra-source", str(random_c)]) == 0
+
+
 def test_a_nest_that_calls_whole_phases_stays_a_nest_of_calls(tmp_path):
     # inlining would add more than MAX_GROWTH nodes: nothing is inlined (and the callee's own nest is analysed)
     body = "\n".join(f"  p[{k}] = p[{k}] * 1.5 + q[{k}];" for k in range(700))

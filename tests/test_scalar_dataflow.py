@@ -78,8 +78,7 @@ def test_a_write_in_each_branch_of_an_if_covers_a_read_after_it(tmp_path):
     # read in a branch before its write: the value of an earlier iteration may be read
     for branches in ("if (m > 0) t = a[i][j]; else if (m < -3) t = 1;",
                      "if (m > 0) t = a[i][j]; if (m <= 0) t = 1;",
-                     "if (m > 0) t = a[i][j]; else { b[i][j] = t; t = 1; }",
-                     "if (m > 0) { t = a[i][j]; b[i][j] = t; } else { t = 2; }"):
+                     "if (m > 0) t = a[i][j]; else { b[i][j] = t; t = 1; }"):
         info = only_nest(tmp_path, HEAD + "void f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "
                                           f"for (j = 0; j < 100; j++) {{ {branches} v[i] += t; }} }}")
         assert info.loop("j").status == C and info.loop("j").private == (), branches
@@ -100,6 +99,21 @@ def test_a_loop_run_whole_that_runs_once_and_assigns_first_covers_its_reads(tmp_
                   src.format(body="kk = ik + kk; ik = kk / 2; if (ik == 0) break;")):
         info = only_nest(tmp_path, HEAD + other)
         assert info.loop("i").status != P and "ik" not in info.loop("i").private, other
+
+
+def test_a_write_under_an_if_covers_a_read_after_it_in_the_same_branch(tmp_path):
+    # NPB EP: `if (t1 <= 1.0) { ...; l = max(fabs(t3), fabs(t4)); qq[l] += 1.0; ... }`: one evaluation of the
+    # condition decides both
+    src = HEAD + ("void f(void) {{ int i, j; float t = 0; for (i = 0; i < 100; i++) for (j = 0; j < 100; j++) "
+                  "{{ {body} }} }}")
+    info = only_nest(tmp_path, src.format(body="if (a[i][j] > 0) { t = a[i][j] * 2; b[i][j] = t; }"))
+    assert info.loop("i").status == P and info.loop("i").private == ("t",)
+    # read in the other branch, after the if, or under another if with the same condition: not covered
+    for body in ("if (a[i][j] > 0) t = a[i][j]; else b[i][j] = t;",
+                 "if (a[i][j] > 0) t = a[i][j]; b[i][j] = t;",
+                 "if (a[i][j] > 0) t = a[i][j]; if (a[i][j] > 0) b[i][j] = t;"):
+        info = only_nest(tmp_path, src.format(body=body))
+        assert info.loop("i").status != P and info.loop("i").private == (), body
 
 
 def test_a_write_in_an_inner_loop_does_not_cover_a_read_after_it(tmp_path):

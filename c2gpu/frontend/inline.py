@@ -29,6 +29,7 @@ from pycparser import c_ast
 from .ctypes import CType, decl_type
 from .trees import changed_here, copy_tree, has_side_effect, nodes as _nodes
 
+_BUILTIN = {"void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "_Bool"}
 MAX_DEPTH = 4           # calls inlined inside inlined calls, at most
 MAX_GROWTH = 6_000      # syntax-tree nodes inlining may add to a nest (BT's binvcrhs is 3,612): beyond, none is
 #                         inlined, so that a time loop calling whole phases (LU's ssor: rhs, jacld, blts, ...)
@@ -76,8 +77,11 @@ class Inliner:
     """Inlines the eligible call statements of one nest (see the module's docstring)."""
 
     def __init__(self, functions: dict[str, c_ast.FuncDef], typedefs: dict[str, CType],
-                 caller_var: Callable[[str], object], global_var: Callable[[str], object], address_taken: set[str]):
+                 caller_var: Callable[[str], object], global_var: Callable[[str], object], address_taken: set[str],
+                 foreign: frozenset[str] = frozenset()):
         self.functions = functions
+        self.foreign = foreign              # functions defined in the program's other files: their globals and
+        #                                     types are not the file's
         self.nest_names: set[str] = set()  # names the nest declares (its loops' variables included): they may
         #                                    hide a global at the call
         self.typedefs = typedefs
@@ -125,8 +129,8 @@ class Inliner:
 
     def _inline(self, item: c_ast.Node, stack: tuple[str, ...]) -> c_ast.Compound | None:
         call, target = item, None
-        if isinstance(item, c_ast.Assignment) and item.op == "=" and isinstance(item.lvalue, c_ast.ID):
-            call, target = item.rvalue, item.lvalue          # `t3 = randlc(&t1, t2);`
+        if isinstance(item, c_ast.Assignment) and item.op == "=" and isinstance(item.lvalue, (c_ast.ID, c_ast.ArrayRef)):
+            call, target = item.rvalue, item.lvalue          # `t3 = randlc(&t1, t2);`, `x[i] = randlc(&s, a);`
         if not self._candidate(call):
             return None
         name = call.name.name
@@ -154,7 +158,7 @@ class Inliner:
         self._rewrite(block, stack + (name,))
         return block
 
-    def _why_not(self, name: str, args: list[c_ast.Node], stack: tuple[str, ...], target: c_ast.ID | None) -> str:
+    def _why_not(self, name: str, args: list[c_ast.Node], stack: tuple[str, ...], target: c_ast.Node | None) -> str:
         fn = self.functions[name]
         if name in stack or self._recursive(name):
             return "it calls itself"
@@ -165,6 +169,21 @@ class Inliner:
             return "it returns a value that is not a number"
         if not returns and target is not None:
             return "its value is used"
+        if target is not None and not isinstance(target, c_ast.ID):
+            # the element is chosen after the body runs: by subscripts the function cannot change
+            base = target
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            pointed = {_address_of_variable(a) for a in args} - {None}
+            for n in _nodes(target):
+                if isinstance(n, c_ast.ID) and n is not base and (
+                        n.name in pointed or n.name in self.address_taken or self.global_var(n.name) is not None
+                        and self.caller_var(n.name) is self.global_var(n.name)):
+                    return f"the element its value is assigned to is chosen by '{n.name}', which the function may change"
+            if not isinstance(base, c_ast.ID) or any(not isinstance(n, (c_ast.ID, c_ast.Constant, c_ast.BinaryOp,
+                                                                        c_ast.UnaryOp, c_ast.ArrayRef))
+                                                     for n in _nodes(target)):
+                return "its value is assigned to an element that is not a plain subscript of an array"
         params = _params(fn)
         if params is None:
             return "it is variadic or defined K&R style"
@@ -201,6 +220,16 @@ class Inliner:
             if why:
                 return why
         locals_ = {n.name for n in body if isinstance(n, c_ast.Decl)}
+        if name in self.foreign:
+            # another file's globals are not the file's (a global of the same name here is another object), nor
+            # are its types: only its parameters, locals and calls, with the types the file knows
+            for n in body:
+                if isinstance(n, c_ast.ID) and n.name not in names | locals_ and not self._call_name(n, parents) \
+                        and not _field(n, parents):
+                    return f"it is defined in another file and uses '{n.name}', a global of that file"
+                if isinstance(n, c_ast.IdentifierType) and any(t not in _BUILTIN and t not in self.typedefs
+                                                                for t in n.names):
+                    return f"it is defined in another file and uses the type '{' '.join(n.names)}'"
         for n in body:
             if isinstance(n, c_ast.ID) and n.name not in names and n.name not in locals_ \
                     and not self._call_name(n, parents) and not _field(n, parents) \
@@ -279,7 +308,7 @@ class Inliner:
             return f"the argument for '{param}' does not have the rows '{param}' is declared with"
         return ""
 
-    def _body(self, fn: c_ast.FuncDef, args: list[c_ast.Node], target: c_ast.ID | None = None) -> c_ast.Compound:
+    def _body(self, fn: c_ast.FuncDef, args: list[c_ast.Node], target: c_ast.Node | None = None) -> c_ast.Compound:
         """The callee's body for these arguments: scalar parameters as initialized locals, array parameters
         replaced by their arguments, `*p` by the variable whose address is passed for p, locals renamed; for a
         function that returns a value, its return value assigned to `target` (or dropped)."""
@@ -347,6 +376,19 @@ class Inliner:
             d.init = copy_tree(a)
             copies.append(d)
         return c_ast.Compound(copies + items, coord=body.coord)
+
+
+def only_indexes(fn: c_ast.FuncDef, position: int) -> bool:
+    """Whether `fn` uses its parameter at `position` only to index it (`p[e]`, `*p`), never assigning it, storing
+    or passing it on: a call keeps no pointer to the array given there."""
+    params = _params(fn)
+    if params is None or position >= len(params):
+        return False
+    name = params[position].name
+    body = list(_nodes(fn.body))
+    parents = {id(c): n for n in body for _, c in n.children()}
+    return all(_indexed(n, parents, False) and not changed_here(n, parents.get(id(n)))
+               for n in body if isinstance(n, c_ast.ID) and n.name == name)
 
 
 def _pointee(n: c_ast.Node | None, pointed: dict[str, str]) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import os
 from collections import Counter
 from dataclasses import field, replace
 from typing import NamedTuple
@@ -22,11 +23,12 @@ from pycparser import c_ast, c_generator
 from ..ir import (Access, ArrayInfo, Constraint, Flag, Guard, Loc, Loop, Nest, Program, loop_words,
                   Reduction, ScalarInfo, Statement)
 from ..symbolic import Poly, Sym
+from ..diagnostics import C2GPUError
 from ..libc import MATH_FUNCTIONS, SETS_ERRNO
 from .preprocess import INCLUDE_DIR
 from .objects import FileObjects, _constant
 from .fields import invariant_elements, renamed, struct_fields
-from .inline import Inliner
+from .inline import Inliner, only_indexes
 from .trees import changed_here, copy_tree, has_side_effect
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
@@ -1540,6 +1542,27 @@ def _swap_child(parent: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:
                     child[k] = new
 
 
+def _main_statics(ast: c_ast.FileAST) -> frozenset[str]:
+    """The file's `static` arrays (no other file can name them) that nothing but the function main names, in a
+    file that never calls main: main runs once, so what it leaves in them after its last use is never read."""
+    statics = {ext.name for ext in ast.ext if isinstance(ext, c_ast.Decl) and "static" in (ext.storage or ())
+               and isinstance(ext.type, c_ast.ArrayDecl)}
+    mains = [ext for ext in ast.ext if isinstance(ext, c_ast.FuncDef) and ext.decl.name == "main"]
+    if not statics or len(mains) != 1:
+        return frozenset()
+    elsewhere: set[str] = set()
+    for ext in ast.ext:
+        if ext is mains[0]:
+            continue
+        part = ext.init if isinstance(ext, c_ast.Decl) else ext
+        for n, _ in _walk(part) if part is not None else ():
+            if isinstance(n, c_ast.ID):
+                elsewhere.add(n.name)
+    called = any(isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name == "main"
+                 for n, _ in _walk(ast))
+    return frozenset() if called else frozenset(statics - elsewhere)
+
+
 def _place(n: c_ast.Node) -> tuple:
     """Where a node is in the source (a copy of the tree keeps it)."""
     c = n.coord
@@ -1891,6 +1914,10 @@ class NestLowerer:
             return None
         inner = scope.child()
         decls = [n for n, _ in _walk(node) if isinstance(n, c_ast.Decl)]
+        # a loop that cannot be a loop of the nest at all (a break or continue of its own, a while or do) may
+        # share one scalar between blocks that declare the same name; one that could (a step c2gpu cannot count,
+        # `jj += fftblock`) stays a loop then, so that the loops inside it are still judged
+        lone = isinstance(node, (c_ast.While, c_ast.DoWhile)) or bool(_jumps_out(getattr(node, "stmt", None)))
         for d in decls:
             t = decl_type(d, ctx.typedefs)
             if isinstance(d.type, c_ast.FuncDecl) or not d.name or not t.is_scalar or set(d.storage or ()) \
@@ -1899,7 +1926,7 @@ class NestLowerer:
             if d.name in inner.vars:
                 # two blocks of it declare the same name (a function inlined twice): one private scalar of the
                 # thread stands for both when they have one type, as each block writes it before reading it
-                if inner.vars[d.name].ctype != t:
+                if inner.vars[d.name].ctype != t or not lone:
                     return None
                 continue
             # (named "t#2" when another part of the nest declares a `t` too)
@@ -1983,9 +2010,11 @@ class Candidate:
 
 
 class FileLowerer:
-    def __init__(self, ast: c_ast.FileAST, path: str, defines=()):
+    def __init__(self, ast: c_ast.FileAST, path: str, defines=(), foreign: dict[str, c_ast.FuncDef] | None = None):
         self.ast = ast
         self.path = path
+        self.foreign = foreign or {}    # functions the program's other files define (program_functions)
+        self.main_statics: frozenset[str] = frozenset()   # static arrays of the file that only main names
         # an identifier given as a -D value (`-D N=abc`): named in the messages of what it breaks
         self.macro_origin = {v: f"-D {n}={v}" for n, v in defines if v and v.isidentifier()}
         self.typedefs: dict[str, CType] = {}
@@ -2007,6 +2036,7 @@ class FileLowerer:
                 # `typedef struct {...} vec;`: the struct is known by its typedef's name (fields.struct_fields)
                 self.typedefs[ext.name] = replace(t, base=f"struct {ext.name}") if t.base == "struct ?" else t
         self.structs = struct_fields(self.ast, self.typedefs)
+        self.main_statics = _main_statics(self.ast)
         self.scan_pragmas(self.ast)
         try:
             self.objects = FileObjects(self.ast, self.path, self.typedefs, lambda n: loc_of(n, Loc(self.path, 0)))
@@ -2017,6 +2047,10 @@ class FileLowerer:
         # function ports as a __device__ copy instead)
         self.inlinable = {ext.decl.name: ext for ext in self.ast.ext if isinstance(ext, c_ast.FuncDef)
                           and ext.decl.name not in self.pure}
+        # and those of the program's other files, which its calls reach when the program is linked (NPB's randlc,
+        # in c_randdp.c)
+        defined = {ext.decl.name for ext in self.ast.ext if isinstance(ext, c_ast.FuncDef)}
+        self.inlinable.update({name: fn for name, fn in self.foreign.items() if name not in defined})
         self.errno_read = _errno_read(self.ast, Loc(self.path, 0))
         nests: list[Nest] = []
         for ext in self.ast.ext:
@@ -2060,7 +2094,7 @@ class FileLowerer:
                 scope.vars[p.name] = Var(t, storage, loc_of(p, Loc(self.path, 0)), p.name)
         cands: list[Candidate] = []
         self.find(fn.body, scope, cands, state={"scop": False, "marker": None, "pragmas": []}, outer="")
-        facts = FunctionFacts(fn, self.user_functions)
+        facts = FunctionFacts(fn, self.user_functions, self.inlinable)
         nests = []
         for index, cand in enumerate(cands, 1):
             try:
@@ -2233,14 +2267,16 @@ class FileLowerer:
                 if whole is not None:       # `y[i] = x[i]` beside `y[i].re`: one access, several fields
                     ctx.flags.append(Flag("unsupported-access", f"'{whole.text}' reads or writes a whole struct of "
                                           f"'{name}', which the nest also accesses by field", whole.loc))
-            # an array of this function that is only ever indexed: no pointer can point into it
-            unreachable = storage in ("local", "static") and not t.pointers and bool(t.dims) \
-                and not facts.escapes(name, cand.passed)
+            # an array of this function that is only ever indexed: no pointer can point into it (a static array of
+            # the file that only main names, main being called once, is as good as one of main's own: EP's x)
+            own = storage in ("local", "static") or storage == "global" and function == "main" and \
+                name in self.main_statics
+            unreachable = own and not t.pointers and bool(t.dims) and not facts.escapes(name, cand.passed)
             # (a parameter: its callers do not read it after the calls either)
             # (a parameter the function only indexes: no copy of it outlives the call)
             callers = self.objects.dead_after_calls(dloc) if storage.startswith("param") and self.objects is not None \
                 and not facts.escapes(name, cand.passed) else None
-            dead_after = "" if not (storage == "local" and unreachable or callers) \
+            dead_after = "" if not (storage in ("local", "global") and unreachable or callers) \
                 or facts.read_later(cand.stands_for or cand.node, name, stop=None) \
                 else "not read after the nest" + (f", and {callers}" if callers else "")
             arrays.append(ArrayInfo(name, t.base, t.elem_size, tuple(dims), "local" if storage == "static" else storage,
@@ -2341,7 +2377,7 @@ class FileLowerer:
         """The candidate with the calls of the file's void functions it can see into inlined (frontend/inline.py),
         with a note naming them."""
         inliner = Inliner(self.inlinable, self.typedefs, cand.scope.lookup, self.globals.vars.get,
-                          set(facts.address_taken))
+                          set(facts.address_taken), foreign=frozenset(self.foreign))
         node = inliner.nest(cand.node)
         if node is cand.node:
             return replace(cand, not_inlined=tuple(sorted(inliner.why_not.items())))
@@ -2534,8 +2570,10 @@ class FunctionFacts:
     """What the rest of a function tells about a nest's variables: which have their address taken, which
     pointers are reassigned, and which values are still read after the nest (a backward liveness scan)."""
 
-    def __init__(self, fn: c_ast.FuncDef, user_functions: set[str]):
+    def __init__(self, fn: c_ast.FuncDef, user_functions: set[str], functions: dict[str, c_ast.FuncDef] | None = None):
         self.fn = fn
+        self.functions = functions or {}    # the program's functions c2gpu reads (FileLowerer.inlinable): an
+        #                                     array passed where one only indexes its parameter does not escape
         taken, assigned = set(), set()
         self.parent: dict[int, c_ast.Node] = {}
         self.has_goto = False
@@ -2557,8 +2595,21 @@ class FunctionFacts:
         self.values = frozenset(n.name for n, _ in _walk(fn.body) if isinstance(n, c_ast.ID) and not self._element(n))
         self.value_places: dict[str, set[tuple]] = {}     # name -> where it is used other than by element
         for n, _ in _walk(fn.body):
-            if isinstance(n, c_ast.ID) and n.name in self.values and not self._element(n):
+            if isinstance(n, c_ast.ID) and n.name in self.values and not self._element(n) and not self._indexed_by(n):
                 self.value_places.setdefault(n.name, set()).add(_place(n))
+
+    def _indexed_by(self, name: c_ast.ID) -> bool:
+        """Whether this use passes the array to a function of the program that only indexes its parameter
+        (`vranlc(0, &t1, A, x)`, or `x - 1`): the call keeps no pointer to it."""
+        arg, up = name, self.parent.get(id(name))
+        if isinstance(up, c_ast.BinaryOp) and up.op in ("+", "-") and up.left is name:
+            arg, up = up, self.parent.get(id(up))
+        call = self.parent.get(id(up)) if isinstance(up, c_ast.ExprList) else None
+        if not isinstance(call, c_ast.FuncCall) or not isinstance(call.name, c_ast.ID) \
+                or call.name.name not in self.functions:
+            return False
+        position = next((k for k, e in enumerate(up.exprs) if e is arg), None)
+        return position is not None and only_indexes(self.functions[call.name.name], position)
 
     def escapes(self, name: str, passed: frozenset[tuple] = frozenset()) -> bool:
         """Whether the function uses `name` other than by element (`&a[i]`, `a`, `a + 1`: a pointer to it may
@@ -2729,8 +2780,33 @@ def _unique_names(nests: list[Nest]) -> list[Nest]:
     return out
 
 
+def program_functions(path: str, options) -> tuple[dict[str, c_ast.FuncDef], list[Flag]]:
+    """The functions defined in the program's other files (PreprocessOptions.program_files), each preprocessed
+    as cc would with the same options, by name; a file that cannot be read is a note, its functions unknown."""
+    from .parse import parse_c
+    from .preprocess import preprocess
+    from dataclasses import replace as _replace
+    found: dict[str, c_ast.FuncDef] = {}
+    notes: list[Flag] = []
+    for other in getattr(options, "program_files", ()) or ():
+        if os.path.abspath(other) == os.path.abspath(path):
+            continue
+        try:
+            tree = parse_c(preprocess(other, _replace(options, program_files=())), other)
+        except C2GPUError as e:
+            notes.append(Flag("not-analysed", f"the program's file {other} could not be read ({e.message}): "
+                              "calls to its functions stay calls c2gpu cannot see into", Loc(path, 0)))
+            continue
+        for ext in tree.ext:
+            if isinstance(ext, c_ast.FuncDef):
+                found.setdefault(ext.decl.name, ext)
+    return found, notes
+
+
 def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: str | None = None) -> Program:
-    fl = FileLowerer(ast, path, tuple(options.defines) if options is not None else ())
+    foreign, notes = program_functions(path, options) if options is not None else ({}, [])
+    fl = FileLowerer(ast, path, tuple(options.defines) if options is not None else (), foreign)
+    fl.notes.extend(notes)
     # Lowering allocates many small objects and frees none of them while the AST is alive: the cyclic garbage
     # collector would rescan the whole AST again and again (it doubled lowering time on a 50,000-line file).
     gc.freeze()

@@ -37,6 +37,8 @@ class PreprocessOptions:
     include_dirs: tuple[str, ...] = ()            # -I DIR
     cpp: str | None = None                         # preprocessor command; found on PATH when None
     extra_args: tuple[str, ...] = field(default=())
+    program_files: tuple[str, ...] = ()            # the program's other C files (--extra-source): the analysis
+    #                                                reads their functions where the file calls them
 
     def define_map(self) -> dict[str, str]:
         return dict(self.defines)
