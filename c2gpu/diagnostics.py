@@ -69,8 +69,7 @@ CODES: dict[str, Diagnostic] = {
     "guarded-host-loop": Diagnostic("refusal", "a loop on the host whose inner loops have guards of their own"),
     "map-refused": Diagnostic("refusal", "a loop --map asks for cannot be mapped"),
     "private-array-split": Diagnostic("refusal", "an array with a copy per thread is also used outside its kernel"),
-    "private-array-too-large": Diagnostic("refusal", "the arrays each thread would copy exceed CUDA's 512 KiB of local "
-                                                     "memory per thread"),
+    "private-array-too-large": Diagnostic("refusal", "an array each thread would copy has a size c2gpu cannot tell"),
     "block-not-power-of-two": Diagnostic("refusal", "a block whose thread count the reduction tree cannot use"),
     "needs-gpu": Diagnostic("refusal", "performance analyses need a GPU (--gpu)"),
     "not-predicted": Diagnostic("refusal", "the performance models could not evaluate the kernels"),

@@ -42,6 +42,8 @@ class Kernel:
     serial: tuple[int, ...] = ()      # one-thread kernel: the positions in loop body_lid's body it runs
     private_arrays: tuple[str, ...] = ()   # arrays each thread has a copy of (the dependence pass privatized them
     #                                   for a mapped loop): declared in the kernel, never copied
+    scratch_arrays: tuple[str, ...] = ()   # those of them too large for a thread's local memory: in device memory,
+    #                                   element e of thread t at e * threads + t (interleaved, as local memory is)
     view: "Nest | None" = field(default=None, compare=False, repr=False)   # the nest as this kernel runs it, after
     #                                   distribution and interchange (c2gpu/reorder.py); loops and body_lid are
     #                                   its loops.  None: the nest itself

@@ -623,12 +623,23 @@ class Mapper:
                 raise PassFailed(f"array '{a}' has a copy per thread in {kernel.name}, but line {other.loc.line} uses "
                                  "it outside that kernel", code="private-array-split", loc=other.loc)
         sizes = {a: self.array_bytes(a) for a in names}
-        if None in sizes.values() or sum(sizes.values()) > LOCAL_BYTES_PER_THREAD:
+        if None in sizes.values():
             shown = ", ".join(f"'{a}' ({'unknown size' if b is None else f'{b:,} bytes'})" for a, b in sizes.items())
-            raise PassFailed(f"each thread of {kernel.name} would need its own copy of {shown}: more than the "
-                             f"{LOCAL_BYTES_PER_THREAD // 1024} KiB of local memory a CUDA thread may have",
-                             code="private-array-too-large", loc=self.nest.array(names[0]).loc)
-        return replace(kernel, private_arrays=tuple(names))
+            raise PassFailed(f"each thread of {kernel.name} would need its own copy of {shown}: of a size c2gpu "
+                             "cannot tell", code="private-array-too-large", loc=self.nest.array(names[0]).loc)
+        # CUDA gives a thread at most 512 KiB of local memory: the largest copies go to device memory instead (NPB
+        # EP's 1 MiB x), one per thread, interleaved as local memory is, so that a warp's accesses coalesce
+        scratch: list[str] = []
+        for a in sorted(names, key=lambda a: -sizes[a]):
+            if sum(b for n, b in sizes.items() if n not in scratch) <= LOCAL_BYTES_PER_THREAD:
+                break
+            scratch.append(a)
+        why = kernel.why
+        if scratch:
+            why += "; " + ", ".join(f"'{a}' ({sizes[a]:,} bytes)" for a in sorted(scratch)) + \
+                f" per thread in device memory (over the {LOCAL_BYTES_PER_THREAD // 1024} KiB of local memory a " \
+                "thread may have), interleaved across threads"
+        return replace(kernel, private_arrays=tuple(names), scratch_arrays=tuple(sorted(scratch)), why=why)
 
     def array_bytes(self, name: str) -> int | None:
         """The bytes of a declared array of constant extents (None: an extent is not a constant)."""

@@ -8,6 +8,7 @@ the original (three thread orders, poisoned device memory); each refusal is chec
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -316,20 +317,29 @@ int main(void) {{ f(); return (int)out[3] & 1; }}
 """
 
 
-def test_a_copy_per_thread_larger_than_a_threads_local_memory_is_refused(tmp_path):
-    # 70,000 doubles (560,000 bytes) per thread: ptxas compiles the stack frame, the launch fails (CUDA allows
-    # 512 KiB of local memory per thread): not a port
+def test_a_copy_per_thread_larger_than_a_threads_local_memory_lives_in_device_memory(tmp_path):
+    # 70,000 doubles (560,000 bytes) per thread: more than the 512 KiB of local memory CUDA gives a thread (ptxas
+    # compiles such a stack frame, the launch fails), so the copies are in device memory, element e of thread t
+    # at e * threads + t (NPB EP's 1 MiB x); the port compiles with nvcc and verifies
     import c2gpu
     path = tmp_path / "big.c"
     path.write_text(BIG_SCRATCH.format(m=70000))
     (nest,) = c2gpu.analyze(str(path), run_cpu=False).nests
-    assert not nest.ported and "512 KiB of local memory" in nest.refusal and "560,000 bytes" in nest.refusal
-    r = subprocess.run([sys.executable, "-m", "c2gpu", "analyze", str(path), "--no-run"], capture_output=True,
+    assert nest.ported and nest.loops[0].role == "grid x", nest.refusal
+    cu = tmp_path / "big.cu"
+    r = subprocess.run([sys.executable, "-m", "c2gpu", "port", str(path), "-o", str(cu)], capture_output=True,
                        text=True, timeout=300)
-    assert "big.c:5:10: note: each thread of" in r.stdout and "[private-array-too-large]" in r.stdout, r.stdout
+    assert "(560,000 bytes) per thread in device memory" in r.stderr, r.stderr
+    text = cu.read_text()
+    assert "c2gpu_scratch_" in text and "[70000];" not in text
+    if shutil.which("nvcc"):
+        assert subprocess.run(["nvcc", "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "big.o")]).returncode == 0
+    assert "f@6" in verified_ports(tmp_path, BIG_SCRATCH.format(m=70000))
     path.write_text(BIG_SCRATCH.format(m=6000))
     (nest,) = c2gpu.analyze(str(path), run_cpu=False).nests
     assert nest.ported and nest.loops[0].role == "grid x", nest.refusal
+    subprocess.run([sys.executable, "-m", "c2gpu", "port", str(path), "-o", str(cu)], capture_output=True, timeout=300)
+    assert "c2gpu_scratch_" not in cu.read_text() and "double x[6000];" in cu.read_text()
 
 
 # --------------------------------------------------------------------------- arrays declared inside the nest

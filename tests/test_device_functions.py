@@ -71,10 +71,16 @@ def test_pure_calls_keep_a_loop_parallel(tmp_path):
     assert verdicts(tmp_path, "sq") == ["parallel", "parallel", "parallel"]
 
 
-@pytest.mark.parametrize("callee", ["bump", "global_read", "loops", "prints"])
+@pytest.mark.parametrize("callee", ["loops", "prints"])
 def test_other_calls_still_block(tmp_path, callee):
     assert verdicts(tmp_path, callee)[:2] == ["parallel", "parallel"]
     assert verdicts(tmp_path, callee)[2] == "unknown"
+
+
+@pytest.mark.parametrize("callee, status", [("bump", "reduction"), ("global_read", "parallel")])
+def test_a_function_that_is_not_pure_is_inlined_where_its_value_is_assigned(tmp_path, callee, status):
+    # `s[i] = bump(x[i])`: the body in place of the call, `counter++` a sum over i; `x * scale` reads a global
+    assert verdicts(tmp_path, callee)[2] == status
 
 
 def test_the_port_carries_device_copies(tmp_path):

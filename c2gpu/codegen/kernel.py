@@ -587,9 +587,11 @@ class KernelPrinter(c_generator.CGenerator):
     def __init__(self, arrays: dict[str, ArrayPlan], renames: dict[str, str], atomics: dict[int, str] | None = None,
                  registers: dict[int, str] | None = None,
                  around: dict[int, tuple[list[str], list[str]]] | None = None,
-                 ordered: dict[int, "Ordered"] | None = None, hoisted: frozenset[str] = frozenset()):
+                 ordered: dict[int, "Ordered"] | None = None, hoisted: frozenset[str] = frozenset(),
+                 scratch: frozenset[str] = frozenset()):
         super().__init__()
-        self.hoisted = hoisted           # arrays declared inside the nest that the kernel declares per thread, flat
+        self.hoisted = hoisted | scratch  # arrays declared inside the nest that the kernel declares per thread, flat
+        self.scratch = scratch           # private arrays in device memory (Kernel.scratch_arrays)
         self.arrays = arrays
         self.renames = renames
         self.atomics = atomics or {}     # id of a scatter statement's syntax tree -> its element's C type
@@ -619,6 +621,11 @@ class KernelPrinter(c_generator.CGenerator):
 
     def visit_ArrayRef(self, n: c_ast.ArrayRef) -> str:
         base, subs = _array_chain(n)
+        if isinstance(base, c_ast.ID) and base.name in self.scratch:
+            plan = self.arrays[base.name]
+            idx = _flat(None, [self.visit(s) for s in subs], plan.extents, wide_index(plan)) if len(subs) > 1 \
+                else self.visit(subs[0])
+            return f"c2gpu_scratch_{base.name}[(long long)({idx}) * c2gpu_threads + c2gpu_gtid]"
         if isinstance(base, c_ast.ID) and base.name in self.arrays and len(subs) > 1:
             plan = self.arrays[base.name]
             idx = _flat(None, [self.visit(s) for s in subs], plan.extents, wide_index(plan))
@@ -967,13 +974,26 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         if m.origin is not None:
             expr = (m.origin.lower + Poly.var(m.var) * m.origin.step).to_c()
             locals_.append(f"const {lp.c_type} {m.c_var} = {expr};")
-    # each thread's own copy of a privatized array, in the kernel's indexing (flat, as the plan's extents say)
+    # each thread's own copy of a privatized array, in the kernel's indexing (flat, as the plan's extents say);
+    # one too large for local memory in device memory, element e of thread t at e * threads + t
+    scratch_buffers = []
     for a in kernel.private_arrays:
         info = nest.array(a)
         total = 1
         for d in info.dims:
             total *= d.const_value()
+        if a in kernel.scratch_arrays:
+            params.append(f"{arrays[a].ctype} *c2gpu_scratch_{a}")
+            args.append(f"d_{kernel.name}_scratch_{a}")
+            scratch_buffers.append((f"d_{kernel.name}_scratch_{a}", arrays[a].ctype, block[0] * block[1] * block[2] * int(total)))
+            continue
         locals_.append(f"{arrays[a].ctype} {a}[{total}];")
+    if scratch_buffers:
+        locals_ += ["const long long c2gpu_threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * "
+                    "blockDim.y * blockDim.z;",
+                    "const long long c2gpu_gtid = ((long long)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + "
+                    "blockIdx.x) * (blockDim.x * blockDim.y * blockDim.z) + (threadIdx.z * blockDim.y + threadIdx.y) "
+                    "* blockDim.x + threadIdx.x;"]
     # loops inside the thread whose variables were declared outside the nest
     for lp in inner_loops:
         if not lp.declared_in_header:
@@ -1024,7 +1044,8 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
                if ordered_reduction(nest, r)}
     by_stmt = {id(s.ast): ordered[r.target] for s in stmts for r in s.reductions if r.target in ordered}
     printer = KernelPrinter(arrays, renames, atomics, registers, around, by_stmt,
-                            frozenset(a for a in kernel.private_arrays if nest.array(a).declared_in is not None))
+                            frozenset(a for a in kernel.private_arrays if nest.array(a).declared_in is not None),
+                            scratch=frozenset(kernel.scratch_arrays))
     if kernel.serial:
         body = "{\n" + "".join(printer._generate_stmt(n.ast) for n in kernel.nodes(by_id)) + "}"
     else:
@@ -1062,12 +1083,13 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             params.extend([f"{t} *c2gpu_{key}_pv", f"long long *c2gpu_{key}_pr"])
             args.extend([f"d_{kernel.name}_{key}_pv", f"d_{kernel.name}_{key}_pr"])
         reductions.append(entry)
-    scratch = []
+    scratch = _buffer_lines(scratch_buffers)
     if ordered:
         params.append("unsigned int *c2gpu_done")
         args.append(f"d_{kernel.name}_done")
-        scratch = _scratch_lines(kernel.name, [(f"d_{kernel.name}_{reduction_key(r)}_pv", o.ctype, 1) for r in
-                                               kernel.reductions if (o := ordered.get(r.target))] +
+        scratch = _scratch_lines(kernel.name, scratch_buffers +
+                                 [(f"d_{kernel.name}_{reduction_key(r)}_pv", o.ctype, 1) for r in
+                                  kernel.reductions if (o := ordered.get(r.target))] +
                                  [(f"d_{kernel.name}_{reduction_key(r)}_pr", "long long", len(o.rank)) for r in
                                   kernel.reductions if (o := ordered.get(r.target))])
     _check_index_range(kernel, extents, grid, {a: arrays[a] for a in used_arrays}, by_id)
@@ -1138,10 +1160,11 @@ def _ordered_code(o: Ordered, red: str, result: str, block) -> dict:
     }
 
 
-def _scratch_lines(kernel: str, buffers: list[tuple[str, str, int]]) -> list[str]:
+def _buffer_lines(buffers: list[tuple[str, str, int]]) -> list[str]:
     """Host lines before a launch: each (name, C type, elements per block) buffer, kept between calls and launches
-    (static) and grown when a launch has more blocks, and the kernel's counter of finished blocks (zeroed once;
-    the last block zeroes it again)."""
+    (static) and grown when a launch has more blocks."""
+    if not buffers:
+        return []
     lines = ["const size_t c2gpu_blocks = (size_t)c2gpu_grid.x * c2gpu_grid.y * c2gpu_grid.z;"]
     for name, ctype, per_block in buffers:
         lines += [f"static {ctype} *{name} = NULL;", f"static size_t {name}_blocks = 0;",
@@ -1149,6 +1172,14 @@ def _scratch_lines(kernel: str, buffers: list[tuple[str, str, int]]) -> list[str
                   f"  if ({name}) C2GPU_CHECK(cudaFree({name}));",
                   f"  C2GPU_CHECK(cudaMalloc((void **)&{name}, c2gpu_blocks * {per_block} * sizeof({ctype})));",
                   f"  {name}_blocks = c2gpu_blocks;", "}"]
+    return lines
+
+
+def _scratch_lines(kernel: str, buffers: list[tuple[str, str, int]]) -> list[str]:
+    """Host lines before a launch: each (name, C type, elements per block) buffer, kept between calls and launches
+    (static) and grown when a launch has more blocks, and the kernel's counter of finished blocks (zeroed once;
+    the last block zeroes it again)."""
+    lines = _buffer_lines(buffers) or ["const size_t c2gpu_blocks = (size_t)c2gpu_grid.x * c2gpu_grid.y * c2gpu_grid.z;"]
     done = f"d_{kernel}_done"
     lines += [f"static unsigned int *{done} = NULL;", f"if (!{done}) {{",
               f"  C2GPU_CHECK(cudaMalloc((void **)&{done}, sizeof(unsigned int)));",

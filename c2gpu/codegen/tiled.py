@@ -113,8 +113,9 @@ class TiledPrinter(KernelPrinter):
     positions, in several places, and each copy must print its own tile index (promotion.access_nodes)."""
 
     def __init__(self, arrays, renames, staged: dict[int, str], stores: dict[int, tuple[str, str]] | None = None,
-                 atomics: dict[int, str] | None = None, registers=None, around=None, hoisted=frozenset()):
-        super().__init__(arrays, renames, atomics, registers, around, hoisted=hoisted)
+                 atomics: dict[int, str] | None = None, registers=None, around=None, hoisted=frozenset(),
+                 scratch=frozenset()):
+        super().__init__(arrays, renames, atomics, registers, around, hoisted=hoisted, scratch=scratch)
         self.staged = staged
         self.stores = stores or {}
 
@@ -231,7 +232,8 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
     # before and after the chunks
     tiled_loads, tiled_stores = around.pop(id(tiled.ast), ([], [])) if tiled is not None else ([], [])
     printer = TiledPrinter(arrays, base.renames, staged, stores, base.atomics, registers, around,
-                           frozenset(a for a in kernel.private_arrays if nest.array(a).declared_in is not None))
+                           frozenset(a for a in kernel.private_arrays if nest.array(a).declared_in is not None),
+                           frozenset(kernel.scratch_arrays))
     innermost = by_id[kernel.body_lid]
     items = list(innermost.ast.stmt.block_items or []) if isinstance(innermost.ast.stmt, c_ast.Compound) \
         else [innermost.ast.stmt]
