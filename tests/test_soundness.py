@@ -134,9 +134,11 @@ def test_guarded_max_controlling_more_is_not_a_reduction(tmp_path, body):
 
 
 def test_user_function_named_min_is_a_call(tmp_path):
+    # the file's own min counts its calls: not the min idiom (inlined where its value is assigned, m carries
+    # from one iteration to the next)
     v = verdict(tmp_path, "int calls; int min(int a, int b) { calls++; return a < b ? a : b; } int a[100], g; "
                           "void f(void) { int i, m = 1000; for (i = 0; i < 100; i++) m = min(m, a[i]); g = m; }")
-    assert v.status not in PARALLEL and any(r.code == "unknown-call" for r in v.reasons)
+    assert v.status not in PARALLEL and any(r.array == "m" for r in v.reasons)
 
 
 # ----------------------------------------------------------------------------------------- pointers

@@ -25,11 +25,12 @@ from ..ir import (Access, ArrayInfo, Constraint, Flag, Guard, Loc, Loop, Nest, P
 from ..symbolic import Poly, Sym
 from ..diagnostics import C2GPUError
 from ..libc import MATH_FUNCTIONS, SETS_ERRNO
-from .preprocess import INCLUDE_DIR
+from .preprocess import INCLUDE_DIR, preprocess
 from .objects import FileObjects, _constant
 from .fields import invariant_elements, renamed, struct_fields
 from .inline import Inliner, only_indexes
 from .trees import changed_here, copy_tree, has_side_effect
+from .parse import parse_c, unescape as _unescape
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
 from .inductions import Induction, substitute_inductions
@@ -51,21 +52,6 @@ def loc_of(node: c_ast.Node, fallback: Loc) -> Loc:
     if c is None or c.line is None:
         return fallback
     return Loc(_unescape(str(c.file)), int(c.line), int(c.column or 0))
-
-
-def _unescape(name: str) -> str:
-    """Line markers quote file names C-style (`"my \\"q\\".c"`); pycparser keeps the escapes."""
-    if "\\" not in name:
-        return name
-    out, i = [], 0
-    while i < len(name):
-        if name[i] == "\\" and i + 1 < len(name):
-            out.append(name[i + 1])
-            i += 2
-        else:
-            out.append(name[i])
-            i += 1
-    return "".join(out)
 
 
 # --------------------------------------------------------------------------- scopes
@@ -2783,16 +2769,13 @@ def _unique_names(nests: list[Nest]) -> list[Nest]:
 def program_functions(path: str, options) -> tuple[dict[str, c_ast.FuncDef], list[Flag]]:
     """The functions defined in the program's other files (PreprocessOptions.program_files), each preprocessed
     as cc would with the same options, by name; a file that cannot be read is a note, its functions unknown."""
-    from .parse import parse_c
-    from .preprocess import preprocess
-    from dataclasses import replace as _replace
     found: dict[str, c_ast.FuncDef] = {}
     notes: list[Flag] = []
     for other in getattr(options, "program_files", ()) or ():
         if os.path.abspath(other) == os.path.abspath(path):
             continue
         try:
-            tree = parse_c(preprocess(other, _replace(options, program_files=())), other)
+            tree = parse_c(preprocess(other, replace(options, program_files=())), other)
         except C2GPUError as e:
             notes.append(Flag("not-analysed", f"the program's file {other} could not be read ({e.message}): "
                               "calls to its functions stay calls c2gpu cannot see into", Loc(path, 0)))

@@ -89,8 +89,7 @@ def _end_loc(text: str, path: str) -> Loc:
             file = earlier.group(2)
             break
     line = int(m.group(1)) + text.count("\n", m.end()) - 1
-    from .lower import _unescape
-    return Loc(_unescape(file), max(line, 1), 1)
+    return Loc(unescape(file), max(line, 1), 1)
 
 
 def to_error(e: Exception, text: str, path: str) -> C2GPUError:
@@ -104,8 +103,7 @@ def to_error(e: Exception, text: str, path: str) -> C2GPUError:
         msg = m["msg"]
         if msg.startswith("before: "):
             msg = f"syntax error before '{msg[len('before: '):]}'"
-        from .lower import _unescape
-        return C2GPUError(msg, Loc(_unescape(m["file"]), int(m["line"]), int(m["col"])))
+        return C2GPUError(msg, Loc(unescape(m["file"]), int(m["line"]), int(m["col"])))
     msg = str(e)
     if msg.endswith("At end of input"):
         return C2GPUError("unexpected end of input (missing '}' or ';'?)", _end_loc(text, path))
@@ -188,6 +186,21 @@ def _parse(parser: "_Parser", text: str, path: str) -> c_ast.FileAST:
     exts, names = _PREFIXES[prefix]
     rest = parser.parse_after(text[cut:], path, names)
     return c_ast.FileAST(list(exts) + rest.ext)
+
+
+def unescape(name: str) -> str:
+    """Line markers quote file names C-style (`"my \\"q\\".c"`); pycparser keeps the escapes."""
+    if "\\" not in name:
+        return name
+    out, i = [], 0
+    while i < len(name):
+        if name[i] == "\\" and i + 1 < len(name):
+            out.append(name[i + 1])
+            i += 2
+        else:
+            out.append(name[i])
+            i += 1
+    return "".join(out)
 
 
 def parse_c(text: str, path: str) -> c_ast.FileAST:
