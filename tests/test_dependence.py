@@ -528,6 +528,11 @@ def test_the_first_subscript_of_an_array_of_rows_splits_into_row_and_column(tmp_
     for other in ("lj = lk + 1;", "lj = 2 * lk; lk = lk + 1;", "lj = 2 * lk; lk++;", ""):
         info = only_nest(tmp_path, fft.format(set=other), assume_no_alias=True)
         assert info.loop("i").status != P, other
+    # rows of lk for columns 0 and 1: only when lk >= 2, which a loop beside the access (m from 2 to lk) does not
+    # show where the access runs (lk = 1 runs no m, and rows i and i + 1 then meet)
+    beside = ("void f(int lk, int li, double y[64][18], double z[64][64]) { int i, k, m; for (i = 0; i < li; i++) { "
+              "for (m = 2; m < lk; m++) z[i][m] = i; for (k = 0; k < 2; k++) y[i*lk + k][0] = i; } }")
+    assert only_nest(tmp_path, beside, assume_no_alias=True).loop("i").status != P
 
 
 def test_2d_forms_with_different_row_widths_are_not_compared(tmp_path):

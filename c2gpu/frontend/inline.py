@@ -256,6 +256,20 @@ class Inliner:
         up = parents.get(id(n))
         return isinstance(up, c_ast.FuncCall) and up.name is n
 
+    def _fixed_why(self, expr: c_ast.Node, changed: str, not_plain: str) -> str:
+        """Why `expr`, evaluated at the call, may not stand where the callee's body uses it ("" when it may):
+        it reads a global or an address-taken variable the function may change (`changed` 'x', which ...), or it is
+        not made of names, constants and arithmetic (`not_plain`)."""
+        for n in _nodes(expr):
+            if isinstance(n, c_ast.ID) and (self.global_var(n.name) is not None and
+                                            self.caller_var(n.name) is self.global_var(n.name)
+                                            or n.name in self.address_taken):
+                return f"{changed} '{n.name}', which the function may change"
+            if not isinstance(n, (c_ast.ID, c_ast.Constant, c_ast.BinaryOp, c_ast.UnaryOp)) or \
+                    isinstance(n, c_ast.UnaryOp) and n.op not in ("-", "+"):
+                return not_plain
+        return ""
+
     def _argument_why_not(self, param: str, t: CType, arg: c_ast.Node) -> str:
         """Why `arg` cannot stand for the array or pointer parameter `param` of type `t` ("" when it can)."""
         name = _address_of_variable(arg)
@@ -272,15 +286,8 @@ class Inliner:
             at = getattr(var, "ctype", None)
             if at is None or at.pointers + len(at.dims) != 1 or t.pointers + len(t.dims) != 1 or at.base != t.base:
                 return f"the argument for '{param}' is not a one-dimensional array of {t.base} moved by an offset"
-            for n in _nodes(moved[2]):
-                if isinstance(n, c_ast.ID) and (self.global_var(n.name) is not None and
-                                                self.caller_var(n.name) is self.global_var(n.name)
-                                                or n.name in self.address_taken):
-                    return f"the argument for '{param}' is moved by '{n.name}', which the function may change"
-                if not isinstance(n, (c_ast.ID, c_ast.Constant, c_ast.BinaryOp, c_ast.UnaryOp)) or \
-                        isinstance(n, c_ast.UnaryOp) and n.op not in ("-", "+"):
-                    return f"the argument for '{param}' is moved by an offset that is not a plain expression"
-            return ""
+            return self._fixed_why(moved[2], f"the argument for '{param}' is moved by",
+                                   f"the argument for '{param}' is moved by an offset that is not a plain expression")
         base, subs = arg, []
         while isinstance(base, c_ast.ArrayRef):
             subs.insert(0, base.subscript)
@@ -291,15 +298,11 @@ class Inliner:
         at = getattr(var, "ctype", None)
         if at is None or at.is_scalar or at.pointer_rows or at.base != t.base:
             return f"the argument for '{param}' is not an array of {t.base}"
-        for s in subs:
-            for n in _nodes(s):
-                if isinstance(n, c_ast.ID) and (self.global_var(n.name) is not None and
-                                                self.caller_var(n.name) is self.global_var(n.name)
-                                                or n.name in self.address_taken):
-                    return f"the argument for '{param}' is indexed by '{n.name}', which the function may change"
-                if not isinstance(n, (c_ast.ID, c_ast.Constant, c_ast.BinaryOp, c_ast.UnaryOp)) or \
-                        isinstance(n, c_ast.UnaryOp) and n.op not in ("-", "+"):
-                    return f"the argument for '{param}' has a subscript that is not a plain expression"
+        for sub in subs:
+            why = self._fixed_why(sub, f"the argument for '{param}' is indexed by",
+                                  f"the argument for '{param}' has a subscript that is not a plain expression")
+            if why:
+                return why
         # the rows the parameter indexes must be the rows the argument has left: its declared extents after the
         # subscripts given (a pointer level counts as one extent of unknown size)
         left = ([None] * at.pointers + list(at.dims))[len(subs):]

@@ -1428,8 +1428,10 @@ def delinearize(polys: list[Poly | None], t: CType, ctx: NestContext) -> tuple[P
     p = polys[0]
     loops = set(ctx.loop_vars)
     env = ctx.entry_values
-    # where the access runs, every loop around it runs: lo <= var < hi, so hi - lo - 1 >= 0 (k < lk: lk >= 1)
-    runs = [(hi - lo - 1).substitute(env) for lo, hi in ctx.loop_ranges.values() if lo is not None and hi is not None]
+    # where the access runs, every loop around it runs: lo <= var < hi, so hi - lo - 1 >= 0 (k < lk: lk >= 1);
+    # only the loops around it (a sibling loop lowered before may not run where this access does)
+    around = [ctx.loop_ranges.get(v) for v in ctx.loop_vars]
+    runs = [(r[1] - r[0] - 1).substitute(env) for r in around if r is not None and None not in r]
 
     def within(col: Poly, lo: Poly, hi: Poly, width: Poly) -> bool:
         """col = var + c stays in [0, width) for var in [lo, hi)."""
