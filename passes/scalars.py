@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from pycparser import c_ast
 
-from c2gpu.frontend.lower import _walk
+from c2gpu.frontend.lower import _TRUTH_OPS, _walk
+from c2gpu.frontend.objects import _constant
 from c2gpu.ir import Loop, Nest, ScalarInfo, Statement
 from c2gpu.records import dataclass
 
@@ -142,8 +143,13 @@ def _in_its_branch(guards: tuple, w: _Ref, x: _Ref) -> bool:
     return len(mine) >= len(guards) and all(_same_branch(a, b) for a, b in zip(guards, mine))
 
 
+def _if_of(g) -> tuple:
+    """The `if` a guard comes from: its place and its condition as written (the else branch's text is `!(c)`)."""
+    return (g.loc, g.depth, g.text[2:-1] if g.negated else g.text)
+
+
 def _same_branch(a, b) -> bool:
-    return (a.loc, a.depth, a.text, a.negated) == (b.loc, b.depth, b.text, b.negated)
+    return _if_of(a) == _if_of(b) and a.negated == b.negated
 
 
 def _both_branches(writes: list[tuple[tuple, _Ref]]) -> list[_Ref]:
@@ -151,8 +157,6 @@ def _both_branches(writes: list[tuple[tuple, _Ref]]) -> list[_Ref]:
     together run in every iteration of their loop: two writes in the same loop whose guards differ only in the
     last, the same `if`'s condition taken one way and the other, stand for one write under the guards they
     share, where the later of them is; repeated until no pair is left."""
-    def key(g) -> tuple:               # the `if` itself: its place and its condition as written
-        return (g.loc, g.depth, g.text[2:-1] if g.negated else g.text)
     pending = list(writes)
     certain: list[_Ref] = []
     merged = True
@@ -162,8 +166,8 @@ def _both_branches(writes: list[tuple[tuple, _Ref]]) -> list[_Ref]:
             for b in range(a + 1, len(pending)):
                 (ga, ra), (gb, rb) = pending[a], pending[b]
                 if len(ga) != len(gb) or ra.site.stmt.loop_ids[-1] != rb.site.stmt.loop_ids[-1] \
-                        or [key(g) + (g.negated,) for g in ga[:-1]] != [key(g) + (g.negated,) for g in gb[:-1]] \
-                        or key(ga[-1]) != key(gb[-1]) or ga[-1].negated == gb[-1].negated:
+                        or not all(_same_branch(x, y) for x, y in zip(ga[:-1], gb[:-1])) \
+                        or _if_of(ga[-1]) != _if_of(gb[-1]) or ga[-1].negated == gb[-1].negated:
                     continue
                 later = max(ra, rb, key=lambda r: r.site.stmt.sid)
                 pending = [x for k, x in enumerate(pending) if k not in (a, b)]
@@ -196,7 +200,6 @@ def _starts_loop(w: Statement, c_name: str) -> bool:
 def _runs_once(loop: c_ast.For) -> bool:
     """Whether the `for` surely runs its body once: `var = c1` first, and the condition compares var with a
     constant and holds for c1 (NPB EP's `for (i = 1; i <= 100; i++)`)."""
-    from c2gpu.frontend.objects import _constant
     init, cond = loop.init, loop.cond
     if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
         var, first = init.decls[0].name, _constant(init.decls[0].init)
@@ -208,9 +211,7 @@ def _runs_once(loop: c_ast.For) -> bool:
                              and cond.left.name == var):
         return False
     bound = _constant(cond.right)
-    tests = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-             ">=": lambda a, b: a >= b, "!=": lambda a, b: a != b}
-    return bound is not None and cond.op in tests and tests[cond.op](first, bound)
+    return bound is not None and cond.op in ("<", "<=", ">", ">=", "!=") and _TRUTH_OPS[cond.op](first, bound)
 
 
 def _assigned_first(body: c_ast.Node | None, c_name: str) -> bool:

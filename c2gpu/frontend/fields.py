@@ -20,7 +20,7 @@ import re
 from pycparser import c_ast, c_generator
 
 from .ctypes import SIZES, CType, decl_type
-from .trees import changed_here, copy_tree, nodes as _nodes
+from .trees import changed_here, copy_tree, nodes as _nodes, swap
 
 _GEN = c_generator.CGenerator()
 
@@ -114,7 +114,7 @@ def renamed(node: c_ast.For, lookup, structs: dict[str, dict[str, CType]], taken
             taken.add(name)
             names[key] = name
             out[name] = (chosen[key], f"{key[0]}{key[1]}{key[2]}", r, key in written)
-        _swap(new, r, c_ast.ID(names[key], coord=r.coord))
+        swap(new, r, c_ast.ID(names[key], coord=r.coord))
     return new, out
 
 
@@ -210,7 +210,7 @@ def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
             taken.add(name)
             names[text] = name
             out[name] = (chosen[text], text, ref)
-        _swap(new, ref, c_ast.ID(names[text], coord=ref.coord))
+        swap(new, ref, c_ast.ID(names[text], coord=ref.coord))
     return new, out
 
 
@@ -236,20 +236,3 @@ def _base(e: c_ast.Node | None) -> str | None:
             e = e.expr
         else:
             return e.name if isinstance(e, c_ast.ID) else None
-
-
-def _swap(root: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:
-    """Replace `old` under `root` by `new`, in place."""
-    for n in _nodes(root):
-        for attr in n.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            value = getattr(n, attr, None)
-            if value is old:
-                setattr(n, attr, new)
-                return
-            if isinstance(value, list):
-                for k, x in enumerate(value):
-                    if x is old:
-                        value[k] = new
-                        return

@@ -59,6 +59,15 @@ def _returns_arithmetic(fn: c_ast.FuncDef) -> bool:
     return isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType) and t.type.names != ["void"]
 
 
+def _chain(e: c_ast.Node) -> tuple[c_ast.Node, list[c_ast.Node]]:
+    """(the base, its subscripts outermost first) of `a[i][j]`; (e, []) for anything else."""
+    subs = []
+    while isinstance(e, c_ast.ArrayRef):
+        subs.insert(0, e.subscript)
+        e = e.name
+    return e, subs
+
+
 def _address_of_variable(arg: c_ast.Node) -> str | None:
     """The variable `arg` takes the address of (`&t1`), or None."""
     if isinstance(arg, c_ast.UnaryOp) and arg.op == "&" and isinstance(arg.expr, c_ast.ID):
@@ -149,10 +158,8 @@ class Inliner:
         self.budget -= size
         for p, a in zip(_params(fn), args):
             if not decl_type(p, self.typedefs).is_scalar:       # (lhs[i][j][k][BB], x - 1, &t1: the array, t1)
-                base = _moved(a)[0] if _moved(a) is not None else a.expr if _address_of_variable(a) else a
-                while isinstance(base, c_ast.ArrayRef):
-                    base = base.name
-                self.passed.append(base)
+                self.passed.append(_chain(_moved(a)[0] if _moved(a) is not None else a.expr
+                                          if _address_of_variable(a) else a)[0])
         block = self._body(fn, args, target)
         self.inlined.append(name)
         self._rewrite(block, stack + (name,))
@@ -170,20 +177,16 @@ class Inliner:
         if not returns and target is not None:
             return "its value is used"
         if target is not None and not isinstance(target, c_ast.ID):
-            # the element is chosen after the body runs: by subscripts the function cannot change
-            base = target
-            while isinstance(base, c_ast.ArrayRef):
-                base = base.name
-            pointed = {_address_of_variable(a) for a in args} - {None}
-            for n in _nodes(target):
-                if isinstance(n, c_ast.ID) and n is not base and (
-                        n.name in pointed or n.name in self.address_taken or self.global_var(n.name) is not None
-                        and self.caller_var(n.name) is self.global_var(n.name)):
-                    return f"the element its value is assigned to is chosen by '{n.name}', which the function may change"
-            if not isinstance(base, c_ast.ID) or any(not isinstance(n, (c_ast.ID, c_ast.Constant, c_ast.BinaryOp,
-                                                                        c_ast.UnaryOp, c_ast.ArrayRef))
-                                                     for n in _nodes(target)):
-                return "its value is assigned to an element that is not a plain subscript of an array"
+            # the element is chosen after the body runs: by subscripts the function cannot change (a variable
+            # whose address the call passes is address-taken)
+            base, subs = _chain(target)
+            plain = "its value is assigned to an element that is not a plain subscript of an array"
+            if not isinstance(base, c_ast.ID):
+                return plain
+            for sub in subs:
+                why = self._fixed_why(sub, "the element its value is assigned to is chosen by", plain)
+                if why:
+                    return why
         params = _params(fn)
         if params is None:
             return "it is variadic or defined K&R style"
@@ -288,10 +291,7 @@ class Inliner:
                 return f"the argument for '{param}' is not a one-dimensional array of {t.base} moved by an offset"
             return self._fixed_why(moved[2], f"the argument for '{param}' is moved by",
                                    f"the argument for '{param}' is moved by an offset that is not a plain expression")
-        base, subs = arg, []
-        while isinstance(base, c_ast.ArrayRef):
-            subs.insert(0, base.subscript)
-            base = base.name
+        base, subs = _chain(arg)
         if not isinstance(base, c_ast.ID):
             return f"the argument for '{param}' is not an array or a part of one"
         var = self.caller_var(base.name)

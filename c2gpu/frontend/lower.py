@@ -29,7 +29,7 @@ from .preprocess import INCLUDE_DIR, preprocess
 from .objects import FileObjects, _constant
 from .fields import invariant_elements, renamed, struct_fields
 from .inline import Inliner, only_indexes
-from .trees import changed_here, copy_tree, has_side_effect
+from .trees import changed_here, copy_tree, has_side_effect, swap
 from .parse import parse_c, unescape as _unescape
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
@@ -1518,18 +1518,6 @@ def _integer_value(e: c_ast.Node | None) -> int | None:
     return None
 
 
-def _swap_child(parent: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:
-    """Put `new` where `old` is among `parent`'s children."""
-    for attr in getattr(parent, "__slots__", ()):
-        child = getattr(parent, attr, None)
-        if child is old:
-            setattr(parent, attr, new)
-        elif isinstance(child, list):
-            for k, item in enumerate(child):
-                if item is old:
-                    child[k] = new
-
-
 def _main_statics(ast: c_ast.FileAST) -> frozenset[str]:
     """The file's `static` arrays (no other file can name them) that nothing but the function main names, in a
     file that never calls main: main runs once, so what it leaves in them after its last use is never read."""
@@ -2350,7 +2338,7 @@ class FileLowerer:
             if not isinstance(n, c_ast.If) or up is None or (value := _truth(n.cond)) is None:
                 continue
             kept = n.iftrue if value else n.iffalse
-            _swap_child(up, n, kept if kept is not None else c_ast.EmptyStatement(coord=n.coord))
+            swap(up, n, kept if kept is not None else c_ast.EmptyStatement(coord=n.coord))
             lines.append(str(loc_of(n, Loc(self.path, 0)).line))
         if not lines:
             return cand

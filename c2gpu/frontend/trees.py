@@ -40,3 +40,20 @@ def copy_tree(n):
             value = getattr(n, attr, None)
             setattr(new, attr, value if attr == "coord" else copy_tree(value))
     return new
+
+
+def swap(root: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:
+    """Replace `old` under `root` by `new`, in place."""
+    for n in nodes(root):
+        for attr in n.__slots__:
+            if attr in ("coord", "__weakref__"):
+                continue
+            value = getattr(n, attr, None)
+            if value is old:
+                setattr(n, attr, new)
+                return
+            if isinstance(value, list):
+                for k, x in enumerate(value):
+                    if x is old:
+                        value[k] = new
+                        return
