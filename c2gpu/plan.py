@@ -29,6 +29,38 @@ class MappedLoop:
 
 
 @dataclass(frozen=True)
+class ElementRange:
+    """An array reduction whose element the loops inside the thread choose (`rms[m] += ...` over the grid, m from
+    0 to 4): each thread keeps a partial result per iteration of those loops, and the block folds each one into
+    the element it updates (a tree per partial, then one atomic each)."""
+    target: str                               # the reduction's target as written ("rms[m]")
+    loops: tuple[tuple[str, int, str, int, int], ...]   # per loop indexing it, outermost first: (normalized
+    #                                           variable, its first value, C variable, its first value, iterations)
+
+    @property
+    def count(self) -> int:
+        n = 1
+        for *_, trips in self.loops:
+            n *= trips
+        return n
+
+    def points(self) -> list[dict[str, int]]:
+        """The normalized variables' values of each partial, in the order of the thread's array of partials."""
+        out: list[dict[str, int]] = [{}]
+        for var, first, _c_var, _c_first, trips in self.loops:
+            out = [{**p, var: first + t} for p in out for t in range(trips)]
+        return out
+
+    def index_c(self) -> str:
+        """The partial a thread updates, as C over the loops' C variables (row-major over the loops)."""
+        index = ""
+        for _var, _first, c_var, c_first, trips in self.loops:
+            term = f"({c_var} - {c_first})" if c_first else c_var
+            index = term if not index else f"({index}) * {trips} + {term}"
+        return index
+
+
+@dataclass(frozen=True)
 class Kernel:
     """A launch.  A mapped kernel runs the body of its innermost mapped loop in each thread; a one-thread
     kernel (`serial`, no mapped loop) runs some items of a host loop's body as written, so that the code
@@ -39,6 +71,7 @@ class Kernel:
     block: tuple[int, int, int]
     reductions: tuple[Reduction, ...]  # scalar reductions across threads (block tree + atomics)
     why: str
+    element_ranges: tuple[ElementRange, ...] = ()   # the reductions of elements loops inside the thread choose
     serial: tuple[int, ...] = ()      # one-thread kernel: the positions in loop body_lid's body it runs
     private_arrays: tuple[str, ...] = ()   # arrays each thread has a copy of (the dependence pass privatized them
     #                                   for a mapped loop): declared in the kernel, never copied
@@ -47,6 +80,13 @@ class Kernel:
     view: "Nest | None" = field(default=None, compare=False, repr=False)   # the nest as this kernel runs it, after
     #                                   distribution and interchange (c2gpu/reorder.py); loops and body_lid are
     #                                   its loops.  None: the nest itself
+
+    def partials(self, r: Reduction) -> int:
+        """How many partial results of `r` each thread keeps (one unless loops inside it choose the element)."""
+        return next((e.count for e in self.element_ranges if e.target == r.target), 1)
+
+    def element_range(self, r: Reduction) -> ElementRange | None:
+        return next((e for e in self.element_ranges if e.target == r.target), None)
 
     def nodes(self, by_id: dict[int, Loop]) -> list["Loop | Statement"]:
         """The loops and statements the kernel runs in each thread (`by_id`: the nest's loops by lid)."""

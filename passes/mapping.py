@@ -32,7 +32,7 @@ from dataclasses import replace
 from c2gpu.options import block_for
 from c2gpu.ir import Loop, Nest, Reduction, loop_words, ordered_reduction, reduction_type
 from c2gpu.diagnostics import HOST_ONLY
-from c2gpu.plan import HostLoop, Kernel, MappedLoop, Mapping
+from c2gpu.plan import ElementRange, HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.reorder import kernel_view
 from c2gpu.symbolic import Sym
@@ -98,6 +98,9 @@ def _path_lids(root: Loop, lid: int) -> list[int]:
 
 
 SMALL_TRIP = 16
+# partial results of one array reduction a thread keeps, one per element the loops inside it choose (rms[m] over
+# m < 5): each is a tree in shared memory and an atomic per block
+MAX_ELEMENT_PARTIALS = 16
 
 
 def _small_trip(loop: Loop) -> bool:
@@ -169,10 +172,8 @@ class Mapper:
                for r in reds):
             return None
         # an array element (y[i] += over j) is folded into the array by the atomics; its element must be the
-        # same for every thread: no loop inside this one may index it
-        inside = {lp.var for lp in loop.loops()}
-        if any(r.array_access is not None and (not r.array_access.affine or any(
-                p is None or p.variables & inside for p in r.array_access.subscripts)) for r in reds):
+        # same for every thread: only loops the thread runs whole may index it (element_range)
+        if any(r.array_access is not None and self.element_range(loop, r, ()) is None for r in reds):
             return None
         if self.options.get("exact_fp") and any(r.op == "+" and reduction_type(self.nest, r) in FLOATS for r in reds):
             return None      # --exact-fp: a tree of partial sums would add in another order than C
@@ -181,6 +182,36 @@ class Mapper:
             if by_target.setdefault(r.target, r).op != r.op:
                 return None  # s += ... and s = max(s, ...) on one scalar cannot be combined
         return tuple(by_target.values())
+
+    def element_range(self, loop: Loop, r: Reduction, mapped: tuple[Loop, ...]) -> ElementRange | None | tuple[()]:
+        """How the threads of a kernel mapping `loop` (and `mapped` inside it) fold array reduction `r`: () when
+        its element is the same in every iteration the thread runs (`y[i] += ...` over j), the ElementRange of
+        the loops inside the thread that index it (`rms[m]`, m from 0 to 4: a partial result per value, at most
+        MAX_ELEMENT_PARTIALS of them), None when the threads cannot (a mapped loop indexes it, a loop inside
+        whose start or trip count is not a constant, a subscript c2gpu cannot read)."""
+        access = r.array_access
+        if not access.affine or any(p is None for p in access.subscripts):
+            return None
+        inside = {lp.var: lp for lp in loop.loops()}
+        used = set().union(*(p.variables for p in access.subscripts)) & inside.keys()
+        if not used:
+            return ()
+        if ordered_reduction(self.nest, r):
+            return None     # a floating-point max/min keeps its iteration with each value: one partial only
+        loops = []
+        mapped_lids = {lp.lid for lp in (loop, *mapped)}
+        for lp in inside.values():      # outermost first
+            if lp.var not in used:
+                continue
+            c_first = lp.lower if lp.origin is None else lp.origin.lower    # the C variable's first value
+            if lp.lid in mapped_lids or lp.step != 1 or (lp.origin is not None and lp.origin.step != 1) \
+                    or lp.lower is None or not lp.lower.is_const() or c_first is None or not c_first.is_const() \
+                    or lp.trip_count is None or lp.trip_count.variables:
+                return None
+            loops.append((lp.var, int(lp.lower.const_value()), self.c_var(lp), int(c_first.const_value()),
+                          lp.trip_count.evaluate({})))
+        er = ElementRange(r.target, tuple(loops))
+        return er if 0 < er.count <= MAX_ELEMENT_PARTIALS else None
 
     def one_trip(self, loop: Loop) -> bool:
         """Whether `loop` runs once (trip count 1 once the sizes are known: `TSTEPS = 1`): it is folded away,
@@ -548,7 +579,7 @@ class Mapper:
         self.kernel_count += 1
         why = (f"runs {lines} in one thread between the launches of {loop_words(self.c_var(host))} (they are not parallel; "
                "the data stays on the device)")
-        return Kernel(name, (), host.lid, (1, 1, 1), (), why, tuple(positions))
+        return Kernel(name, (), host.lid, (1, 1, 1), (), why, serial=tuple(positions))
 
     def kernel(self, root: Loop, reds: tuple[Reduction, ...]) -> Kernel:
         chain = [root]
@@ -560,6 +591,8 @@ class Mapper:
             want = self.wanted(nxt)
             if want is False:
                 break
+            if any(r.array_access is not None and self.element_range(root, r, (*chain, nxt)) is None for r in reds):
+                break       # it indexes a reduction's element: the thread runs it whole
             if st == "parallel" or (st == "reduction" and reds and self.mapped_reductions(nxt) == reds):
                 chain.append(nxt)
                 continue
@@ -595,7 +628,11 @@ class Mapper:
         scatters = sorted({a.text for s in self.nest.statements() if s.scatter and chain[-1].lid in s.loop_ids
                            for a in s.accesses if a.array == s.scatter})
         ordered = [r for r in reds if ordered_reduction(self.nest, r)]
-        atomic = [r.target for r in reds if r not in ordered]
+        ranges = tuple(e for r in reds if r.array_access is not None
+                       and (e := self.element_range(root, r, tuple(chain))))
+        per = {e.target: f" (a partial per value of {', '.join(c for _, _, c, _, _ in e.loops)} in each thread: "
+                         f"{e.count})" for e in ranges}
+        atomic = [r.target + per.get(r.target, "") for r in reds if r not in ordered]
         ops = sorted({r.op for r in ordered})
         how = "; ".join(([f"reduction of {', '.join(atomic)} by block tree and atomics"] if atomic else []) +
                         ([f"{'/'.join(ops)} of {', '.join(r.target for r in ordered)} by block tree over (value, "
@@ -604,7 +641,7 @@ class Mapper:
                f"{'; ' + how if how else ''}"
                f"{'; ' + ', '.join(scatters) + ' updated with atomics' if scatters else ''}); "
                + self.coalescing(chain, x_loop.lid, x_loop.c_var))
-        return self.with_private_arrays(Kernel(name, mapped, chain[-1].lid, block, reds, why))
+        return self.with_private_arrays(Kernel(name, mapped, chain[-1].lid, block, reds, why, ranges))
 
     def with_private_arrays(self, kernel: Kernel) -> Kernel:
         """`kernel` with the arrays the dependence pass privatized for one of its mapped loops: each thread has

@@ -1031,7 +1031,10 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
                 locals_.append(f"if ({last}) {v} = *c2gpu_{v}_{where};")
             epilogue.append(f"if ({last})\n  *c2gpu_{v}_{where} = {v};")
     epilogue.extend(f"*c2gpu_{v}_now = {v};" for v in serial_writes)
-    renames = {**(functions or {}), **{r.target: f"c2gpu_{reduction_key(r)}_part" for r in kernel.reductions}}
+    # a reduction's target prints as the thread's partial result; an element the loops inside the thread choose
+    # (Kernel.element_ranges) as its entry in the thread's array of partials
+    renames = {**(functions or {}), **{r.target: f"c2gpu_{reduction_key(r)}_part" + (
+        f"[{er.index_c()}]" if (er := kernel.element_range(r)) else "") for r in kernel.reductions}}
     # scatters (Statement.scatter) update their element with an atomic wherever threads run them; a one-thread
     # kernel needs none
     atomics = {} if kernel.serial else {id(s.ast): arrays[s.scatter].ctype for s in stmts if s.scatter}
@@ -1061,28 +1064,36 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             ident = INT_LIMITS[t][0 if r.op == "max" else 1]
         combine = {"+": "{a} + {b}", "max": "fmax({a}, {b})" if t in FLOAT_TYPES else "max({a}, {b})",
                    "min": "fmin({a}, {b})" if t in FLOAT_TYPES else "min({a}, {b})"}[r.op]
-        if r.array_access is None:
-            result = f"c2gpu_{key}_result"
-        else:                               # &y[i]: the element, indexed as the kernel indexes the array
-            plan = arrays[r.array_access.array]
-            result = f"&{r.array_access.array}[" + _flat(None, [p.to_c() for p in r.array_access.subscripts],
-                                                          plan.extents, wide_index(plan)) + "]"
-        red = f"c2gpu_red_{key}"
-        entry = {"target": key, "type": t, "identity": ident, "part": renames[r.target], "result": result,
-                 "element": r.array_access is not None, "helper": False, "ordered": None,
-                 "decls": [f"{t} {renames[r.target]} = {ident};"],
-                 "shared": [f"__shared__ {t} {red}[{block[0] * block[1] * block[2]}];",
-                            f"{red}[c2gpu_tid] = {renames[r.target]};"]}
-        o = ordered.get(r.target)
-        if o is None:
-            entry["combine"] = f"{red}[c2gpu_tid] = " + combine.format(a=f"{red}[c2gpu_tid]", b=f"{red}[c2gpu_tid + c2gpu_s]") + ";"
-            entry["atomic"] = atomic_call(r.op, t, result, f"{red}[0]")
-            entry["helper"] = r.op != "+" and t in FLOAT_TYPES
-        else:
-            entry.update(_ordered_code(o, red, result, block))
-            params.extend([f"{t} *c2gpu_{key}_pv", f"long long *c2gpu_{key}_pr"])
-            args.extend([f"d_{kernel.name}_{key}_pv", f"d_{kernel.name}_{key}_pr"])
-        reductions.append(entry)
+        er = kernel.element_range(r)
+        part = f"c2gpu_{key}_part"
+        # one fold per partial result: a thread's only one, or each of its element range's (rms[m]: m = 0..4)
+        folds = [(part, f"c2gpu_red_{key}", r.array_access.subscripts if r.array_access else ())] if er is None else \
+            [(f"{part}[{e}]", f"c2gpu_red_{key}_{e}", [p.substitute(point) for p in r.array_access.subscripts])
+             for e, point in enumerate(er.points())]
+        for n, (partial, red, subscripts) in enumerate(folds):
+            if r.array_access is None:
+                result = f"c2gpu_{key}_result"
+            else:                           # &y[i]: the element, indexed as the kernel indexes the array
+                plan = arrays[r.array_access.array]
+                result = f"&{r.array_access.array}[" + _flat(None, [p.to_c() for p in subscripts],
+                                                              plan.extents, wide_index(plan)) + "]"
+            decls = [] if n else [f"{t} {part} = {ident};" if er is None else
+                                  f"{t} {part}[{er.count}] = {{{', '.join([ident] * er.count)}}};"]
+            entry = {"target": key if er is None else f"{key}_{n}", "type": t, "identity": ident, "part": partial,
+                     "result": result, "element": r.array_access is not None, "helper": False, "ordered": None,
+                     "decls": decls,
+                     "shared": [f"__shared__ {t} {red}[{block[0] * block[1] * block[2]}];",
+                                f"{red}[c2gpu_tid] = {partial};"]}
+            o = ordered.get(r.target)
+            if o is None:
+                entry["combine"] = f"{red}[c2gpu_tid] = " + combine.format(a=f"{red}[c2gpu_tid]", b=f"{red}[c2gpu_tid + c2gpu_s]") + ";"
+                entry["atomic"] = atomic_call(r.op, t, result, f"{red}[0]")
+                entry["helper"] = r.op != "+" and t in FLOAT_TYPES
+            else:
+                entry.update(_ordered_code(o, red, result, block))
+                params.extend([f"{t} *c2gpu_{key}_pv", f"long long *c2gpu_{key}_pr"])
+                args.extend([f"d_{kernel.name}_{key}_pv", f"d_{kernel.name}_{key}_pr"])
+            reductions.append(entry)
     scratch = _buffer_lines(scratch_buffers)
     if ordered:
         params.append("unsigned int *c2gpu_done")

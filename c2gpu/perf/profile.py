@@ -1076,9 +1076,9 @@ class KernelAnalysis:
         """Static shared memory per block: the reduction tree's arrays (and chosen tiles)."""
         threads = block[0] * block[1] * block[2]
         total = 0
-        for r in self.kernel.reductions:
-            total += threads * (8 if reduction_type(self.nest, r) in ("double", "long", "long long",
-                                                                     "unsigned long", "unsigned long long") else 4)
+        for r in self.kernel.reductions:        # a tree per partial result (Kernel.partials)
+            total += self.kernel.partials(r) * threads * (8 if reduction_type(self.nest, r) in (
+                "double", "long", "long long", "unsigned long", "unsigned long long") else 4)
             if ordered_reduction(self.nest, r):      # and the iteration of each value (codegen/kernel.py Ordered)
                 total += threads * 8 * len(self.kernel.rank_loops(r, self.by_id))
         for opp in self._tiles():
@@ -1259,13 +1259,14 @@ class KernelAnalysis:
         steps = max(1, int(math.log2(threads)))
         nodes: list[TraceNode] = []
         for r in self.kernel.reductions:
-            nodes.append(SharedMem(f"reduction tree {r.target}", 1.0, 8, 1.0, is_store=True))
+            partials = self.kernel.partials(r)         # a tree and an atomic for each partial result the thread keeps
+            nodes.append(SharedMem(f"reduction tree {r.target}", 1.0, 8, partials, is_store=True))
             # tree: step k has threads/2^k active threads: warps with no active lane skip it
             warps = max(1, threads // self.gpu.warp_size)
             active = sum(min(1.0, max(threads >> (k + 1), 1) / self.gpu.warp_size / warps * 1.0) for k in range(steps))
-            nodes.append(SharedMem(f"reduction tree {r.target} (combine)", 1.0, 8, 2 * active))
-            nodes.append(SharedMem(f"reduction tree {r.target} (store)", 1.0, 8, active, is_store=True))
-            nodes.append(Compute("compare", float(steps)))
+            nodes.append(SharedMem(f"reduction tree {r.target} (combine)", 1.0, 8, 2 * active * partials))
+            nodes.append(SharedMem(f"reduction tree {r.target} (store)", 1.0, 8, active * partials, is_store=True))
+            nodes.append(Compute("compare", float(steps * partials)))
             if ordered_reduction(self.nest, r):
                 # the iterations travel with the values (one more compare and move per step, as shared memory);
                 # the block's pair goes to global memory and a counter; the last block's pass over the blocks'
@@ -1273,7 +1274,7 @@ class KernelAnalysis:
                 ranks = len(self.kernel.rank_loops(r, self.by_id))
                 nodes.append(SharedMem(f"reduction tree {r.target} (iterations)", 1.0, 8, (2 + ranks) * active))
                 nodes.append(Compute("compare", float(steps)))
-            nodes.append(GlobalMem(f"atomic {r.target}", 1.0, 1.0 / warps, is_store=True))
+            nodes.append(GlobalMem(f"atomic {r.target}", 1.0, partials / warps, is_store=True))
         return nodes
 
     def reduction_syncs(self, block) -> float:
@@ -1388,8 +1389,13 @@ class KernelAnalysis:
         if key in self._results:
             return self._results[key]
         threads = block[0] * block[1] * block[2]
+        smem = self.shared_bytes(block)
         try:
-            occ = occupancy_of(self.gpu, threads, self.registers.count, self.shared_bytes(block))
+            if smem > self.gpu.shared_mem_per_block:
+                # c2gpu's kernels declare their shared memory as __shared__ arrays, which may not exceed this
+                # (the opt-in maximum occupancy_of allows needs dynamic shared memory)
+                raise InvalidLaunchError(f"{smem} bytes of static shared memory")
+            occ = occupancy_of(self.gpu, threads, self.registers.count, smem)
         except InvalidLaunchError:
             occ = None
         self._results[key] = occ
@@ -1412,7 +1418,8 @@ class KernelAnalysis:
         threads = block[0] * block[1] * block[2]
         if occ is None:
             raise PerfError(f"block {block[0]}x{block[1]}x{block[2]} cannot launch on {self.gpu.key} with "
-                            f"{self.registers.count} registers per thread")
+                            f"{self.registers.count} registers per thread and {self.shared_bytes(block)} bytes of "
+                            f"shared memory per block (static: at most {self.gpu.shared_mem_per_block})")
         geo = self.geometry(block)
         mem = self.memory(block)
         tr = self.trace(block)
