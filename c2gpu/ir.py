@@ -323,6 +323,8 @@ class Nest:
     #                                           c2gpu/wavefront.py), for the reports
     relower: Any = field(default=None, compare=False, repr=False, hash=False)   # the frontend's way to describe a
     #                                           rewritten C for-statement in the nest's place: c_ast.For -> Nest
+    as_written: "Nest | None" = field(default=None, compare=False, repr=False, hash=False)  # the nest in C's order,
+    #                                           when the reorder pass runs its statements in another: the CPU runs that
 
     def loops(self) -> list[Loop]:
         return list(self.root.loops())

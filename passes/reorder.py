@@ -5,6 +5,8 @@ launches, its statements may run in another order that maps better: the order is
 its plan is better, and the port is checked against the original C like any other."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from c2gpu.ir import Nest
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.plan import Kernel
@@ -33,6 +35,7 @@ class Reorder(Pass):
             new = rewrite(nest, deps)
             if new is None:
                 continue
+            new = replace(new, as_written=nest.as_written or nest)
             try:
                 better = _plan(new, ctx.get("dependence", new), ctx.options)
             except PassFailed:

@@ -326,7 +326,7 @@ def static_estimate(nest: Nest, params: Mapping[str, int] | None = None, cpu: Cp
     reason: why the estimate is used instead of a measurement, repeated in the note.
     """
     cpu = cpu or load_cpu()
-    nest = _normalized(nest)
+    nest = _normalized(nest.as_written or nest)     # the CPU runs the C as written, not a reordered port of it
     env = {k: int(v) for k, v in (params or {}).items()}
     missing = sorted(set(nest.params) - set(env))
     if missing:
