@@ -9,6 +9,7 @@ so none of them re-derives a decision.  Sizes are polynomials (`Sym`) and intege
 """
 from __future__ import annotations
 
+import math
 from dataclasses import field, replace
 
 from .ir import Access, Loc, Loop, Nest, Origin, Reduction, Statement
@@ -39,10 +40,7 @@ class ElementRange:
 
     @property
     def count(self) -> int:
-        n = 1
-        for *_, trips in self.loops:
-            n *= trips
-        return n
+        return math.prod(trips for *_, trips in self.loops)
 
     def points(self) -> list[dict[str, int]]:
         """The normalized variables' values of each partial, in the order of the thread's array of partials."""
@@ -81,12 +79,13 @@ class Kernel:
     #                                   distribution and interchange (c2gpu/reorder.py); loops and body_lid are
     #                                   its loops.  None: the nest itself
 
-    def partials(self, r: Reduction) -> int:
-        """How many partial results of `r` each thread keeps (one unless loops inside it choose the element)."""
-        return next((e.count for e in self.element_ranges if e.target == r.target), 1)
-
     def element_range(self, r: Reduction) -> ElementRange | None:
         return next((e for e in self.element_ranges if e.target == r.target), None)
+
+    def partials(self, r: Reduction) -> int:
+        """How many partial results of `r` each thread keeps (one unless loops inside it choose the element)."""
+        er = self.element_range(r)
+        return er.count if er is not None else 1
 
     def nodes(self, by_id: dict[int, Loop]) -> list["Loop | Statement"]:
         """The loops and statements the kernel runs in each thread (`by_id`: the nest's loops by lid)."""
