@@ -58,6 +58,11 @@ class ElementRange:
         return index
 
 
+# threads along a split reduction's dimension (Kernel.split_dim): a warp per row, as a CUDA programmer splits a
+# matrix-vector product's rows (the row's reads of A[i][j] then coalesce, and the tree runs within the warp)
+SPLIT_THREADS = 32
+
+
 @dataclass(frozen=True)
 class Kernel:
     """A launch.  A mapped kernel runs the body of its innermost mapped loop in each thread; a one-thread
@@ -70,6 +75,10 @@ class Kernel:
     reductions: tuple[Reduction, ...]  # scalar reductions across threads (block tree + atomics)
     why: str
     element_ranges: tuple[ElementRange, ...] = ()   # the reductions of elements loops inside the thread choose
+    split_dim: str = ""   # a split reduction (`y[i] += ...` over j with i mapped): the block dimension of the reduced
+    #                       loop j, whose iterations the SPLIT_THREADS threads along it share (j = threadIdx + k *
+    #                       blockDim; one block along it), each row of the block (one i) folding its partial results
+    #                       by a tree along that dimension into one atomic on its element.  "": none
     serial: tuple[int, ...] = ()      # one-thread kernel: the positions in loop body_lid's body it runs
     private_arrays: tuple[str, ...] = ()   # arrays each thread has a copy of (the dependence pass privatized them
     #                                   for a mapped loop): declared in the kernel, never copied
@@ -147,7 +156,8 @@ class Mapping:
         def walk(items):
             for it in items:
                 if isinstance(it, Kernel):
-                    grid.extend(m.c_var for m in it.loops if m.c_var not in grid)
+                    split = [f"{m.c_var} (split)" if m.dim == it.split_dim else m.c_var for m in it.loops]
+                    grid.extend(v for v in split if v not in grid)
                 else:
                     host.append(it.var)
                     walk(it.body)
@@ -314,7 +324,7 @@ def with_blocks(mapping: Mapping, blocks: dict[str, tuple[int, int, int]]) -> Ma
         if isinstance(item, Kernel):
             b = tuple(blocks.get(item.name, item.block))
             n = b[0] * b[1] * b[2]
-            if item.reductions and n & (n - 1):
+            if item.reductions and n & (n - 1) or item.split_dim and b["xyz".index(item.split_dim)] != SPLIT_THREADS:
                 return item
             return replace(item, block=b)
         return replace(item, body=tuple(fix(x) for x in item.body))

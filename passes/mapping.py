@@ -32,7 +32,7 @@ from dataclasses import replace
 from c2gpu.options import block_for
 from c2gpu.ir import Loop, Nest, Reduction, loop_words, ordered_reduction, reduction_type
 from c2gpu.diagnostics import HOST_ONLY
-from c2gpu.plan import ElementRange, HostLoop, Kernel, MappedLoop, Mapping
+from c2gpu.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.reorder import kernel_view
 from c2gpu.symbolic import Sym
@@ -101,6 +101,12 @@ SMALL_TRIP = 16
 # partial results of one array reduction a thread keeps, one per element the loops inside it choose (rms[m] over
 # m < 5): each is a tree in shared memory and an atomic per block
 MAX_ELEMENT_PARTIALS = 16
+
+
+def _split_words(dim: str, var: str) -> str:
+    """How a split reduction over loop `var` runs, in the kernel's description."""
+    return (f" split over {SPLIT_THREADS} threads along {dim} per element (they take turns over '{var}'; a tree "
+            f"along {dim} adds up their results, then one atomic per element)")
 
 
 def _small_trip(loop: Loop) -> bool:
@@ -447,16 +453,21 @@ class Mapper:
             def carries(lp: Loop) -> bool:
                 return any(d.loop == lp.lid and d.source_sid in psids and d.sink_sid in psids
                            for d in self.deps.dependences)
+            split: tuple[Reduction, ...] = ()
             if not carries(root) and not carries(inner) and self._mappable(inner):
                 mapped, stay = [root, inner], []
             elif not carries(root):
                 mapped, stay = [root], [inner]
+                if split := self.split_over(inner, psids, {root.var}):
+                    mapped, stay = [root, inner], []        # the inner loop's reduction split across threads
             elif not carries(inner) and self._mappable(inner) and self._interchangeable(root, inner, 0, psids):
                 mapped, stay = [inner], [root]
+                if split := self.split_over(root, psids, {inner.var}):
+                    mapped, stay = [inner, root], []        # the root's reduction split across threads, inside
             else:
                 return None
             kernels.append(self._view_kernel(root, [inner.body[k] for k in positions], mapped, stay, inner,
-                                             tuple(positions)))
+                                             tuple(positions), split))
         return kernels
 
     def _root_only(self, root: Loop, positions: tuple[int, ...], sids) -> bool:
@@ -471,6 +482,7 @@ class Mapper:
         the loops it would map (None when it cannot)."""
         items = [root.body[k] for k in positions]
         single = items[0] if len(items) == 1 and isinstance(items[0], Loop) else None
+        reds: tuple[Reduction, ...] = ()
         carried = any(d.loop == root.lid and d.source_sid in sids and d.sink_sid in sids for d in self.deps.dependences)
         if not carried:
             mapped, inner, body_of, sel = [root], [], root, positions
@@ -482,19 +494,25 @@ class Mapper:
             elif single is not None and (nxt := _only_loop_child(single)) is not None \
                     and self.status(nxt) == "parallel" and self._mappable(nxt) and self._interchangeable(single, nxt, 1):
                 mapped, inner, body_of, sel = [root, nxt], [single], nxt, None
+            elif single is not None and (reds := self.split_over(single, sids, {root.var})):
+                mapped, body_of, sel = [root, single], single, None     # the reduction split across threads
         elif single is not None and self.status(single) == "parallel" and self._mappable(single) \
                 and self._interchangeable(root, single, 0):
             mapped, inner, body_of, sel = [single], [root], single, None
+            if reds := self.split_over(root, sids, {single.var}):
+                mapped, inner = [single, root], []        # the root's reduction split across threads, inside
         else:
             return None
         if probe:
             return mapped
-        return self._view_kernel(root, items, mapped, inner, body_of, sel)
+        return self._view_kernel(root, items, mapped, inner, body_of, sel, reds)
 
     def _view_kernel(self, root: Loop, items: list, mapped: list[Loop], inner: list[Loop], body_of: Loop,
-                     sel: tuple[int, ...] | None) -> Kernel:
+                     sel: tuple[int, ...] | None, split: tuple[Reduction, ...] = ()) -> Kernel:
         """The kernel mapping `mapped` with `inner` in each thread around `body_of`'s body (the items at `sel`,
-        or all), on its own view of the nest; `items` are the root's items it runs, for its description."""
+        or all), on its own view of the nest; `items` are the root's items it runs, for its description.
+        `split`: the reductions of the last mapped loop, split across the threads of its block dimension
+        (split_reductions)."""
         # the host loops around the root stay outermost in the view: the kernel reads their variables
         view = kernel_view(self.nest, self.host_chain + mapped + inner, body_of, sel)
         hosts = len(self.host_chain)
@@ -505,7 +523,10 @@ class Mapper:
         name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")
         self.kernel_count += 1
         first, last = items[0].loc.line, max(n.loc.line for n in items)
-        why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped_loops)} (proven parallel); distributed "
+        split_dim = dims[view_loops[-1].lid] if split else ""
+        how = f"; reduction of {', '.join(r.target for r in split)}{_split_words(split_dim, mapped_loops[-1].c_var)}" \
+            if split else ""
+        why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped_loops)} (proven parallel{how}); distributed "
                f"from {loop_words(self.c_var(root))} (line {root.loc.line}): runs line{'s' if first != last else ''} "
                f"{first}{'-' + str(last) if first != last else ''}")
         moved = [lp for lp in inner if any(m is x for m in mapped for x in lp.loops())]   # was outside one
@@ -518,7 +539,8 @@ class Mapper:
         x = next(m for m in mapped_loops if m.dim == "x")
         why += "; " + Mapper(view, self.deps, self.options).coalescing(view_loops, x.lid, x.c_var)
         return self.with_private_arrays(Kernel(name, mapped_loops, view_loops[-1].lid,
-                                               self.block_shape(len(mapped_loops), name), (), why, view=view))
+                                               self.block_shape(len(mapped_loops), name, split_dim), split, why,
+                                               view=view, split_dim=split_dim))
 
     def _mappable(self, lp: Loop) -> bool:
         return lp.trip_count is not None and lp.normalized and not (lp.lower_pieces or lp.upper_pieces) \
@@ -583,6 +605,7 @@ class Mapper:
 
     def kernel(self, root: Loop, reds: tuple[Reduction, ...]) -> Kernel:
         chain = [root]
+        split_lid = None
         while len(chain) < 3:
             nxt = _only_loop_child(chain[-1])
             if nxt is None or nxt.trip_count is None or not nxt.normalized or self.one_trip(nxt):
@@ -593,6 +616,11 @@ class Mapper:
                 break
             if any(r.array_access is not None and self.element_range(root, r, (*chain, nxt)) is None for r in reds):
                 break       # it indexes a reduction's element: the thread runs it whole
+            if st == "reduction" and not reds and (split := self.split_over(
+                    nxt, {x.sid for x in nxt.statements()}, {lp.var for lp in chain})):
+                reds, split_lid = split, nxt.lid      # the reduced loop joins the grid; nothing maps inside it
+                chain.append(nxt)
+                break
             if st == "parallel" or (st == "reduction" and reds and self.mapped_reductions(nxt) == reds):
                 chain.append(nxt)
                 continue
@@ -607,6 +635,8 @@ class Mapper:
         if self.map_override:
             chain = [lp for lp in chain if self.wanted(lp)] or chain[:1]
             # only a prefix-closed perfect chain can be mapped; keep the leading run of wanted loops
+        if split_lid is not None and split_lid not in {lp.lid for lp in chain}:
+            reds = ()                       # the split loop was left in the thread after all
         verdict = self.deps.verdicts.get(root.lid)
         red_targets = {r.target for r in reds}
         shared = [v for v in getattr(verdict, "outer_writes", ()) if v not in verdict.private and v not in red_targets]
@@ -617,7 +647,7 @@ class Mapper:
                              "scalars and +, max, min reductions", code="shared-scalar", loc=root.loc)
         dims = self.assign_dims(chain)
         name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
-        block = self.block_shape(len(chain), name)
+        block = self.block_shape(len(chain), name, next((dims[lp.lid] for lp in chain if lp.lid == split_lid), ""))
         if reds and (block[0] * block[1] * block[2]) & (block[0] * block[1] * block[2] - 1):
             raise PassFailed(f"block {block} has a thread count that is not a power of two, which the reduction tree "
                              "needs", code="block-not-power-of-two", loc=root.loc)
@@ -628,20 +658,58 @@ class Mapper:
         scatters = sorted({a.text for s in self.nest.statements() if s.scatter and chain[-1].lid in s.loop_ids
                            for a in s.accesses if a.array == s.scatter})
         ordered = [r for r in reds if ordered_reduction(self.nest, r)]
-        ranges = tuple(e for r in reds if r.array_access is not None
-                       and (e := self.element_range(root, r, tuple(chain))))
+        ranges = () if split_lid is not None else tuple(
+            e for r in reds if r.array_access is not None and (e := self.element_range(root, r, tuple(chain))))
+        split_dim = next((dims[lp.lid] for lp in chain if lp.lid == split_lid), "")
         per = {e.target: f" (a partial per value of {', '.join(c for _, _, c, _, _ in e.loops)} in each thread: "
                          f"{e.count})" for e in ranges}
         atomic = [r.target + per.get(r.target, "") for r in reds if r not in ordered]
         ops = sorted({r.op for r in ordered})
-        how = "; ".join(([f"reduction of {', '.join(atomic)} by block tree and atomics"] if atomic else []) +
+        rows = _split_words(split_dim, self.c_var(chain[-1])) if split_dim else " by block tree and atomics"
+        how = "; ".join(([f"reduction of {', '.join(atomic)}{rows}"] if atomic else []) +
                         ([f"{'/'.join(ops)} of {', '.join(r.target for r in ordered)} by block tree over (value, "
                           "iteration) pairs, as C keeps equal values"] if ordered else []))
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped)} (proven parallel"
                f"{'; ' + how if how else ''}"
                f"{'; ' + ', '.join(scatters) + ' updated with atomics' if scatters else ''}); "
                + self.coalescing(chain, x_loop.lid, x_loop.c_var))
-        return self.with_private_arrays(Kernel(name, mapped, chain[-1].lid, block, reds, why, ranges))
+        return self.with_private_arrays(Kernel(name, mapped, chain[-1].lid, block, reds, why, ranges,
+                                               split_dim=split_dim))
+
+    def split_over(self, loop: Loop, sids: set[int], kept: set[str]) -> tuple[Reduction, ...]:
+        """The reductions over `loop` among the statements `sids` when `loop` can be split across the threads of a
+        block dimension as a CUDA programmer splits a matrix-vector product's rows (`y[i] += A[i][j] * x[j]`: a
+        row of threads per i takes turns over j, a tree per row, one atomic into y[i]); () when it cannot.
+
+        With split_reductions asked for (the search's alternative structure): every dependence `loop` carries
+        among those statements is the self-dependence of one of these reductions, each a +, max or min into an
+        array element (not an ordered floating-point max/min; no floating-point sum under --exact-fp) that the
+        loops named in `kept` (mapped beside it) alone choose; no scalar written there outlives an iteration
+        (each thread has its own), and no scatter."""
+        if not self.options.get("split_reductions") or not self._mappable(loop):
+            return ()
+        stmts = {st.sid: st for st in self.nest.statements() if st.sid in sids}
+        local = {sc.name for sc in self.nest.scalars if sc.declared_in and loop.lid in sc.declared_in}
+        if any(st.scatter or set(st.scalar_writes) - local - {st.decl} for st in stmts.values()):
+            return ()
+        loop_vars = {lp.var for lp in self.nest.loops()}
+        reds: dict[str, Reduction] = {}
+        for d in self.deps.dependences:
+            if d.loop != loop.lid or d.source_sid not in stmts or d.sink_sid not in stmts:
+                continue
+            if d.scalar or d.source_sid != d.sink_sid or d.source is None or d.sink is None:
+                return ()
+            r = next((r for r in stmts[d.source_sid].reductions if r.array_access is not None
+                      and r.array_access.array == d.array and loop.var in r.loops
+                      and d.source.subscripts == r.array_access.subscripts == d.sink.subscripts), None)
+            if r is None or r.op not in MAPPABLE_REDUCTIONS or ordered_reduction(self.nest, r) \
+                    or not r.array_access.affine or any(p is None for p in r.array_access.subscripts) \
+                    or any((p.variables & loop_vars) - kept for p in r.array_access.subscripts) \
+                    or (self.options.get("exact_fp") and r.op == "+" and reduction_type(self.nest, r) in FLOATS):
+                return ()
+            if reds.setdefault(r.target, r).op != r.op:
+                return ()
+        return tuple(reds.values())
 
     def with_private_arrays(self, kernel: Kernel) -> Kernel:
         """`kernel` with the arrays the dependence pass privatized for one of its mapped loops: each thread has
@@ -751,11 +819,20 @@ class Mapper:
                         worst[lp.lid][a.text] = worst[lp.lid].get(a.text, 0.0) + weight
         return WarpBytes(unit, strided, total, {lid: sorted(d, key=lambda text: -d[text]) for lid, d in worst.items()})
 
-    def block_shape(self, ndims: int, kernel: str) -> tuple[int, int, int]:
+    def block_shape(self, ndims: int, kernel: str, split_dim: str = "") -> tuple[int, int, int]:
+        """--block's shape for `kernel`, else the default for `ndims` mapped loops; a split reduction's
+        dimension (split_dim) has SPLIT_THREADS threads, the others share the default's thread count."""
         forced = block_for(self.block_override, kernel)
-        if forced:
+        if forced and not split_dim:
             return (tuple(forced) + (1, 1, 1))[:3]
-        return DEFAULT_BLOCKS[ndims]
+        if not split_dim:
+            return DEFAULT_BLOCKS[ndims]
+        block = [1, 1, 1]
+        block["xyz".index(split_dim)] = SPLIT_THREADS
+        rest = [d for d in "xyz"[:ndims] if d != split_dim]
+        for d, n in zip(rest, ((256 // SPLIT_THREADS,), (4, 2))[len(rest) - 1] if rest else ()):
+            block["xyz".index(d)] = n
+        return tuple(block)
 
 
 class MapLoops(Pass):
@@ -824,7 +901,8 @@ def structures(nest: Nest, deps, options: dict, rules: Mapping) -> tuple[Mapping
     the body needs it).  Bounded: the perfect chain of parallel loops from the root, with its first 1 or 2
     loops on the host (MAX_HOST_LOOPS), and something left to map below them; each is planned by the same
     Mapper as the rules (so it is legal by the same proofs), and structures equal to one already found are
-    dropped.  At most MAX_HOST_LOOPS alternatives per nest."""
+    dropped.  At most MAX_HOST_LOOPS alternatives per nest, and one more: the rules with each reduction loop
+    directly inside mapped loops split across the threads of a block dimension (Mapper.split_over)."""
     probe = Mapper(nest, deps, options)
     chain = [nest.root]
     while (nxt := _only_loop_child(chain[-1])) is not None:
@@ -844,5 +922,12 @@ def structures(nest: Nest, deps, options: dict, rules: Mapping) -> tuple[Mapping
         if alt.structure not in seen and alt.kernels():
             seen.add(alt.structure)
             out.append(alt)
+    # a reduction loop inside the grid's loops split across the threads of a block dimension (split_reductions)
+    try:
+        alt = MapLoops.mapping(nest, deps, dict(options, split_reductions=True))
+    except PassFailed:
+        alt = None
+    if alt is not None and alt.structure not in seen and alt.kernels():
+        out.append(alt)
     return tuple(out)
 

@@ -179,8 +179,9 @@ def test_verify_says_which_kind_of_difference_a_reassociated_sum_makes(capsys, m
 
 def test_coalescing_is_judged_by_bytes(capsys, monkeypatch):
     # atax's second nest maps i to x and reads A[i][j] across rows: the bytes, not the count of accesses, say so
+    # (c2gpu's rules; with a GPU the search splits those rows across threads instead: test_split_reductions.py)
     monkeypatch.setenv("C2GPU_GPU", "")
-    main(["port", str(POLYBENCH_ATAX), "-I", str(POLYBENCH / "utilities"), "-o", "/dev/null"])
+    main(["port", str(POLYBENCH_ATAX), "-I", str(POLYBENCH / "utilities"), "--gpu", "none", "-o", "/dev/null"])
     log = capsys.readouterr().err
     k0 = next(line for line in log.splitlines() if "c2gpu_kernel_atax_76_k0:" in line)
     assert "x is 'i', but a warp's accesses to A[i][j] (50% of the bytes) are not coalesced" in k0, k0
@@ -197,8 +198,11 @@ def test_coalescing_is_judged_by_bytes(capsys, monkeypatch):
     ("linear-algebra/solvers/lu/lu.c",
      [("c2gpu_c0", "host loop"), ("c2gpu_c1", "grid x"), ("c2gpu_c1", "grid y"), ("c2gpu_c2", "grid x"),
       ("c2gpu_c1", "grid y"), ("c2gpu_c2", "grid x")]),
-    ("linear-algebra/kernels/atax/atax.c", [("i", "grid x"), ("i", "grid x in k0, in each thread in k1"),
-                                            ("j", "in each thread"), ("j", "grid x")]),
+    # atax's rows split across threads (tests/test_split_reductions.py): i is a grid dimension in k0 and k1 and
+    # shared by 32 threads in k2, whose grid is j
+    ("linear-algebra/kernels/atax/atax.c", [("i", "grid x"),
+                                            ("i", "grid x in k0, grid y in k1, split across 32 threads along y in k2"),
+                                            ("j", "split across 32 threads along x"), ("j", "grid x")]),
 ])
 def test_each_loop_gets_its_own_role(kernel, expected, monkeypatch):
     import c2gpu

@@ -150,6 +150,24 @@ def test_ports_compile_with_nvcc_and_pass_verify(tmp_path, capsys, name):
     assert code == 0 and out.startswith("verify: PASS"), out
 
 
+@requires_tool("cc")
+@requires_tool("g++")
+@pytest.mark.parametrize("name", sweep([k.stem for k in pc.kernels()], ("atax", "correlation")))
+def test_the_default_gpus_structures_pass_verify(capsys, name):
+    """With a GPU (the default for a user: h100-sxm), the structure search may choose another structure than the
+    rules (a host loop, rows split across threads: tests/test_split_reductions.py); what it chooses passes verify
+    too.  By default atax and correlation (rows split across threads), the rest with -m slow."""
+    kernel = next(k for k in pc.kernels() if k.stem == name)
+    flags = [f"-I{pc.UTILITIES}", f"-I{kernel.parent}", *[f"-D{n}={v}" for n, v in pc.DEFINES]]
+    command = ["verify", str(kernel), *flags, "--extra-source", str(pc.UTILITIES / "polybench.c"), "--gpu", "h100-sxm"]
+    code = main(command)
+    out = capsys.readouterr().out
+    if code != 0 and "--exact-fp" in out:
+        code = main(command + ["--exact-fp"])       # gramschmidt: ill-conditioned where a sum is reassociated
+        out = capsys.readouterr().out
+    assert code == 0 and out.startswith("verify: PASS"), out
+
+
 def test_a_missing_extra_source_is_an_error(tmp_path, capsys):
     src = tmp_path / "t.c"
     src.write_text("double a[10];\nint main(void) {\n  for (int i = 0; i < 10; i++) a[i] = i;\n  return 0;\n}\n")

@@ -817,6 +817,11 @@ class KernelCode:
     promotions: tuple[Promotion, ...] = ()   # array elements kept in registers across an in-thread loop
     scratch: list[str] = field(default_factory=list)   # host lines before each launch (c2gpu_grid known): the
     #                                                    device memory an ordered max/min keeps between launches
+    tree: list[dict] = field(default_factory=list)     # a split reduction's tree (Kernel.split_dim), per block
+    #                                                    dimension it folds along: {"dim", "half": its first step,
+    #                                                    "stride": between neighbours along it, in thread ids}
+    row_leader: str = ""         # a split reduction's: the thread that adds its row's total into the element (the
+    #                              first along the split dimension, in a row whose element exists)
 
 
 def _loops_by_id(nest: Nest) -> dict[int, Loop]:
@@ -953,27 +958,39 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         # the grid of each launch covers the iterations of that launch: a loop whose bounds move with a host loop
         # (lu's i, j > k) launches fewer blocks as its domain shrinks (the model prices it so: Geometry)
         per_launch[k] = _trip_per_launch(nest, _path_to(nest, m.lid), by_id[m.lid], host_lids) or extents[k]
-        grid[k] = simplify_div(per_launch[k], block[k])
+        grid[k] = simplify_div(per_launch[k], block[k]) if m.dim != kernel.split_dim else "1"
+    # a split reduction's loop (Kernel.split_dim): the threads along its dimension take turns over its iterations
+    split = next((m for m in kernel.loops if m.dim == kernel.split_dim), None)
     for m in kernel.loops:
         ext = _const_of(extents["xyz".index(m.dim)])
         itype = _index_type(m, by_id[m.lid], ext)
+        if m is split:
+            split_loop = (f"for ({itype} {m.var} = threadIdx.{m.dim}; {m.var} < {m.trip.to_c()}; "
+                          f"{m.var} += blockDim.{m.dim})")
+            continue
         cast = "" if itype == "int" else f"({itype})"
         index_lines.append(f"const {itype} {m.var} = {cast}blockIdx.{m.dim} * blockDim.{m.dim} + threadIdx.{m.dim};")
         if itype == "int" and ext is None:
             guards.append(f"{m.var} >= 0")   # the last block's spare threads may pass INT_MAX and wrap
     for m in kernel.loops:
-        guards.append(f"{m.var} < {m.trip.to_c()}")
+        if m is not split:
+            guards.append(f"{m.var} < {m.trip.to_c()}")
+    # the first thread along the split dimension of each row whose element exists updates it
+    row_leader = " && ".join([f"threadIdx.{split.dim} == 0"] + guards) if split is not None else ""
+    tree = [{"dim": split.dim, "half": block["xyz".index(split.dim)] // 2,
+             "stride": ("1", "blockDim.x", "blockDim.x * blockDim.y")["xyz".index(split.dim)]}] if split else []
     if kernel.serial:
         guards = ["blockIdx.x == 0", "threadIdx.x == 0"]      # launched as one block of one thread
     # a block dimension no loop is mapped to (`--block 32x8` for a 1-D nest): its threads would all run the
     # same iterations again, so only its first thread is active
     mapped_dims = {m.dim for m in kernel.loops} | ({"x"} if kernel.serial else set())
     guards += [f"threadIdx.{d} == 0" for k, d in enumerate("xyz") if d not in mapped_dims and block[k] > 1]
+    split_locals = []
     for m in kernel.loops:
         lp = by_id[m.lid]
         if m.origin is not None:
             expr = (m.origin.lower + Poly.var(m.var) * m.origin.step).to_c()
-            locals_.append(f"const {lp.c_type} {m.c_var} = {expr};")
+            (split_locals if m is split else locals_).append(f"const {lp.c_type} {m.c_var} = {expr};")
     # each thread's own copy of a privatized array, in the kernel's indexing (flat, as the plan's extents say);
     # one too large for local memory in device memory, element e of thread t at e * threads + t
     scratch_buffers = []
@@ -1055,6 +1072,8 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         body = printer.visit(innermost.ast.stmt)
         if not isinstance(innermost.ast.stmt, c_ast.Compound):
             body = "{\n" + body + ";\n}" if not body.rstrip().endswith(("}", ";")) else "{\n" + body + "\n}"
+    if split is not None:       # (the body is a compound statement: its braces are the loop's)
+        body = split_loop + " {\n" + "".join(f"  {line}\n" for line in split_locals) + body.strip()[1:]
     reductions = []
     for r in kernel.reductions:
         t = reduction_type(nest, r)
@@ -1087,7 +1106,9 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             o = ordered.get(r.target)
             if o is None:
                 entry["combine"] = f"{red}[c2gpu_tid] = " + combine.format(a=f"{red}[c2gpu_tid]", b=f"{red}[c2gpu_tid + c2gpu_s]") + ";"
+                entry["row_combine"] = f"{red}[c2gpu_tid] = " + combine.format(a=f"{red}[c2gpu_tid]", b=f"{red}[c2gpu_tid + c2gpu_o]") + ";"
                 entry["atomic"] = atomic_call(r.op, t, result, f"{red}[0]")
+                entry["row_atomic"] = atomic_call(r.op, t, result, f"{red}[c2gpu_tid]")   # a split reduction's row
                 entry["helper"] = r.op != "+" and t in FLOAT_TYPES
             else:
                 entry.update(_ordered_code(o, red, result, block))
@@ -1114,7 +1135,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
                       tuple(extents), launch_if, reductions, kernel.why, shared_bytes=tree_bytes,
                       epilogue=epilogue, last_values=[(v, scalar_types[v]) for v in private if v not in device_scalars],
                       device_writes=[(v, scalar_types[v]) for v in serial_writes], renames=renames, atomics=atomics,
-                      promotions=proms, scratch=scratch)
+                      promotions=proms, scratch=scratch, tree=tree, row_leader=row_leader)
 
 
 def _ordered(nest: Nest, kernel, r, part: str, by_id: dict[int, Loop]) -> Ordered:

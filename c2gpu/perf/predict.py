@@ -39,7 +39,7 @@ from ..occupancy import Occupancy
 from .categories import TimeCategories, kernel_categories
 from .cexpr import CExprError, evaluate
 from ..options import block_for
-from ..plan import Kernel, NestPlan, require_plan
+from ..plan import SPLIT_THREADS, Kernel, NestPlan, require_plan
 from ..shared_tiles import tiles_for_kernel
 from .machine import machine_params
 from .profile import (Geometry, InstructionCounts, Intensity, KernelAnalysis, MemoryAnalysis, PerfError)
@@ -331,6 +331,20 @@ def strategies(ka: KernelAnalysis, block) -> dict[str, tuple[tuple[int, int, int
 
 def search_shapes(ka: KernelAnalysis, block) -> list[tuple[int, int, int]]:
     gpu = ka.gpu
+    if ka.kernel.split_dim:
+        # a split reduction keeps SPLIT_THREADS threads along its dimension: the others take powers of two
+        k = "xyz".index(ka.kernel.split_dim)
+        others = [d for d in range(max(1, len(ka.kernel.loops))) if d != k]
+        room = gpu.max_threads_per_block // SPLIT_THREADS
+        shapes = [[1, 1, 1]]
+        for d in others:
+            shapes = [s[:d] + [1 << e] + s[d + 1:] for s in shapes for e in range(room.bit_length())]
+        out = []
+        for s in shapes:
+            s[k] = SPLIT_THREADS
+            if s[0] * s[1] * s[2] <= gpu.max_threads_per_block:
+                out.append(tuple(s))
+        return out
     geo = ka.geometry(block)
     ndims = max(1, len(ka.kernel.loops))
     ext = list(geo.extents[:ndims])
@@ -369,6 +383,8 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
     for kernel, host in kernel_items(mapping):
         splan = shared.kernels.get(kernel.name) if shared is not None else None
         forced = block_for(options.get("block"), kernel.name)     # --block, for every kernel or this one
+        if forced and kernel.split_dim:
+            forced = None           # a split reduction's block keeps SPLIT_THREADS along its dimension (mapping)
         kc = codes.get(kernel.name)
         ka = KernelAnalysis(nest, kernel, gpu, env, host_lids=host, code=kc, shared=splan, registers=registers,
                             promote=plan.scalar_replacement)
@@ -400,6 +416,9 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
                 return BlockCandidate(b, None, {}, [], "too many threads")
             if kernel.reductions and threads & (threads - 1):
                 return BlockCandidate(b, None, {}, [], "the reduction tree needs a power-of-two block")
+            if kernel.split_dim and b["xyz".index(kernel.split_dim)] != SPLIT_THREADS:
+                return BlockCandidate(b, None, {}, [], f"a split reduction has {SPLIT_THREADS} threads along "
+                                      f"{kernel.split_dim}")
             try:
                 prof, mach = a.profile(b)
             except PerfError as e:

@@ -96,6 +96,7 @@ from .. import isl_sets as ph
 from ..counting import evaluate_instances
 from ..gpu import GPU
 from ..ir import Access, Loop, Nest, Statement, ordered_reduction, reduction_type
+from ..plan import SPLIT_THREADS
 from ..model.inputs import (Branch, Compute, GlobalMem, KernelProfile, Loop as TLoop, MachineParams,
                             SharedMem, TraceNode, counts_from_trace)
 from ..occupancy import InvalidLaunchError, Occupancy, occupancy as occupancy_of
@@ -352,8 +353,23 @@ class KernelAnalysis:
 
     @kernel_fact
     def threads(self) -> float:
-        """Useful threads per launch: iterations of the mapped loops (none when the host loops never launch)."""
-        return self._count(self.host_path + self.mapped_path) / max(1.0, self.launches)
+        """Useful threads per launch: iterations of the mapped loops (none when the host loops never launch); a
+        split reduction's loop (Kernel.split_dim) has SPLIT_THREADS threads per row, which take turns over it."""
+        split = self.split_loop
+        if split is None:
+            return self._count(self.host_path + self.mapped_path) / max(1.0, self.launches)
+        rows = self._count(self.host_path + [lp for lp in self.mapped_path if lp is not split]) \
+            if len(self.mapped_path) > 1 or self.host_path else 1.0
+        return rows / max(1.0, self.launches) * self._split_threads(self.env)
+
+    @cached_property
+    def split_loop(self) -> Loop | None:
+        """The loop of a split reduction (Kernel.split_dim), or None."""
+        return next((self.by_id[m.lid] for m in self.kernel.loops if m.dim == self.kernel.split_dim), None)
+
+    def _split_threads(self, env) -> int:
+        """Threads along a split reduction's dimension that have iterations of its loop."""
+        return max(1, min(SPLIT_THREADS, self._max_trip(self.split_loop, env)))
 
     def _per_thread(self, loops: list[Loop]) -> float:
         if self.threads <= 0:
@@ -407,11 +423,17 @@ class KernelAnalysis:
             out.append(AccessInfo(key, a, s, self._local_flat(a) if local else self._flat_index(a), window,
                                   local=local, **kw))
 
+        # an array element a reduction across threads folds into: the thread's partial result, a register, in
+        # the kernel (codegen/kernel.py KernelPrinter prints each access with that text as it); the fold's
+        # atomics are counted with the tree (_reduction_nodes)
+        folded = {r.target for r in self.kernel.reductions if r.array_access is not None}
         for s in self.statements:
             info = self.executions[s.sid]
             for a in s.accesses:
                 if a.array in self.per_thread_arrays and a.array not in in_local:
                     continue  # indexed by constants only: registers (local_arrays), no memory traffic
+                if a.text in folded:
+                    continue
                 if id(a) in promoted:
                     continue  # a register inside its loop: its global load and store are counted below
                 add(a, s, info.inner[-1].lid if info.inner else None)
@@ -547,7 +569,7 @@ class KernelAnalysis:
         for m in self.kernel.loops:
             lp = self.by_id[m.lid]
             k = "xyz".index(m.dim)
-            extents[k] = max(1, self._max_trip(lp, env))
+            extents[k] = max(1, self._max_trip(lp, env)) if lp is not self.split_loop else self._split_threads(env)
         grid = tuple(-(-e // b) for e, b in zip(extents, block))
         blocks = grid[0] * grid[1] * grid[2]
         return Geometry(tuple(extents), grid, blocks, tuple(block), int(round(self.threads)),
@@ -1256,14 +1278,14 @@ class KernelAnalysis:
         if not self.kernel.reductions:
             return []
         threads = block[0] * block[1] * block[2]
-        steps = max(1, int(math.log2(threads)))
+        tree = self.tree_threads(block)
+        steps = max(1, int(math.log2(tree)))
         nodes: list[TraceNode] = []
+        warps = max(1, threads // self.gpu.warp_size)
+        active = self.tree_warp_steps(block)
         for r in self.kernel.reductions:
             partials = self.kernel.partials(r)         # a tree and an atomic for each partial result the thread keeps
             nodes.append(SharedMem(f"reduction tree {r.target}", 1.0, 8, partials, is_store=True))
-            # tree: step k has threads/2^k active threads: warps with no active lane skip it
-            warps = max(1, threads // self.gpu.warp_size)
-            active = sum(min(1.0, max(threads >> (k + 1), 1) / self.gpu.warp_size / warps * 1.0) for k in range(steps))
             nodes.append(SharedMem(f"reduction tree {r.target} (combine)", 1.0, 8, 2 * active * partials))
             nodes.append(SharedMem(f"reduction tree {r.target} (store)", 1.0, 8, active * partials, is_store=True))
             nodes.append(Compute("compare", float(steps * partials)))
@@ -1274,14 +1296,38 @@ class KernelAnalysis:
                 ranks = len(self.kernel.rank_loops(r, self.by_id))
                 nodes.append(SharedMem(f"reduction tree {r.target} (iterations)", 1.0, 8, (2 + ranks) * active))
                 nodes.append(Compute("compare", float(steps)))
-            nodes.append(GlobalMem(f"atomic {r.target}", 1.0, partials / warps, is_store=True))
+            # one atomic per block, or per row of it for a split reduction (Kernel.split_dim)
+            nodes.append(GlobalMem(f"atomic {r.target}", 1.0, partials * (threads // tree) / warps, is_store=True))
         return nodes
+
+    def tree_warp_steps(self, block) -> float:
+        """The steps of the reduction tree weighted by the share of the block's warps with an active lane (warps
+        with none skip the step): the whole block's tree halves the active threads at each step; a split
+        reduction's tree along x (Kernel.split_dim) keeps a lane of every warp busy while its rows are at most a
+        warp, one along y or z halves the warps that work."""
+        threads = block[0] * block[1] * block[2]
+        warps = max(1, threads // self.gpu.warp_size)
+        if not self.kernel.split_dim:
+            steps = max(1, int(math.log2(threads)))
+            return sum(min(1.0, max(threads >> (k + 1), 1) / self.gpu.warp_size / warps) for k in range(steps))
+        k = "xyz".index(self.kernel.split_dim)
+        total = 0.0
+        for step in range(max(1, int(math.log2(block[k])))):
+            s = block[k] >> (step + 1)
+            total += (1.0 if block[0] <= self.gpu.warp_size else min(1.0, max(s, self.gpu.warp_size) / block[0])) \
+                if k == 0 else s / block[k]
+        return total
 
     def reduction_syncs(self, block) -> float:
         if not self.kernel.reductions:
             return 0.0
-        threads = block[0] * block[1] * block[2]
-        return 1.0 + max(1, int(math.log2(threads)))
+        return 1.0 + max(1, int(math.log2(self.tree_threads(block))))
+
+    def tree_threads(self, block) -> int:
+        """The threads one reduction tree folds: the whole block, or a row of it along Kernel.split_dim."""
+        if not self.kernel.split_dim:
+            return block[0] * block[1] * block[2]
+        return block["xyz".index(self.kernel.split_dim)]
 
     def instructions(self, block) -> InstructionCounts:
         tr = self.trace(block)

@@ -325,7 +325,7 @@ def _loop_roles(nest, mapping) -> dict:
     interchange), by its name and place in the source, -> what the plan does with it ("grid y", "host loop",
     "grid x in k1, in each thread in k2" when kernels differ: kN is the kernel's own number).  Never by name alone:
     gramschmidt has four loops named i, and isl's scheduler writes several loops named c2gpu_c1 at one place."""
-    from ..plan import Kernel
+    from ..plan import SPLIT_THREADS, Kernel
     kernels, out = mapping.kernels(), {}
 
     def walk(items):
@@ -338,7 +338,8 @@ def _loop_roles(nest, mapping) -> dict:
     for k in kernels:
         by_id = {lp.lid: lp for lp in (k.view or nest).loops()}
         key = (lambda lid: lid) if k.view is None else (lambda lid: _place(by_id[lid]))
-        grid = {key(m.lid): f"grid {m.dim}" for m in k.loops}
+        grid = {key(m.lid): f"split across {SPLIT_THREADS} threads along {m.dim}" if m.dim == k.split_dim
+                else f"grid {m.dim}" for m in k.loops}
         inside = {key(lp.lid) for lp in k.inner_loops(by_id)} if k.body_lid in by_id and k.loops else set()
         per_kernel.append((k.name.rsplit("_", 1)[-1], grid, inside))
     for at in {p for _, grid, inside in per_kernel for p in (grid.keys() | inside)} - out.keys():

@@ -94,93 +94,140 @@ def root(context, missing=missing):
         l_0_ordered = t_3(context.eval_ctx, t_5(context, environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'), 'ordered'))
         context.vars['ordered'] = l_0_ordered
         context.exported_vars.add('ordered')
-        yield '  /* block-level tree reduction, then '
-        yield str(('one atomic per block' if (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics) else ''))
-        yield str((' and ' if ((undefined(name='atomics') if l_0_atomics is missing else l_0_atomics) and (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered)) else ''))
-        yield str(("the last block combines the blocks' results" if (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered) else ''))
-        yield ' */\n  const int c2gpu_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n'
-        for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
-            _loop_vars = {}
+        if environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'row_leader'):
             pass
-            for l_2_line in environment.getattr(l_1_r, 'shared'):
+            yield "  /* a split reduction: the tree folds along the split loop's block dimension only; each row of the block (one element) adds its total with one atomic, by its first thread */\n  const int c2gpu_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n"
+            for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
                 _loop_vars = {}
                 pass
-                yield '  '
-                yield str(l_2_line)
-                yield '\n'
-            l_2_line = missing
-        l_1_r = missing
-        yield '  __syncthreads();\n  for (int c2gpu_s = '
-        yield str((((environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 0) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 1)) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 2)) // 2))
-        yield '; c2gpu_s > 0; c2gpu_s >>= 1) {\n    if (c2gpu_tid < c2gpu_s) {\n'
-        for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
-            _loop_vars = {}
-            pass
-            yield '      '
-            yield str(environment.getattr(l_1_r, 'combine'))
-            yield '\n'
-        l_1_r = missing
-        yield '    }\n    __syncthreads();\n  }\n'
-        if (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics):
-            pass
-            yield '  if (c2gpu_tid == 0) {\n'
+                for l_2_line in environment.getattr(l_1_r, 'shared'):
+                    _loop_vars = {}
+                    pass
+                    yield '  '
+                    yield str(l_2_line)
+                    yield '\n'
+                l_2_line = missing
+            l_1_r = missing
+            yield '  __syncthreads();\n'
+            for l_1_t in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'tree'):
+                _loop_vars = {}
+                pass
+                yield '  for (int c2gpu_s = '
+                yield str(environment.getattr(l_1_t, 'half'))
+                yield '; c2gpu_s > 0; c2gpu_s >>= 1) {\n    if (threadIdx.'
+                yield str(environment.getattr(l_1_t, 'dim'))
+                yield ' < c2gpu_s) {\n      const int c2gpu_o = c2gpu_s * '
+                yield str(environment.getattr(l_1_t, 'stride'))
+                yield ';\n'
+                for l_2_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
+                    _loop_vars = {}
+                    pass
+                    yield '      '
+                    yield str(environment.getattr(l_2_r, 'row_combine'))
+                    yield '\n'
+                l_2_r = missing
+                yield '    }\n    __syncthreads();\n  }\n'
+            l_1_t = missing
+            yield '  if ('
+            yield str(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'row_leader'))
+            yield ') {\n'
             for l_1_r in (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics):
                 _loop_vars = {}
                 pass
                 yield '    '
-                yield str(environment.getattr(l_1_r, 'atomic'))
+                yield str(environment.getattr(l_1_r, 'row_atomic'))
                 yield ';\n'
             l_1_r = missing
             yield '  }\n'
-        if (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+        else:
             pass
-            yield '  /* a max/min over floating point keeps the value C keeps among equal ones (-0.0, 0.0): each block leaves its\n     (value, iteration) pair, and the last block to finish reduces them and updates the total as C compares */\n  const unsigned int c2gpu_blocks = gridDim.x * gridDim.y * gridDim.z;\n  __shared__ bool c2gpu_last_block;\n  if (c2gpu_tid == 0) {\n    const unsigned int c2gpu_bid = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);\n'
-            for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+            yield '  /* block-level tree reduction, then '
+            yield str(('one atomic per block' if (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics) else ''))
+            yield str((' and ' if ((undefined(name='atomics') if l_0_atomics is missing else l_0_atomics) and (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered)) else ''))
+            yield str(("the last block combines the blocks' results" if (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered) else ''))
+            yield ' */\n  const int c2gpu_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n'
+            for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
                 _loop_vars = {}
                 pass
-                for l_2_line in environment.getattr(l_1_r, 'publish'):
+                for l_2_line in environment.getattr(l_1_r, 'shared'):
                     _loop_vars = {}
                     pass
-                    yield '    '
+                    yield '  '
                     yield str(l_2_line)
                     yield '\n'
                 l_2_line = missing
             l_1_r = missing
-            yield '    __threadfence();\n    c2gpu_last_block = atomicAdd(c2gpu_done, 1u) == c2gpu_blocks - 1;\n  }\n  __syncthreads();\n  if (c2gpu_last_block) {\n'
-            for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
-                _loop_vars = {}
-                pass
-                for l_2_line in environment.getattr(l_1_r, 'gather'):
-                    _loop_vars = {}
-                    pass
-                    yield '    '
-                    yield str(l_2_line)
-                    yield '\n'
-                l_2_line = missing
-            l_1_r = missing
-            yield '    __syncthreads();\n    for (int c2gpu_s = '
+            yield '  __syncthreads();\n  for (int c2gpu_s = '
             yield str((((environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 0) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 1)) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 2)) // 2))
-            yield '; c2gpu_s > 0; c2gpu_s >>= 1) {\n      if (c2gpu_tid < c2gpu_s) {\n'
-            for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+            yield '; c2gpu_s > 0; c2gpu_s >>= 1) {\n    if (c2gpu_tid < c2gpu_s) {\n'
+            for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
                 _loop_vars = {}
                 pass
-                yield '        '
+                yield '      '
                 yield str(environment.getattr(l_1_r, 'combine'))
                 yield '\n'
             l_1_r = missing
-            yield '      }\n      __syncthreads();\n    }\n    if (c2gpu_tid == 0) {\n'
-            for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
-                _loop_vars = {}
+            yield '    }\n    __syncthreads();\n  }\n'
+            if (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics):
                 pass
-                for l_2_line in environment.getattr(l_1_r, 'finish'):
+                yield '  if (c2gpu_tid == 0) {\n'
+                for l_1_r in (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics):
                     _loop_vars = {}
                     pass
-                    yield '      '
-                    yield str(l_2_line)
+                    yield '    '
+                    yield str(environment.getattr(l_1_r, 'atomic'))
+                    yield ';\n'
+                l_1_r = missing
+                yield '  }\n'
+            if (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+                pass
+                yield '  /* a max/min over floating point keeps the value C keeps among equal ones (-0.0, 0.0): each block leaves its\n     (value, iteration) pair, and the last block to finish reduces them and updates the total as C compares */\n  const unsigned int c2gpu_blocks = gridDim.x * gridDim.y * gridDim.z;\n  __shared__ bool c2gpu_last_block;\n  if (c2gpu_tid == 0) {\n    const unsigned int c2gpu_bid = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);\n'
+                for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+                    _loop_vars = {}
+                    pass
+                    for l_2_line in environment.getattr(l_1_r, 'publish'):
+                        _loop_vars = {}
+                        pass
+                        yield '    '
+                        yield str(l_2_line)
+                        yield '\n'
+                    l_2_line = missing
+                l_1_r = missing
+                yield '    __threadfence();\n    c2gpu_last_block = atomicAdd(c2gpu_done, 1u) == c2gpu_blocks - 1;\n  }\n  __syncthreads();\n  if (c2gpu_last_block) {\n'
+                for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+                    _loop_vars = {}
+                    pass
+                    for l_2_line in environment.getattr(l_1_r, 'gather'):
+                        _loop_vars = {}
+                        pass
+                        yield '    '
+                        yield str(l_2_line)
+                        yield '\n'
+                    l_2_line = missing
+                l_1_r = missing
+                yield '    __syncthreads();\n    for (int c2gpu_s = '
+                yield str((((environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 0) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 1)) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 2)) // 2))
+                yield '; c2gpu_s > 0; c2gpu_s >>= 1) {\n      if (c2gpu_tid < c2gpu_s) {\n'
+                for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+                    _loop_vars = {}
+                    pass
+                    yield '        '
+                    yield str(environment.getattr(l_1_r, 'combine'))
                     yield '\n'
-                l_2_line = missing
-            l_1_r = missing
-            yield '      *c2gpu_done = 0;\n    }\n  }\n'
+                l_1_r = missing
+                yield '      }\n      __syncthreads();\n    }\n    if (c2gpu_tid == 0) {\n'
+                for l_1_r in (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered):
+                    _loop_vars = {}
+                    pass
+                    for l_2_line in environment.getattr(l_1_r, 'finish'):
+                        _loop_vars = {}
+                        pass
+                        yield '      '
+                        yield str(l_2_line)
+                        yield '\n'
+                    l_2_line = missing
+                l_1_r = missing
+                yield '      *c2gpu_done = 0;\n    }\n  }\n'
     else:
         pass
         yield '  if (!('
@@ -204,4 +251,4 @@ def root(context, missing=missing):
     yield '}\n'
 
 blocks = {}
-debug_info = '1=45&2=47&4=51&5=55&7=58&8=60&9=63&10=67&13=72&14=74&15=78&17=81&18=83&19=86&22=90&23=93&24=97&26=101&27=104&28=108&32=113&34=115&35=119&40=123&42=126&43=130&47=134&54=137&55=140&56=144&64=149&65=152&66=156&70=161&72=163&73=167&79=171&80=174&81=178&89=186&91=188&92=192&94=195&95=197&96=200'
+debug_info = '1=45&2=47&4=51&5=55&7=58&8=60&9=63&10=67&13=72&14=74&15=78&17=81&18=83&19=86&22=90&23=93&24=96&27=99&28=102&29=106&33=111&34=115&35=117&36=119&37=121&38=125&44=131&45=133&46=137&50=144&52=148&53=151&54=155&58=160&60=162&61=166&66=170&68=173&69=177&73=181&80=184&81=187&82=191&90=196&91=199&92=203&96=208&98=210&99=214&105=218&106=221&107=225&116=233&118=235&119=239&121=242&122=244&123=247'
