@@ -12,6 +12,8 @@ variable in terms of the new one.
 """
 from __future__ import annotations
 
+import os
+
 from dataclasses import field, replace
 from typing import Any, Iterator
 
@@ -28,6 +30,14 @@ class Loc:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}" if self.col else f"{self.file}:{self.line}"
+
+
+def line_of(loc: Loc, home: str = "") -> str:
+    """A line as a message names it: "line N", or "FILE:N" (the file's base name) when it is in another file
+    than `home`, the nest's own: code inlined from another file of the program (NPB's vranlc, c_randdp.c)."""
+    if home and loc.file and loc.file != home:
+        return f"{os.path.basename(loc.file)}:{loc.line}"
+    return f"line {loc.line}"
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from c2gpu.frontend.lower import text_of
-from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement, loop_words
+from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement, line_of, loop_words
 from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.frontend.objects import SCALAR, labels_apart
@@ -253,11 +253,12 @@ class _Ref:
     text: str
     loc: Loc
     consts: tuple | None = None     # per subscript, its value when constant (_constants)
+    home: str = ""                  # the nest's file: a line of another one is named with its file (line_of)
 
     def describe(self) -> str:
         if self.access is not None:
-            return f"{self.access.text} (line {self.loc.line})"
-        return f"'{self.text}' (line {self.loc.line})"
+            return f"{self.access.text} ({line_of(self.loc, self.home)})"
+        return f"'{self.text}' ({line_of(self.loc, self.home)})"
 
 
 class _Unanalysable(Unencodable):
@@ -269,6 +270,7 @@ class _Ctx:
 
     def __init__(self, nest: Nest):
         self.nest = nest
+        self.home = nest.loc.file           # lines of other files (inlined code) are named with theirs
         self.loops = {lp.lid: lp for lp in nest.loops()}
         self.enc = Encoder(nest)
         self.parent: dict[int, int | None] = {}     # lid -> lid of the enclosing loop
@@ -576,11 +578,11 @@ def _collect(ctx: _Ctx, scalar_names: set[str]) -> tuple[list[_Ref], list[str]]:
                 if (a.array, a.kind, cell) in same_cell:
                     continue
                 same_cell.add((a.array, a.kind, cell))
-            refs.append(_Ref(a.array, a.kind, site, cell, why, a, a.text, a.loc))
+            refs.append(_Ref(a.array, a.kind, site, cell, why, a, a.text, a.loc, home=ctx.home))
         for kind, names in (("read", stmt.scalar_reads), ("write", stmt.scalar_writes)):
             for s in names:
                 if s in scalar_names:
-                    refs.append(_Ref(s, kind, site, (), "", None, stmt.text, stmt.loc))
+                    refs.append(_Ref(s, kind, site, (), "", None, stmt.text, stmt.loc, home=ctx.home))
         # Scalar reads in `if` conditions the IR does not keep as statements (it keeps those
         # that read an array, write or call, or read a scalar with a non-affine test; this covers
         # the rest, and IR built by other means).  A condition is read where its `if` is, under
@@ -598,7 +600,8 @@ def _collect(ctx: _Ctx, scalar_names: set[str]) -> tuple[list[_Ref], list[str]]:
                 if key not in cond_sites:
                     cond_sites[key] = _Site(stmt.sid - 0.5, stmt, where, guards[:k], f"if ({g.text})", g.loc, g)
                     for s in names:
-                        refs.append(_Ref(s, "read", cond_sites[key], (), "", None, f"if ({g.text})", g.loc))
+                        refs.append(_Ref(s, "read", cond_sites[key], (), "", None, f"if ({g.text})", g.loc,
+                                            home=ctx.home))
     return refs, notes
 
 
@@ -613,7 +616,7 @@ def _flags(ctx: _Ctx) -> None:
     for lp in ctx.loops.values():
         for f in lp.flags:                           # non-affine bounds: the loop and every loop around it
             ctx.block(ctx.ancestors(lp.lid), DepReason(
-                "bound", f"{f.message} (line {f.loc.line})", source=f.loc, code=f.code))
+                "bound", f"{f.message} ({line_of(f.loc, ctx.home)})", source=f.loc, code=f.code))
     for f in ctx.nest.flags:
         if f.code in _IGNORED_FLAGS:
             continue
@@ -621,15 +624,15 @@ def _flags(ctx: _Ctx) -> None:
         if f.code == "non-affine-bound":
             lids = sorted({a for lid in lids for a in ctx.ancestors(lid)})
         kind = "call" if f.code == "unknown-call" else "flag"
-        ctx.block(lids, DepReason(kind, f"{f.message} (line {f.loc.line})", source=f.loc, code=f.code))
+        ctx.block(lids, DepReason(kind, f"{f.message} ({line_of(f.loc, ctx.home)})", source=f.loc, code=f.code))
         if f.code not in _DATA_FLAGS and not ctx.control_inexact:
-            ctx.control_inexact = f"{f.message} (line {f.loc.line})"
+            ctx.control_inexact = f"{f.message} ({line_of(f.loc, ctx.home)})"
     for s in ctx.nest.statements():                  # calls the IR lists but that carry no flag
         for name in s.calls:
             flagged = any(r.code == "unknown-call" and f"'{name}'" in r.message for r in ctx.unknown[s.loop_ids[-1]])
             if name not in MATH_FUNCTIONS and name not in {f.name for f in ctx.nest.functions} and not flagged:
                 ctx.block(s.loop_ids, DepReason(
-                    "call", f"call to '{name}' (line {s.loc.line}): c2gpu cannot see what it reads or writes",
+                    "call", f"call to '{name}' ({line_of(s.loc, ctx.home)}): c2gpu cannot see what it reads or writes",
                     source=s.loc, code="unknown-call"))
 
 
@@ -812,7 +815,8 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
                 if red.target not in red_names:
                     red_names.append(red.target)
                     reductions.append(DepReason(
-                        "reduction", f"reduction {red.target} {red.op}= over '{ctx.name(lp)}' (line {red.loc.line})",
+                        "reduction",
+                        f"reduction {red.target} {red.op}= over '{ctx.name(lp)}' ({line_of(red.loc, ctx.home)})",
                         source=red.loc, sink=red.loc, array=dep.array))
                 continue
             (carried if dep.exact else maybe).append(_dep_reason(dep, src, snk, level))
@@ -830,7 +834,7 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
                 red_names.append(s)
                 w, op = red[0]
                 reductions.append(DepReason(
-                    "reduction", f"reduction {s} {op}= over '{ctx.name(lp)}' (line {w.loc.line})",
+                    "reduction", f"reduction {s} {op}= over '{ctx.name(lp)}' ({line_of(w.loc, ctx.home)})",
                     source=w.loc, sink=w.loc, array=s))
                 continue
             outer_writes.append(s)
@@ -847,10 +851,11 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
                     private.append(s)
                     kept = " (the last iteration's value is kept after the nest)" if outlives else ""
                     notes.append(f"{s} is written before it is read in every iteration of {loop_words(ctx.name(lp))} "
-                                 f"(line {w.loc.line}): privatized{kept}")
+                                 f"({line_of(w.loc, ctx.home)}): privatized{kept}")
                     continue
                 notes.append(f"{s} is written before it is read in every iteration of {loop_words(ctx.name(lp))} "
-                             f"(line {w.loc.line}) but not privatized: its value after the loop may be used ({live})")
+                             f"({line_of(w.loc, ctx.home)}) but not privatized: its value after the loop may be used "
+                             f"({live})")
             kinds_seen = set()
             for dep, src, snk in deps:
                 if dep.kind not in kinds_seen:

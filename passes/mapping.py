@@ -30,7 +30,7 @@ from dataclasses import replace
 
 
 from c2gpu.options import block_for
-from c2gpu.ir import Loop, Nest, Reduction, loop_words, ordered_reduction, reduction_type
+from c2gpu.ir import Loop, Nest, Reduction, line_of, loop_words, ordered_reduction, reduction_type
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
@@ -149,6 +149,10 @@ class Mapper:
         first = v.reasons[0] if v is not None and v.reasons else None
         return (first.sink or first.source or loop.loc) if first is not None else loop.loc
 
+    def at(self, loc) -> str:
+        """How a message names the line of `loc` (line_of: with its file when code was inlined from another)."""
+        return line_of(loc, self.nest.loc.file)
+
     def c_var(self, loop: Loop) -> str:
         return loop.origin.var if loop.origin is not None else loop.var
 
@@ -247,9 +251,9 @@ class Mapper:
         if ok:
             return self.kernel(loop, reds)
         if self.wanted(loop) is True:
-            raise PassFailed(f"--map asks for {loop_words(self.c_var(loop))} (line {loop.loc.line}), but {self.reason(loop)}",
+            raise PassFailed(f"--map asks for {loop_words(self.c_var(loop))} ({self.at(loop.loc)}), but {self.reason(loop)}",
                              code="map-refused", loc=loop.loc)
-        where = f"{loop_words(self.c_var(loop))} at line {loop.loc.line}"
+        where = f"{loop_words(self.c_var(loop))} at {self.at(loop.loc)}"
         host = self.stays_on_host(loop)
         if host:
             return self.host_loop(loop, host)
@@ -292,7 +296,7 @@ class Mapper:
     def host_loop(self, loop: Loop, why: str) -> HostLoop:
         """`loop` kept on the host around the kernels of the loops inside it; the statements and loops between
         those kernels run as written in one-thread kernels, on the device data."""
-        where = f"{loop_words(self.c_var(loop))} at line {loop.loc.line}"
+        where = f"{loop_words(self.c_var(loop))} at {self.at(loop.loc)}"
         kids = [n for n in loop.body if isinstance(n, Loop)]
         if not kids:
             raise PassFailed(f"{where} cannot run in parallel: {self.reason(loop)}", code="carried-dependence",
@@ -304,7 +308,7 @@ class Mapper:
             raise PassFailed(f"{where} cannot run in parallel ({self.reason(loop)}), and no loop inside it can",
                              code="carried-dependence", loc=self.blocking_loc(loop))
         if any(n.guards != loop.guards for n in loop.body):
-            raise PassFailed(f"{loop_words(self.c_var(loop))} at line {loop.loc.line}: guarded code under a host loop "
+            raise PassFailed(f"{loop_words(self.c_var(loop))} at {self.at(loop.loc)}: guarded code under a host loop "
                              "is not supported", code="guarded-host-loop", loc=loop.loc)
         body: list[HostLoop | Kernel] = []
         run: list[int] = []
@@ -527,7 +531,7 @@ class Mapper:
         how = f"; reduction of {', '.join(r.target for r in split)}{_split_words(split_dim, mapped_loops[-1].c_var)}" \
             if split else ""
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped_loops)} (proven parallel{how}); distributed "
-               f"from {loop_words(self.c_var(root))} (line {root.loc.line}): runs line{'s' if first != last else ''} "
+               f"from {loop_words(self.c_var(root))} ({self.at(root.loc)}): runs line{'s' if first != last else ''} "
                f"{first}{'-' + str(last) if first != last else ''}")
         moved = [lp for lp in inner if any(m is x for m in mapped for x in lp.loops())]   # was outside one
         if moved:
@@ -586,14 +590,14 @@ class Mapper:
             v = self.deps.verdicts.get(lid)
             doubt = next((r for r in (v.reasons if v is not None else ()) if r.kind not in ONE_THREAD_SAFE), None)
             if doubt is not None:
-                raise PassFailed(f"the code between the kernels of {loop_words(self.c_var(host))} (line {host.loc.line}) "
+                raise PassFailed(f"the code between the kernels of {loop_words(self.c_var(host))} ({self.at(host.loc)}) "
                                  f"would run in one thread on the device, but {doubt.message}",
                                  code="not-proven-parallel", loc=doubt.sink or doubt.source or host.loc)
         flag = next((f for f in self.nest.all_flags() if (f.loop_ids is None or lids & set(f.loop_ids))
                      and f.code not in ONE_THREAD_SAFE_FLAGS), None)
         if flag is not None:
-            raise PassFailed(f"the code between the kernels of {loop_words(self.c_var(host))} (line {host.loc.line}) would "
-                             f"run in one thread on the device, but {flag.message} (line {flag.loc.line})",
+            raise PassFailed(f"the code between the kernels of {loop_words(self.c_var(host))} ({self.at(host.loc)}) would "
+                             f"run in one thread on the device, but {flag.message} ({self.at(flag.loc)})",
                              code="not-proven-parallel", loc=flag.loc)
         first, last = nodes[0].loc.line, max(n.loc.line for n in nodes)
         lines = f"line {first}" if first == last else f"lines {first}-{last}"
@@ -625,7 +629,7 @@ class Mapper:
                 chain.append(nxt)
                 continue
             if want is True:
-                raise PassFailed(f"--map asks for {loop_words(self.c_var(nxt))} (line {nxt.loc.line}), but {self.reason(nxt)}",
+                raise PassFailed(f"--map asks for {loop_words(self.c_var(nxt))} ({self.at(nxt.loc)}), but {self.reason(nxt)}",
                                  code="map-refused", loc=nxt.loc)
             break
         # a short innermost loop (RGB channels, a 3-point stencil) would leave most of a warp idle as a
@@ -642,7 +646,7 @@ class Mapper:
         shared = [v for v in getattr(verdict, "outer_writes", ()) if v not in verdict.private and v not in red_targets]
         if shared:
             # each thread would need the one value the scalar has across iterations (or after the loop)
-            raise PassFailed(f"{loop_words(self.c_var(root))} at line {root.loc.line}: scalar '{shared[0]}' is written in "
+            raise PassFailed(f"{loop_words(self.c_var(root))} at {self.at(root.loc)}: scalar '{shared[0]}' is written in "
                              "the loop and keeps its value across iterations or after it; c2gpu ports only private "
                              "scalars and +, max, min reductions", code="shared-scalar", loc=root.loc)
         dims = self.assign_dims(chain)
@@ -725,7 +729,7 @@ class Mapper:
             other = next((st for st in self.nest.statements() if st.sid not in runs
                           and any(x.array == a for x in st.accesses)), None)
             if other is not None:
-                raise PassFailed(f"array '{a}' has a copy per thread in {kernel.name}, but line {other.loc.line} uses "
+                raise PassFailed(f"array '{a}' has a copy per thread in {kernel.name}, but {self.at(other.loc)} uses "
                                  "it outside that kernel", code="private-array-split", loc=other.loc)
         sizes = {a: self.array_bytes(a) for a in names}
         if None in sizes.values():
@@ -847,8 +851,8 @@ class MapLoops(Pass):
             [f for f in nest.all_flags() if f.code == "unsupported-statement"]
         if blockers:
             b = blockers[0]         # host-only messages name their lines themselves
-            raise PassFailed(b.message if b.code in HOST_ONLY else f"{b.message} (line {b.loc.line})", code=b.code,
-                             loc=b.loc)
+            raise PassFailed(b.message if b.code in HOST_ONLY else f"{b.message} ({line_of(b.loc, nest.loc.file)})",
+                             code=b.code, loc=b.loc)
         rules = self.mapping(nest, deps, ctx.options)
         if ctx.options.get("gpu") is None or ctx.options.get("map") or ctx.options.get("map_host"):
             return rules              # no model to choose, or the user chose: the one structure

@@ -4,6 +4,8 @@ poisoned device memory); what must not be inlined stays a call, with its reason 
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import c2gpu
@@ -274,3 +276,22 @@ void h(void) {{ for (int i = 0; i < 100; i++) phase(a[i], b[i]); }}""")
     ((nest, ir),) = [n for n in found.values() if n[0].name.startswith("h@")]
     assert "call to 'phase'" in nest.loops[0].reason and ir.inlined == ()
     assert "not inlined: inlining the nest's calls would add more than 6000 syntax-tree nodes" in nest.loops[0].reason
+
+
+def test_lines_of_a_function_inlined_from_another_file_name_that_file(tmp_path, capsys):
+    """A dependence inside code inlined from another file of the program (--extra-source) is reported at that
+    file's line, `lib.c:5`, not at "line 5", which in the nest's file is another statement."""
+    from c2gpu.cli import main
+    (tmp_path / "lib.c").write_text("void fill(double *t, int k)\n{\n  int i;\n  for (i = 0; i < 4; i++)\n"
+                                    "    t[i] = k * i;\n}\n")
+    (tmp_path / "main.c").write_text("#include <stdio.h>\nvoid fill(double *t, int k);\n"
+                                     "static double t[4], out[100];\nint main(void)\n{\n  int k;\n"
+                                     "  for (k = 0; k < 100; k++) {\n    fill(t, k);\n    out[k] = t[0] + t[3];\n  }\n"
+                                     "  printf(\"%g %g\\n\", out[99], t[1]);\n  return 0;\n}\n")
+    assert main(["analyze", str(tmp_path / "main.c"), "--extra-source", str(tmp_path / "lib.c"), "--no-run",
+                 "--gpu", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "carries an output dependence on t: t[c2gpu_fill_i] (lib.c:5) overwrites the element of t written by " \
+           "t[c2gpu_fill_i] (lib.c:5)" in out, out
+    assert re.search(r"c2gpu_fill_i +lib\.c:4 +parallel", out), out          # the loop's own row
+    assert "(line 5)" not in out, out

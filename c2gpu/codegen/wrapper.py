@@ -14,7 +14,7 @@ from typing import Callable
 import islpy as isl
 
 from .. import isl_sets as ph
-from ..ir import Loop, Nest
+from ..ir import Loop, Nest, line_of
 from ..plan import Kernel, NestPlan, require_plan
 from .kernel import ArrayPlan, CodegenError, KernelCode, _flat, device_function, kernel_code, plan_arrays, wide_index
 from .precompiled import templates
@@ -208,20 +208,20 @@ def _check_locals_stay_in_their_kernel(nest: Nest, mapping, by_id) -> None:
     """A variable declared in the nest lives in the kernel whose statements declare it: another kernel of the
     plan (the body of a host loop split into several kernels) can neither see it nor get it from the host, where
     it is not in scope.  Such a plan is refused (CodegenError) before any code is made."""
-    declared: dict[str, tuple[str, int]] = {}       # variable -> (kernel, line of its declaration)
+    declared: dict[str, tuple[str, str]] = {}       # variable -> (kernel, the line of its declaration)
     for k in mapping.kernels():
         for st in k.statements(by_id):
             if st.decl:
-                declared[st.decl] = (k.name, st.loc.line)
+                declared[st.decl] = (k.name, line_of(st.loc, nest.loc.file))
     local = {s.name: s for s in nest.scalars if s.declared_in is not None}
     for k in mapping.kernels():
         for st in k.statements(by_id):
             for v in (*st.scalar_reads, *st.scalar_writes):
                 name = local[v].source_name if v in local else v
                 if v in declared and declared[v][0] != k.name:
-                    raise CodegenError(f"'{name}' is declared at line {declared[v][1]} in the part of the loop body that "
-                                       f"{declared[v][0]} runs, and used at line {st.loc.line} in the part {k.name} "
-                                       "runs: the loop body cannot be split there")
+                    raise CodegenError(f"'{name}' is declared at {declared[v][1]} in the part of the loop body that "
+                                       f"{declared[v][0]} runs, and used at {line_of(st.loc, nest.loc.file)} in the "
+                                       f"part {k.name} runs: the loop body cannot be split there")
                 # declared without a value in the body of a host loop (no statement of a kernel declares it): no
                 # kernel's text declares it, and the host has no such variable at the nest
                 if v in local and v not in declared and (k.serial or k.body_lid not in local[v].declared_in):

@@ -5,6 +5,7 @@ import os
 import sys
 
 from .. import units
+from ..ir import line_of
 from ..verdict import KEEP, PORT, RESIDENT
 
 COLOURS = {PORT: "32", RESIDENT: "33", KEEP: "31"}   # green, yellow, red
@@ -20,11 +21,14 @@ def _paint(text: str, code: str, colour: bool) -> str:
     return f"\033[{code}m{text}\033[0m" if colour and code else text
 
 
-def loop_rows(loops) -> list[tuple[str, str]]:
-    """One row per loop: its dependence verdict and what the port does with it."""
+def loop_rows(loops, home: str = "") -> list[tuple[str, str]]:
+    """One row per loop: its dependence verdict and what the port does with it (`home`: the nest's file; a loop
+    inlined from another file is named with its file)."""
     rows = []
     width = max((len(lp.var) for lp in loops), default=0)
-    for lp in loops:
+    lines = [line_of(lp.location, home) for lp in loops]
+    lwidth = max((len(x) for x in lines), default=0)
+    for lp, line in zip(loops, lines):
         status = {"parallel": "parallel", "reduction": lp.reason or "reduction",
                   "carried": lp.reason if lp.reason.startswith("carries") else
                   f"carries a dependence: {lp.reason}" if lp.reason else "carries a dependence",
@@ -32,7 +36,7 @@ def loop_rows(loops) -> list[tuple[str, str]]:
                   None: "not analysed"}.get(lp.status, lp.status)
         role = f" -> {lp.role}" if lp.role else ""
         var = "-" if lp.var.startswith("?") else lp.var       # a for with no loop variable (loop_words)
-        rows.append(("loops" if not rows else "", f"{var:<{width}}  line {lp.location.line:<4} {status}{role}"))
+        rows.append(("loops" if not rows else "", f"{var:<{width}}  {line:<{max(lwidth, 9)}} {status}{role}"))
     return rows
 
 
@@ -59,7 +63,7 @@ def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str 
         rows = [("verdict", verdict)]
         if ported and mapping:
             rows.append(("port", mapping))
-        rows += loop_rows(loops) + rewrite_rows(nest)
+        rows += loop_rows(loops, nest.loc.file) + rewrite_rows(nest)
         return head + "\n" + "".join(f"  {k:<13} {val}\n" for k, val in rows)
     cpu = advice.cpu
     rows = [("verdict", _paint(v.verdict.upper(), COLOURS.get(v.verdict, ""), colour)
@@ -84,7 +88,7 @@ def nest_table(nest, advice, perf, loops=(), colour: bool = False, mapping: str 
         rows.append(("break-even", be.sentence(perf.gpu.key)))
     if mapping:
         rows.append(("port", mapping))
-    rows += loop_rows(loops) + rewrite_rows(nest)
+    rows += loop_rows(loops, nest.loc.file) + rewrite_rows(nest)
     if v.recommendations:
         rows.append(("advice", v.recommendations[0]))
         for r in v.recommendations[1:]:
