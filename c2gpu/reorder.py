@@ -19,14 +19,17 @@ from pycparser import c_ast
 from .ir import Loop, Nest, Statement
 
 
-def kernel_view(nest: Nest, chain: list[Loop], body_of: Loop, items: tuple[int, ...] | None = None) -> Nest:
+def kernel_view(nest: Nest, chain: list[Loop], body_of: Loop, items: tuple[int, ...] | None = None,
+                sunk: tuple[Statement, ...] = ()) -> Nest:
     """The nest as one kernel sees it.
 
     chain:   every loop from the nest's root down to `body_of`, in their new order (outermost first).
     body_of: the deepest of them in the original nesting: its body runs innermost.
     items:   the positions of the body items the kernel runs (None: all of them).
+    sunk:    statements of the chain's loops' bodies, before the loop inside, that each thread runs before the
+             body (passes/mapping.py Mapper.sinkable: `xi = i * dx;` between `for i` and `for j`).
     """
-    body = [body_of.body[k] for k in items] if items is not None else list(body_of.body)
+    body = list(sunk) + ([body_of.body[k] for k in items] if items is not None else list(body_of.body))
     chain_lids = {lp.lid for lp in chain}
     new_ids = {lp.lid: k for k, lp in enumerate(chain)}
 
@@ -54,6 +57,10 @@ def kernel_view(nest: Nest, chain: list[Loop], body_of: Loop, items: tuple[int, 
 
     root = None
     ast = c_ast.Compound([n.ast for n in body]) if items is not None else body_of.ast.stmt
+    if sunk and items is None:
+        inner = body_of.ast.stmt
+        ast = c_ast.Compound([n.ast for n in sunk] + (list(inner.block_items or []) if isinstance(inner, c_ast.Compound)
+                                                      else [inner]))
     for lp in reversed(chain):
         loop_ast = copy.copy(lp.ast)
         loop_ast.stmt = ast

@@ -30,13 +30,16 @@ from dataclasses import replace
 
 
 from c2gpu.options import block_for
-from c2gpu.ir import Loop, Nest, Reduction, line_of, loop_words, ordered_reduction, reduction_type
+from c2gpu.ir import Loop, Nest, Reduction, Statement, line_of, loop_words, ordered_reduction, reduction_type
+from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.reorder import kernel_view
 from c2gpu.symbolic import Sym
 from c2gpu.records import dataclass
+
+from .scalars import outlives_nest
 
 DIMS = ("x", "y", "z")
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 2)}
@@ -107,6 +110,12 @@ def _split_words(dim: str, var: str) -> str:
     """How a split reduction over loop `var` runs, in the kernel's description."""
     return (f" split over {SPLIT_THREADS} threads along {dim} per element (they take turns over '{var}'; a tree "
             f"along {dim} adds up their results, then one atomic per element)")
+
+
+def _sunk_words(stmts) -> str:
+    """The statements a kernel runs in each thread before its body, in its description."""
+    lines = sorted({st.loc.line for st in stmts})
+    return f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))} (between the mapped loops) run"
 
 
 def _small_trip(loop: Loop) -> bool:
@@ -544,7 +553,7 @@ class Mapper:
         why += "; " + Mapper(view, self.deps, self.options).coalescing(view_loops, x.lid, x.c_var)
         return self.with_private_arrays(Kernel(name, mapped_loops, view_loops[-1].lid,
                                                self.block_shape(len(mapped_loops), name, split_dim), split, why,
-                                               view=view, split_dim=split_dim))
+                                               view=view, split_dim=split_dim), [lp.lid for lp in mapped])
 
     def _mappable(self, lp: Loop) -> bool:
         return lp.trip_count is not None and lp.normalized and not (lp.lower_pieces or lp.upper_pieces) \
@@ -610,8 +619,14 @@ class Mapper:
     def kernel(self, root: Loop, reds: tuple[Reduction, ...]) -> Kernel:
         chain = [root]
         split_lid = None
+        sunk: dict[int, tuple[Statement, ...]] = {}     # lid of a loop joining the chain -> statements sunk into it
+        # (only under the host loops of the root's perfect chain, which a view keeps as they are numbered)
+        path = [self.loop_of(lid) for lid in _path_lids(self.nest.root, root.lid)[:-1]]
+        can_sink = [lp.lid for lp in path] == [lp.lid for lp in self.host_chain]
         while len(chain) < 3:
-            nxt = _only_loop_child(chain[-1])
+            nxt, more = _only_loop_child(chain[-1]), ()
+            if nxt is None and can_sink and (found := self.sinkable(chain[-1], [s for ss in sunk.values() for s in ss])):
+                more, nxt = found
             if nxt is None or nxt.trip_count is None or not nxt.normalized or self.one_trip(nxt):
                 break
             st = self.status(nxt)
@@ -620,13 +635,15 @@ class Mapper:
                 break
             if any(r.array_access is not None and self.element_range(root, r, (*chain, nxt)) is None for r in reds):
                 break       # it indexes a reduction's element: the thread runs it whole
-            if st == "reduction" and not reds and (split := self.split_over(
+            if st == "reduction" and not reds and not more and not sunk and (split := self.split_over(
                     nxt, {x.sid for x in nxt.statements()}, {lp.var for lp in chain})):
                 reds, split_lid = split, nxt.lid      # the reduced loop joins the grid; nothing maps inside it
                 chain.append(nxt)
                 break
             if st == "parallel" or (st == "reduction" and reds and self.mapped_reductions(nxt) == reds):
                 chain.append(nxt)
+                if more:
+                    sunk[nxt.lid] = more
                 continue
             if want is True:
                 raise PassFailed(f"--map asks for {loop_words(self.c_var(nxt))} ({self.at(nxt.loc)}), but {self.reason(nxt)}",
@@ -641,6 +658,7 @@ class Mapper:
             # only a prefix-closed perfect chain can be mapped; keep the leading run of wanted loops
         if split_lid is not None and split_lid not in {lp.lid for lp in chain}:
             reds = ()                       # the split loop was left in the thread after all
+        prelude = tuple(st for lp in chain for st in sunk.get(lp.lid, ()))
         verdict = self.deps.verdicts.get(root.lid)
         red_targets = {r.target for r in reds}
         shared = [v for v in getattr(verdict, "outer_writes", ()) if v not in verdict.private and v not in red_targets]
@@ -649,7 +667,13 @@ class Mapper:
             raise PassFailed(f"{loop_words(self.c_var(root))} at {self.at(root.loc)}: scalar '{shared[0]}' is written in "
                              "the loop and keeps its value across iterations or after it; c2gpu ports only private "
                              "scalars and +, max, min reductions", code="shared-scalar", loc=root.loc)
-        dims = self.assign_dims(chain)
+        originals = [lp.lid for lp in chain]           # the verdicts' loops (a view renumbers them)
+        view = None
+        if prelude:
+            # the statements between the mapped loops run first in each thread: a view of the nest, perfect
+            view = kernel_view(self.nest, path + chain, chain[-1], None, prelude)
+            chain = view.loops()[len(path):len(path) + len(chain)]      # (no split reduction then: see above)
+        dims = Mapper(view, self.deps, self.options).assign_dims(chain) if view is not None else self.assign_dims(chain)
         name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
         block = self.block_shape(len(chain), name, next((dims[lp.lid] for lp in chain if lp.lid == split_lid), ""))
         if reds and (block[0] * block[1] * block[2]) & (block[0] * block[1] * block[2] - 1):
@@ -659,11 +683,12 @@ class Mapper:
                        for lp in chain)
         self.kernel_count += 1
         x_loop = next(m for m in mapped if m.dim == "x")
-        scatters = sorted({a.text for s in self.nest.statements() if s.scatter and chain[-1].lid in s.loop_ids
+        scatters = sorted({a.text for s in (view or self.nest).statements() if s.scatter and chain[-1].lid in s.loop_ids
                            for a in s.accesses if a.array == s.scatter})
         ordered = [r for r in reds if ordered_reduction(self.nest, r)]
         ranges = () if split_lid is not None else tuple(
-            e for r in reds if r.array_access is not None and (e := self.element_range(root, r, tuple(chain))))
+            e for r in reds if r.array_access is not None
+            and (e := self.element_range(root, r, tuple(self.loop_of(lid) for lid in originals))))
         split_dim = next((dims[lp.lid] for lp in chain if lp.lid == split_lid), "")
         per = {e.target: f" (a partial per value of {', '.join(c for _, _, c, _, _ in e.loops)} in each thread: "
                          f"{e.count})" for e in ranges}
@@ -673,12 +698,53 @@ class Mapper:
         how = "; ".join(([f"reduction of {', '.join(atomic)}{rows}"] if atomic else []) +
                         ([f"{'/'.join(ops)} of {', '.join(r.target for r in ordered)} by block tree over (value, "
                           "iteration) pairs, as C keeps equal values"] if ordered else []))
+        moved = f"; {_sunk_words(prelude)} in each thread first" if prelude else ""
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped)} (proven parallel"
                f"{'; ' + how if how else ''}"
-               f"{'; ' + ', '.join(scatters) + ' updated with atomics' if scatters else ''}); "
-               + self.coalescing(chain, x_loop.lid, x_loop.c_var))
+               f"{'; ' + ', '.join(scatters) + ' updated with atomics' if scatters else ''}{moved}); "
+               + (Mapper(view, self.deps, self.options) if view is not None else self).coalescing(
+                   chain, x_loop.lid, x_loop.c_var))
         return self.with_private_arrays(Kernel(name, mapped, chain[-1].lid, block, reds, why, ranges,
-                                               split_dim=split_dim))
+                                               split_dim=split_dim, view=view), originals)
+
+    def loop_of(self, lid: int) -> Loop:
+        return next(lp for lp in self.nest.loops() if lp.lid == lid)
+
+    def sinkable(self, loop: Loop, before: list[Statement]) -> tuple[tuple[Statement, ...], Loop] | None:
+        """(the statements, the loop) when `loop`'s body is a few statements and then one loop, and each thread of
+        a kernel mapping both may run those statements itself before the inner loop's body (`xi = (double)i *
+        dnxm1;` between NPB's `for i` and `for j`): each assigns a scalar private to `loop`'s iterations (dead
+        after them, so no other thread needs its value) that nothing inside the inner loop writes, from scalars
+        that nothing in the nest writes but such statements (`before`: those of the loops around), loop variables
+        and arrays the nest never writes, with no call but a math function and no condition of its own: computing
+        it again in every thread of an iteration gives each the value C gives it there.  None otherwise (and
+        with --map, which names the loops as written)."""
+        if self.map_override or len(loop.body) < 2 or not isinstance(loop.body[-1], Loop):
+            return None
+        inner, stmts = loop.body[-1], loop.body[:-1]
+        if inner.header_stmt is not None or any(isinstance(n, Loop) for n in stmts):
+            return None
+        verdict = self.deps.verdicts.get(loop.lid)
+        infos = {sc.name: sc for sc in self.nest.scalars}
+        private = {v for v in getattr(verdict, "private", ()) if not outlives_nest(v, infos.get(v), self.nest)} | {
+            sc.name for sc in self.nest.scalars if sc.declared_in and loop.lid in sc.declared_in}
+        everything = self.nest.statements()
+        written_arrays = {a.array for st in everything for a in st.accesses if a.kind == "write"}
+        written_scalars = {v for st in everything for v in st.scalar_writes}
+        inside = {v for st in inner.statements() for v in st.scalar_writes} | {
+            lp.var for lp in inner.loops()} | {lp.origin.var for lp in inner.loops() if lp.origin is not None}
+        loop_vars = {v for lp in self.nest.loops() for v in (lp.var, lp.origin.var if lp.origin else lp.var)}
+        mine = {v for st in before for v in st.scalar_writes}
+        for st in stmts:
+            targets = set(st.scalar_writes)
+            if st.kind not in ("assign", "decl") or st.ast is None or st.guards != inner.guards or len(targets) != 1 \
+                    or not targets <= private or targets & inside or st.scatter or st.reductions \
+                    or any(a.kind != "read" or a.array in written_arrays for a in st.accesses) \
+                    or any(c not in MATH_FUNCTIONS or c in {f.name for f in self.nest.functions} for c in st.calls) \
+                    or any(v in written_scalars and v not in mine and v not in loop_vars for v in st.scalar_reads):
+                return None
+            mine |= targets
+        return tuple(stmts), inner
 
     def split_over(self, loop: Loop, sids: set[int], kept: set[str]) -> tuple[Reduction, ...]:
         """The reductions over `loop` among the statements `sids` when `loop` can be split across the threads of a
@@ -715,12 +781,14 @@ class Mapper:
                 return ()
         return tuple(reds.values())
 
-    def with_private_arrays(self, kernel: Kernel) -> Kernel:
-        """`kernel` with the arrays the dependence pass privatized for one of its mapped loops: each thread has
-        its own copy.  Every access to such an array must be one the kernel runs (the dependence pass saw them
-        all inside that loop; a kernel that runs part of its body, after distribution, may not hold them all):
-        otherwise values would have to pass between kernels through copies that no longer exist."""
-        names = sorted({a for m in kernel.loops for a in getattr(self.deps.verdicts.get(m.lid), "private_arrays", ())})
+    def with_private_arrays(self, kernel: Kernel, lids: list[int] | None = None) -> Kernel:
+        """`kernel` with the arrays the dependence pass privatized for one of its mapped loops (`lids`: theirs in
+        the nest, when the kernel's view renumbered them): each thread has its own copy.  Every access to such an
+        array must be one the kernel runs (the dependence pass saw them all inside that loop; a kernel that runs
+        part of its body, after distribution, may not hold them all): otherwise values would have to pass between
+        kernels through copies that no longer exist."""
+        lids = lids if lids is not None else [m.lid for m in kernel.loops]
+        names = sorted({a for lid in lids for a in getattr(self.deps.verdicts.get(lid), "private_arrays", ())})
         if not names:
             return kernel
         view = kernel.view or self.nest
