@@ -383,3 +383,28 @@ int main(void) {{ f(500, 3); double s = 0;
   printf("%f\\n", s); return 0; }}
 """
     assert "f@5" in verified_ports(tmp_path, source)
+
+
+SHADOWED = r"""
+#include <stdio.h>
+int main(void) {
+  int var[8];
+  for (int i = 0; i < 8; i++) var[i] = 0;
+  for (int i = 0; i < 20; i++) {
+    for (int i = 0; i < 8; i++) {
+      var[i]++;
+    }
+  }
+  for (int i = 0; i < 8; i++) printf("%d\n", var[i]);
+  return 0;
+}
+"""
+
+
+def test_a_loop_variable_hidden_by_the_inner_loops_own_is_not_the_outer_one(tmp_path):
+    """DataRaceBench DRB162: `for (int i ...) { for (int i ...) var[i]++; }` was ported with the outer i as the
+    grid and var[i] read as indexed by it (every thread adding to its own element, 8 where C gives 20): the
+    analyses tell loops apart by their variables' names.  Now both loops are not proven, with the reason."""
+    n = nests(tmp_path, SHADOWED)["main@6"]
+    assert not n.ported and "hides the loop variable of that name around it" in n.refusal, n.refusal
+    assert "main@6" not in verified_ports(tmp_path, SHADOWED)

@@ -1670,6 +1670,12 @@ class NestLowerer:
         c_type = declared.base if declared is not None and declared.is_scalar else "int"
         if h.problem:
             flags.append(Flag("non-affine-bound", f"{loop_words(var)}: {h.problem}", loc))
+        if in_header and var in ctx.loop_vars:
+            # `for (int i ...) for (int i ...)`: the analyses tell the two apart by name, so a subscript `i` in
+            # the inner body would be read as the outer loop's (DataRaceBench DRB162): neither loop is proven
+            flags.append(Flag("shadows-loop-variable", f"{loop_words(var)} declares its own '{var}', which hides the "
+                                                       "loop variable of that name around it (c2gpu tells loops apart "
+                                                       "by name: rename one)", loc))
         trip = None
         lowers = h.lower_pieces or ((h.lower,) if h.lower is not None else ())
         uppers = h.upper_pieces or ((h.upper,) if h.upper is not None else ())
