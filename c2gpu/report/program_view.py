@@ -22,6 +22,8 @@ kernels and copies.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import field
 
 from .. import units
@@ -123,7 +125,7 @@ def _resident_choice(start: list[str], candidates: list[str], pieces: dict, arra
         host = set().union(*(a for n, a in arrays.items() if n not in chosen))
         order = [(n, *piece) for n in candidates if n in chosen for piece in pieces[n]]
         gpu_s, copies = _resident_gpu_s(order, host, transfer_time_s)
-        return base - sum(cpu_of[n] for n in chosen) + gpu_s, copies
+        return base - math.fsum(cpu_of[n] for n in chosen) + gpu_s, copies     # (fsum: the same in any set order)
 
     chosen = set(start)
     best, copies = time_of(chosen) if chosen else (base, [])
