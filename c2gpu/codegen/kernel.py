@@ -1072,8 +1072,9 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         body = printer.visit(innermost.ast.stmt)
         if not isinstance(innermost.ast.stmt, c_ast.Compound):
             body = "{\n" + body + ";\n}" if not body.rstrip().endswith(("}", ";")) else "{\n" + body + "\n}"
-    if split is not None:       # (the body is a compound statement: its braces are the loop's)
-        body = split_loop + " {\n" + "".join(f"  {line}\n" for line in split_locals) + body.strip()[1:]
+    if split is not None:       # (the body is a compound statement: its braces become the loop's)
+        inner = body.strip()[1:-1].strip("\n").splitlines()
+        body = split_loop + " {\n" + "".join(f"  {line}\n" for line in split_locals + inner) + "}"
     reductions = []
     for r in kernel.reductions:
         t = reduction_type(nest, r)

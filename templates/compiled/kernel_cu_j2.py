@@ -96,7 +96,7 @@ def root(context, missing=missing):
         context.exported_vars.add('ordered')
         if environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'row_leader'):
             pass
-            yield "  /* a split reduction: the tree folds along the split loop's block dimension only; each row of the block (one element) adds its total with one atomic, by its first thread */\n  const int c2gpu_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n"
+            yield "  /* a split reduction: the tree folds along the split loop's block dimension only; each row of the block (one element) folds its result into the element with one atomic, by its first thread */\n  const int c2gpu_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n"
             for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
                 _loop_vars = {}
                 pass
