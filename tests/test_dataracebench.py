@@ -48,6 +48,8 @@ from c2gpu.subscript_bounds import CODE, openmp_clause_notes, openmp_clauses, ou
 from c2gpu.pipeline import PassManager
 from c2gpu.registry import available_passes
 
+from conftest import sweep
+
 DRB = Path(__file__).resolve().parent.parent / "testdata" / "corpora" / "dataracebench"
 BENCH = DRB / "micro-benchmarks"
 PROVEN = ("parallel", "reduction")
@@ -515,3 +517,19 @@ void f(void) {
         "declared outside the loop: the threads share one counter (a data race)"]
     nest, info = _nest(tmp_path, src.replace("parallel for", "parallel for private(j)"))
     assert pragma_notes(nest, info) == []
+
+
+RACE_FREE = sorted(p.name for p in BENCH.glob("*-no.c"))
+
+
+@pytest.mark.parametrize("name", sweep(RACE_FREE, default=("DRB162-nolocksimd-orig-gpu-no.c",
+                                                           "DRB045-doall1-orig-no.c")))
+def test_race_free_programs_ported_with_the_default_gpus_structures_match_the_original(capsys, name):
+    """`verify` on each race-free DataRaceBench program with the default GPU's structure search: a port must print
+    what the original prints (three thread orders, poisoned memory).  A program c2gpu ports nothing of, or whose
+    original does not build here (PolyBench's timers, OpenMP 4.5 `#error`s), has nothing to compare; a port that
+    differs fails (DRB162's hidden loop variable did).  By default DRB162 and DRB045, all of them with -m slow."""
+    code = main(["verify", str(BENCH / name), "--gpu", "h100-sxm", "--timeout", "60"])
+    out = capsys.readouterr().out
+    assert " differs" not in out, out[-3000:]
+    assert (code == 0) == ("verify: PASS" in out), out[-3000:]
