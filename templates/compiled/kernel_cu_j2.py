@@ -96,19 +96,29 @@ def root(context, missing=missing):
         context.exported_vars.add('ordered')
         if environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'row_leader'):
             pass
-            yield "  /* a split reduction: the tree folds along the split loop's block dimension only; each row of the block (one element) folds its result into the element with one atomic, by its first thread */\n  const int c2gpu_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n"
-            for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
+            yield "  /* a split reduction: the tree folds along the split loop's block dimension only; each row of the block (one element) folds its result into the element with one atomic, by its first thread */\n"
+        else:
+            pass
+            yield '  /* block-level tree reduction, then '
+            yield str(('one atomic per block' if (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics) else ''))
+            yield str((' and ' if ((undefined(name='atomics') if l_0_atomics is missing else l_0_atomics) and (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered)) else ''))
+            yield str(("the last block combines the blocks' results" if (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered) else ''))
+            yield ' */\n'
+        yield '  const int c2gpu_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n'
+        for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
+            _loop_vars = {}
+            pass
+            for l_2_line in environment.getattr(l_1_r, 'shared'):
                 _loop_vars = {}
                 pass
-                for l_2_line in environment.getattr(l_1_r, 'shared'):
-                    _loop_vars = {}
-                    pass
-                    yield '  '
-                    yield str(l_2_line)
-                    yield '\n'
-                l_2_line = missing
-            l_1_r = missing
-            yield '  __syncthreads();\n'
+                yield '  '
+                yield str(l_2_line)
+                yield '\n'
+            l_2_line = missing
+        l_1_r = missing
+        yield '  __syncthreads();\n'
+        if environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'row_leader'):
+            pass
             for l_1_t in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'tree'):
                 _loop_vars = {}
                 pass
@@ -141,23 +151,7 @@ def root(context, missing=missing):
             yield '  }\n'
         else:
             pass
-            yield '  /* block-level tree reduction, then '
-            yield str(('one atomic per block' if (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics) else ''))
-            yield str((' and ' if ((undefined(name='atomics') if l_0_atomics is missing else l_0_atomics) and (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered)) else ''))
-            yield str(("the last block combines the blocks' results" if (undefined(name='ordered') if l_0_ordered is missing else l_0_ordered) else ''))
-            yield ' */\n  const int c2gpu_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n'
-            for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
-                _loop_vars = {}
-                pass
-                for l_2_line in environment.getattr(l_1_r, 'shared'):
-                    _loop_vars = {}
-                    pass
-                    yield '  '
-                    yield str(l_2_line)
-                    yield '\n'
-                l_2_line = missing
-            l_1_r = missing
-            yield '  __syncthreads();\n  for (int c2gpu_s = '
+            yield '  for (int c2gpu_s = '
             yield str((((environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 0) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 1)) * environment.getitem(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'block'), 2)) // 2))
             yield '; c2gpu_s > 0; c2gpu_s >>= 1) {\n    if (c2gpu_tid < c2gpu_s) {\n'
             for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
@@ -251,4 +245,4 @@ def root(context, missing=missing):
     yield '}\n'
 
 blocks = {}
-debug_info = '1=45&2=47&4=51&5=55&7=58&8=60&9=63&10=67&13=72&14=74&15=78&17=81&18=83&19=86&22=90&23=93&24=96&27=99&28=102&29=106&33=111&34=115&35=117&36=119&37=121&38=125&44=131&45=133&46=137&50=144&52=148&53=151&54=155&58=160&60=162&61=166&66=170&68=173&69=177&73=181&80=184&81=187&82=191&90=196&91=199&92=203&96=208&98=210&99=214&105=218&106=221&107=225&116=233&118=235&119=239&121=242&122=244&123=247'
+debug_info = '1=45&2=47&4=51&5=55&7=58&8=60&9=63&10=67&13=72&14=74&15=78&17=81&18=83&19=86&22=90&23=93&24=96&27=102&30=107&31=110&32=114&36=119&37=121&38=125&39=127&40=129&41=131&42=135&48=141&49=143&50=147&54=154&56=156&57=160&62=164&64=167&65=171&69=175&76=178&77=181&78=185&86=190&87=193&88=197&92=202&94=204&95=208&101=212&102=215&103=219&112=227&114=229&115=233&117=236&118=238&119=241'
