@@ -621,7 +621,7 @@ class Mapper:
         split_lid = None
         sunk: dict[int, tuple[Statement, ...]] = {}     # lid of a loop joining the chain -> statements sunk into it
         # (only under the host loops of the root's perfect chain, which a view keeps as they are numbered)
-        path = [self.loop_of(lid) for lid in _path_lids(self.nest.root, root.lid)[:-1]]
+        path = [self.nest.loop(lid) for lid in _path_lids(self.nest.root, root.lid)[:-1]]
         can_sink = [lp.lid for lp in path] == [lp.lid for lp in self.host_chain]
         while len(chain) < 3:
             nxt, more = _only_loop_child(chain[-1]), ()
@@ -667,7 +667,7 @@ class Mapper:
             raise PassFailed(f"{loop_words(self.c_var(root))} at {self.at(root.loc)}: scalar '{shared[0]}' is written in "
                              "the loop and keeps its value across iterations or after it; c2gpu ports only private "
                              "scalars and +, max, min reductions", code="shared-scalar", loc=root.loc)
-        originals = [lp.lid for lp in chain]           # the verdicts' loops (a view renumbers them)
+        originals = list(chain)                        # the verdicts' loops (a view renumbers them)
         view = None
         if prelude:
             # the statements between the mapped loops run first in each thread: a view of the nest, perfect
@@ -688,7 +688,7 @@ class Mapper:
         ordered = [r for r in reds if ordered_reduction(self.nest, r)]
         ranges = () if split_lid is not None else tuple(
             e for r in reds if r.array_access is not None
-            and (e := self.element_range(root, r, tuple(self.loop_of(lid) for lid in originals))))
+            and (e := self.element_range(root, r, tuple(originals))))
         split_dim = next((dims[lp.lid] for lp in chain if lp.lid == split_lid), "")
         per = {e.target: f" (a partial per value of {', '.join(c for _, _, c, _, _ in e.loops)} in each thread: "
                          f"{e.count})" for e in ranges}
@@ -705,10 +705,7 @@ class Mapper:
                + (Mapper(view, self.deps, self.options) if view is not None else self).coalescing(
                    chain, x_loop.lid, x_loop.c_var))
         return self.with_private_arrays(Kernel(name, mapped, chain[-1].lid, block, reds, why, ranges,
-                                               split_dim=split_dim, view=view), originals)
-
-    def loop_of(self, lid: int) -> Loop:
-        return next(lp for lp in self.nest.loops() if lp.lid == lid)
+                                               split_dim=split_dim, view=view), [lp.lid for lp in originals])
 
     def sinkable(self, loop: Loop, before: list[Statement]) -> tuple[tuple[Statement, ...], Loop] | None:
         """(the statements, the loop) when `loop`'s body is a few statements and then one loop, and each thread of
@@ -732,8 +729,8 @@ class Mapper:
         written_arrays = {a.array for st in everything for a in st.accesses if a.kind == "write"}
         written_scalars = {v for st in everything for v in st.scalar_writes}
         inside = {v for st in inner.statements() for v in st.scalar_writes} | {
-            lp.var for lp in inner.loops()} | {lp.origin.var for lp in inner.loops() if lp.origin is not None}
-        loop_vars = {v for lp in self.nest.loops() for v in (lp.var, lp.origin.var if lp.origin else lp.var)}
+            v for lp in inner.loops() for v in (lp.var, self.c_var(lp))}
+        loop_vars = {v for lp in self.nest.loops() for v in (lp.var, self.c_var(lp))}
         mine = {v for st in before for v in st.scalar_writes}
         for st in stmts:
             targets = set(st.scalar_writes)

@@ -817,9 +817,9 @@ class KernelCode:
     promotions: tuple[Promotion, ...] = ()   # array elements kept in registers across an in-thread loop
     scratch: list[str] = field(default_factory=list)   # host lines before each launch (c2gpu_grid known): the
     #                                                    device memory an ordered max/min keeps between launches
-    tree: list[dict] = field(default_factory=list)     # a split reduction's tree (Kernel.split_dim), per block
-    #                                                    dimension it folds along: {"dim", "half": its first step,
-    #                                                    "stride": between neighbours along it, in thread ids}
+    tree: dict = field(default_factory=dict)     # a split reduction's tree (Kernel.split_dim): {"dim" it folds
+    #                                              along, "half": its first step, "stride": between neighbours
+    #                                              along it, in thread ids}; {} for none
     row_leader: str = ""         # a split reduction's: the thread that adds its row's total into the element (the
     #                              first along the split dimension, in a row whose element exists)
 
@@ -977,8 +977,8 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
             guards.append(f"{m.var} < {m.trip.to_c()}")
     # the first thread along the split dimension of each row whose element exists updates it
     row_leader = " && ".join([f"threadIdx.{split.dim} == 0"] + guards) if split is not None else ""
-    tree = [{"dim": split.dim, "half": block["xyz".index(split.dim)] // 2,
-             "stride": ("1", "blockDim.x", "blockDim.x * blockDim.y")["xyz".index(split.dim)]}] if split else []
+    tree = {"dim": split.dim, "half": block["xyz".index(split.dim)] // 2,
+            "stride": ("1", "blockDim.x", "blockDim.x * blockDim.y")["xyz".index(split.dim)]} if split else {}
     if kernel.serial:
         guards = ["blockIdx.x == 0", "threadIdx.x == 0"]      # launched as one block of one thread
     # a block dimension no loop is mapped to (`--block 32x8` for a 1-D nest): its threads would all run the

@@ -119,26 +119,21 @@ def root(context, missing=missing):
         yield '  __syncthreads();\n'
         if environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'row_leader'):
             pass
-            for l_1_t in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'tree'):
+            yield '  for (int c2gpu_s = '
+            yield str(environment.getattr(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'tree'), 'half'))
+            yield '; c2gpu_s > 0; c2gpu_s >>= 1) {\n    if (threadIdx.'
+            yield str(environment.getattr(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'tree'), 'dim'))
+            yield ' < c2gpu_s) {\n      const int c2gpu_o = c2gpu_s * '
+            yield str(environment.getattr(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'tree'), 'stride'))
+            yield ';\n'
+            for l_1_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
                 _loop_vars = {}
                 pass
-                yield '  for (int c2gpu_s = '
-                yield str(environment.getattr(l_1_t, 'half'))
-                yield '; c2gpu_s > 0; c2gpu_s >>= 1) {\n    if (threadIdx.'
-                yield str(environment.getattr(l_1_t, 'dim'))
-                yield ' < c2gpu_s) {\n      const int c2gpu_o = c2gpu_s * '
-                yield str(environment.getattr(l_1_t, 'stride'))
-                yield ';\n'
-                for l_2_r in environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'reductions'):
-                    _loop_vars = {}
-                    pass
-                    yield '      '
-                    yield str(environment.getattr(l_2_r, 'row_combine'))
-                    yield '\n'
-                l_2_r = missing
-                yield '    }\n    __syncthreads();\n  }\n'
-            l_1_t = missing
-            yield '  if ('
+                yield '      '
+                yield str(environment.getattr(l_1_r, 'row_combine'))
+                yield '\n'
+            l_1_r = missing
+            yield '    }\n    __syncthreads();\n  }\n  if ('
             yield str(environment.getattr((undefined(name='k') if l_0_k is missing else l_0_k), 'row_leader'))
             yield ') {\n'
             for l_1_r in (undefined(name='atomics') if l_0_atomics is missing else l_0_atomics):
@@ -245,4 +240,4 @@ def root(context, missing=missing):
     yield '}\n'
 
 blocks = {}
-debug_info = '1=45&2=47&4=51&5=55&7=58&8=60&9=63&10=67&13=72&14=74&15=78&17=81&18=83&19=86&22=90&23=93&24=96&27=102&30=107&31=110&32=114&36=119&37=121&38=125&39=127&40=129&41=131&42=135&48=141&49=143&50=147&54=154&56=156&57=160&62=164&64=167&65=171&69=175&76=178&77=181&78=185&86=190&87=193&88=197&92=202&94=204&95=208&101=212&102=215&103=219&112=227&114=229&115=233&117=236&118=238&119=241'
+debug_info = '1=45&2=47&4=51&5=55&7=58&8=60&9=63&10=67&13=72&14=74&15=78&17=81&18=83&19=86&22=90&23=93&24=96&27=102&30=107&31=110&32=114&36=119&37=122&38=124&39=126&40=128&41=132&46=136&47=138&48=142&52=149&54=151&55=155&60=159&62=162&63=166&67=170&74=173&75=176&76=180&84=185&85=188&86=192&90=197&92=199&93=203&99=207&100=210&101=214&110=222&112=224&113=228&115=231&116=233&117=236'
