@@ -112,7 +112,7 @@ class ArrayInfo:
     dead_after: str = ""       # why nothing reads its values when the nest ends (an automatic array of the function,
     #                            not static, unreachable, that nothing after the nest reads; or a parameter no caller
     #                            reads after the call): per-iteration copies of it lose nothing
-    #                            (passes/dependence.py array_private); "" otherwise
+    #                            (c2gpu/passes/dependence.py array_private); "" otherwise
     declared_in: tuple[int, ...] | None = None  # an array declared inside the nest: the lids of the loops around
     #                            its declaration, each of whose iterations has a new array (None: declared outside)
     extent_source: str = ""    # a pointer parameter's first extent (`dims[0]`) taken from the arrays every call

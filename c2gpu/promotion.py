@@ -13,7 +13,7 @@ An element `A[s]` is promoted across an in-thread loop L when:
 - every other access to `A` inside L provably never touches it (isl: no iteration of L where the other
   subscripts equal `s`); other arrays are other objects: the mapped loops around L are proven parallel, and
   the dependence analysis proves no loop whose body writes one of two arrays that may alias
-  (passes/dependence.py), so two arrays of a mapped kernel are distinct objects; the pure functions a nest
+  (c2gpu/passes/dependence.py), so two arrays of a mapped kernel are distinct objects; the pure functions a nest
   may call touch no memory;
 - no access to it inside L is under a condition inside L (a conditional update: C would store only when the
   condition holds), none is a reduction across threads or a scatter (atomics), none is in a loop header;

@@ -1,6 +1,6 @@
 """A kernel's own view of a nest after loop distribution and interchange.
 
-The mapping (passes/mapping.py) may split a loop's body into groups that run as separate kernels
+The mapping (c2gpu/passes/mapping.py) may split a loop's body into groups that run as separate kernels
 (distribution), and may move a parallel loop outside a sequential one so that it can become a thread
 dimension (interchange: gemm's `for k { for j ... }` becomes `for j { for k ... }` with j mapped).  The
 mapping proves each step legal from the dependences; this module only builds the result: a `Nest` whose
@@ -27,7 +27,7 @@ def kernel_view(nest: Nest, chain: list[Loop], body_of: Loop, items: tuple[int, 
     body_of: the deepest of them in the original nesting: its body runs innermost.
     items:   the positions of the body items the kernel runs (None: all of them).
     sunk:    statements of the chain's loops' bodies, before the loop inside, that each thread runs before the
-             body (passes/mapping.py Mapper.sinkable: `xi = i * dx;` between `for i` and `for j`).
+             body (c2gpu/passes/mapping.py Mapper.sinkable: `xi = i * dx;` between `for i` and `for j`).
     """
     body = list(sunk) + ([body_of.body[k] for k in items] if items is not None else list(body_of.body))
     chain_lids = {lp.lid for lp in chain}

@@ -66,7 +66,7 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k != "C2GPU_GPU"}     # the default GPU, as a new user has it
     # byte-compiled, as pip leaves an installed package (with PYTHONDONTWRITEBYTECODE set, as on the development
     # machine, a module edited since its .pyc was written is compiled again by every command: ~0.1 s)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "c2gpu"), str(ROOT / "passes")],
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "c2gpu")],
                    stdout=subprocess.DEVNULL, check=False)
     warm = tempfile.mkdtemp(prefix="c2gpu_bench_cache_")
     print(f"c2gpu speed, median of {args.reps} (CPU = user + system of c2gpu and everything it runs), "

@@ -1,4 +1,4 @@
-"""Per-iteration copies of arrays (passes/dependence.py array_private) and tables of rows that are objects of
+"""Per-iteration copies of arrays (c2gpu/passes/dependence.py array_private) and tables of rows that are objects of
 their own (frontend/objects.py rows_distinct).
 
 An automatic array that every iteration of a loop writes before it reads it, and that nothing reads after the

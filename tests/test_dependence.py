@@ -1,4 +1,4 @@
-"""Dependence verdicts (passes/dependence.py), loop by loop.
+"""Dependence verdicts (c2gpu/passes/dependence.py), loop by loop.
 
 Verdicts are compared as a list of (loop variable as written in C, status) in
 lid order (pre-order), so sibling loops that share a name (jacobi's two `i`

@@ -1,4 +1,4 @@
-"""Loop distribution and interchange (passes/mapping.py `distributed`, c2gpu/reorder.py): a loop's body split
+"""Loop distribution and interchange (c2gpu/passes/mapping.py `distributed`, c2gpu/reorder.py): a loop's body split
 into kernels that each map what they can, with a parallel loop moved outside a sequential one where every
 dependence allows it, the structure a CUDA programmer would pick for gemm and atax; never where a
 dependence forbids it."""

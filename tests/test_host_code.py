@@ -1,6 +1,6 @@
 """Code between kernels: a sequential loop stays on the host around the kernels of its parallel inner loops,
 and the statements and sequential loops between them run as written in one-thread kernels on the device
-data (passes/mapping.py `serial_kernel`); scalars they write live on the device between the launches."""
+data (c2gpu/passes/mapping.py `serial_kernel`); scalars they write live on the device between the launches."""
 from __future__ import annotations
 
 import re

@@ -1,7 +1,7 @@
 """Scalar dataflow: privatization at every loop level, and index temporaries (forward substitution).
 
 A scalar declared outside a loop is private to it when every read of it in an iteration sees a value
-written earlier in that same iteration, by a write that certainly runs (passes/scalars.py
+written earlier in that same iteration, by a write that certainly runs (c2gpu/passes/scalars.py
 `privatizable`), at whatever depth the write and the read sit.  A scalar assigned a polynomial of loop
 variables and parameters once, unconditionally, in a loop body (`c = i*nx + j;`) stands for that
 polynomial in the rest of the body (c2gpu/frontend/lower.py `NestContext.record_temporary`), so `a[c]`

@@ -1,4 +1,4 @@
-"""Scatters and histograms (Statement.scatter, passes/dependence.py, codegen): `hist[data[i]]++` and
+"""Scatters and histograms (Statement.scatter, c2gpu/passes/dependence.py, codegen): `hist[data[i]]++` and
 `a[idx[i]] += v` commute, so the loop is a reduction whose updates run as atomics, with the whole array copied
 in and out.  verify cannot tell an atomic from a plain update (the CPU execution layer runs one thread at a
 time), so the emitted kernels are checked to use atomics, in the plain and the tiled printer alike."""

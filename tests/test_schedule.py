@@ -1,4 +1,4 @@
-"""isl's scheduler (c2gpu/schedule.py, passes/reorder.py): a nest that maps only with loops running in one
+"""isl's scheduler (c2gpu/schedule.py, c2gpu/passes/reorder.py): a nest that maps only with loops running in one
 thread between launches runs in the order isl finds, when that order maps them all: lu and cholesky become
 right-looking (a host loop over the pivot, a kernel scaling its column, a 2-D kernel updating the rest), the
 structure a CUDA programmer writes; the port computes what the original C does, bit for bit."""

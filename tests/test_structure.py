@@ -1,4 +1,4 @@
-"""The kernel structure is a decision (passes/mapping.py structures(), the performance pass): which parallel loops
+"""The kernel structure is a decision (c2gpu/passes/mapping.py structures(), the performance pass): which parallel loops
 form the grid, which stay on the host with a launch per iteration, which run in each thread; one-trip loops folded;
 --map accepts any legal structure and --block can be given per kernel."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Random stencils on tables of rows against the original program: `double ***` grids whose rows are each new memory
-(frontend/objects.py rows_distinct), a scratch row per iteration (passes/dependence.py array_private), the same
+(frontend/objects.py rows_distinct), a scratch row per iteration (c2gpu/passes/dependence.py array_private), the same
 grid passed under two names or two rows of one table of grids (`lev[m]`, `lev[m - 1]`), and bounds and offsets
 drawn at random.  Each program's nests are verified (CPU execution layer, three thread orders, poisoned device
 memory) against the original, which reads every row back; a nest c2gpu does not port must say why.  8 programs by

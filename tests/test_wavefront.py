@@ -1,4 +1,4 @@
-"""Wavefronts (c2gpu/wavefront.py, passes/wavefront.py): two nested loops that both carry dependences run as
+"""Wavefronts (c2gpu/wavefront.py, c2gpu/passes/wavefront.py): two nested loops that both carry dependences run as
 a host loop over fronts, a launch per front with a thread per outer iteration, when no loop maps otherwise;
 never when a dependence would go to the same or an earlier front."""
 from __future__ import annotations

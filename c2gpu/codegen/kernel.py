@@ -2,7 +2,7 @@
 
 Every decision (what to copy, launch shapes, index expressions, what each
 kernel declares) is computed here into plain strings and lists; the jinja2
-templates in `templates/` only print them.
+templates in `c2gpu/templates/` only print them.
 
 Kernel bodies are the user's own statements, printed from the pycparser AST
 of the innermost mapped loop's body, with two changes: multi-dimensional

@@ -72,7 +72,7 @@ def escape_c_string(p: str) -> str:
     return p.replace("\\", "\\\\").replace('"', '\\"')
 
 
-# malloc, calloc and realloc return a void * the prelude's shim converts (templates/prelude.cu.j2)
+# malloc, calloc and realloc return a void * the prelude's shim converts (c2gpu/templates/prelude.cu.j2)
 SHIMMED_ALLOCATORS = ("malloc", "calloc", "realloc")
 
 

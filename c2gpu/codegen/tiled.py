@@ -1,4 +1,4 @@
-"""Tiled kernels: stage the chosen shared-memory tiles (passes/shared_memory.py) and compute from them.
+"""Tiled kernels: stage the chosen shared-memory tiles (c2gpu/passes/shared_memory.py) and compute from them.
 
 The kernel keeps the plain kernel's parameters, thread indices and locals
 (codegen.kernel_code) and changes its body:

@@ -10,7 +10,7 @@ stands for (`Nest.stands_for`), so that the port passes `v->n` and `v->a` where 
 What this does not cover stays a flagged struct access: a field written as a scalar (`v->n = 0`), a field
 whose address is taken, a base the nest reassigns (`p = p->next`), fields of fields (`s.a.b`), arrays of
 structs (`p[i].x`).  A scalar field lives in memory a pointer may reach, so it is treated like a global: a
-write through a pointer that may point to it blocks the proof (passes/dependence.py); two pointer fields may
+write through a pointer that may point to it blocks the proof (c2gpu/passes/dependence.py); two pointer fields may
 alias like two pointer parameters.
 """
 from __future__ import annotations
@@ -128,7 +128,7 @@ def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
     passes `grid_points[0]` where the nest ran.  Only an integer element of an array the nest never writes, never
     passes to a function and never takes the address of, whose subscripts are constants and variables the nest
     does not assign.  The element lives in memory a pointer may reach, so it is treated like a global: a write
-    through a pointer that may point to it blocks the proof (passes/dependence.py).
+    through a pointer that may point to it blocks the proof (c2gpu/passes/dependence.py).
 
     lookup: C name -> the variable's CType (None when not declared); taken: identifiers already in use."""
     parents = _parents(node)

@@ -130,7 +130,7 @@ class Transfer:
 
 # How the host code waits for the GPU: with the number of launches (from the plan's host loops), it says how
 # many synchronizations the launch cost counts.
-SYNC_AT_END = "end"                 # the wrapper c2gpu emits (templates/wrapper.cu.j2): every launch of the nest
+SYNC_AT_END = "end"                 # the wrapper c2gpu emits (c2gpu/templates/wrapper.cu.j2): every launch of the nest
 #                                     issued back to back on the stream, one cudaDeviceSynchronize after the last
 SYNC_EACH_LAUNCH = "each-launch"    # a cudaDeviceSynchronize after every launch (how PolyBench/GPU times its
 #                                     kernels: the programs of tests/validation_data.py)

@@ -1,4 +1,4 @@
-/* Shaped like c2gpu's own output (templates/prelude.cu.j2, kernel.cu.j2,
+/* Shaped like c2gpu's own output (c2gpu/templates/prelude.cu.j2, kernel.cu.j2,
  * wrapper.cu.j2): C code compiled as C++ with the restrict/malloc shims, a
  * 2-D kernel, a reduction kernel (block tree + one atomic per block) and a
  * float max via the CAS-loop helper; no explicit #include <cuda_runtime.h>. */
