@@ -25,7 +25,7 @@ from . import driver
 from .diagnostics import C2GPUError  # noqa: F401  (raised by analyze(); c2gpu.api.C2GPUError for callers)
 from .model import MODELS
 from .options import Options, OptionsError, load_gpu_option, parse_defines, parse_params
-from .pipelines import PORT
+from .pipeline import PORT
 from .report.model import (VERDICT_CLASSES, Hotspot, KernelReport, Location, LoopReport, NestReport, RelatedLocation,
                            Report, SharedMemoryDecision)
 

@@ -23,14 +23,14 @@ from .diagnostics import C2GPUError
 from .deep import deep_call
 from .options import (BLOCK_HELP, MAP_HELP, Options, OptionsError, load_gpu_option, parse_block, parse_defines,
                       parse_map, parse_params)
-from .pipelines import ANALYZE, PORT
+from .pipeline import ANALYZE, PORT
 from .registry import discover
 from .report import ir_json
 from .report.rules import RULES, Finding
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_VERIFY_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
-# the pipelines and the pass manager live in c2gpu.pipelines and c2gpu.driver; these names stay for the tests
+# the pipelines and the pass manager live in c2gpu.pipeline and c2gpu.driver; these names stay for the tests
 UsageError = OptionsError
 __all__ = ["main", "build_parser", "UsageError"]
 EXACT_FP_HELP = ("add floating-point values in the order C does: a floating-point sum stays in one thread instead "

@@ -14,7 +14,7 @@ from .diagnostics import C2GPUError, silence
 from .frontend import load_program_recovering
 from .options import Options, OptionsError
 from .pipeline import PassManager, PipelineError
-from .pipelines import PIPELINES, with_performance
+from .pipeline import PIPELINES, with_performance
 from .registry import discover
 from .report import ir_json, text
 from .report.model import Report, build_report

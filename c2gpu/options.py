@@ -27,8 +27,8 @@ class Options:
     defines: tuple[tuple[str, str | None], ...] = ()
     include_dirs: tuple[str, ...] = ()
     cpp: str | None = None
-    # the pipeline: a name of c2gpu.pipelines.PIPELINES, or an explicit pass list (--passes) that overrides it;
-    # with a GPU the performance pass is added (pipelines.with_performance)
+    # the pipeline: a name of c2gpu.pipeline.PIPELINES, or an explicit pass list (--passes) that overrides it;
+    # with a GPU the performance pass is added (pipeline.with_performance)
     pipeline: str = "port"
     passes: tuple[str, ...] | None = None
     # the prediction: the GPU description (loaded once), models, sizes

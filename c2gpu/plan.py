@@ -2,7 +2,7 @@
 
 The mapping pass decides which loops become the CUDA grid (`Kernel`, `MappedLoop`) and which stay on the
 host (`HostLoop`); the shared-memory pass finds the tiles worth staging (`SharedOpportunity`) and picks them
-by greedy knapsack (`KernelSharedPlan`); the plan pass (c2gpu/passes/plan.py) then makes the last decisions, the
+by greedy knapsack (`KernelSharedPlan`); the plan pass (c2gpu/passes/finalize_plan.py) then makes the last decisions, the
 block shape of every kernel and the shared-memory budget (by predicted time when a GPU is given), and hands
 on one `NestPlan`.  Code generation, the port and the reports accept only a `NestPlan` (`require_plan`),
 so none of them re-derives a decision.  Sizes are polynomials (`Sym`) and integers, never C text.

@@ -20,7 +20,7 @@ from .frontend.parse import parse_c
 from .frontend.preprocess import preprocess_missing_headers
 from .ir import Loc, Nest
 from .pipeline import PassManager
-from .pipelines import PORT
+from .pipeline import PORT
 from .records import dataclass
 
 PIPELINE = list(PORT.passes)

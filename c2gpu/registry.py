@@ -35,7 +35,7 @@ BUILTIN = {
     "occupancy": "c2gpu.passes.kernel_analyses:OccupancyPass",
     "traffic": "c2gpu.passes.kernel_analyses:Traffic",
     "performance": "c2gpu.passes.kernel_analyses:Performance",
-    "plan": "c2gpu.passes.plan:FinalizePlan",
+    "plan": "c2gpu.passes.finalize_plan:FinalizePlan",
     "reorder": "c2gpu.passes.reorder:Reorder",
 }
 

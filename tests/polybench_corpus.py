@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from c2gpu.driver import make_manager
-from c2gpu.pipelines import PORT
+from c2gpu.pipeline import PORT
 from c2gpu.emulate.build import compile_for_cpu
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.ir import Loop

@@ -12,7 +12,7 @@ import pytest
 import c2gpu
 from c2gpu.driver import make_manager
 from c2gpu.frontend import PreprocessOptions
-from c2gpu.pipelines import PORT
+from c2gpu.pipeline import PORT
 from c2gpu.port import analyse_for_port
 from conftest import TESTDATA, project_programs
 

@@ -22,7 +22,7 @@ import subprocess
 import pytest
 
 from c2gpu.driver import make_manager
-from c2gpu.pipelines import PORT
+from c2gpu.pipeline import PORT
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.verify import verify
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from c2gpu.cli import main
 from c2gpu.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
-from c2gpu.pipelines import PORT
+from c2gpu.pipeline import PORT
 
 from conftest import requires_tool
 

@@ -10,7 +10,7 @@ from c2gpu.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.gpu import load_gpu
 from c2gpu.perf.predict import predict_nest
-from c2gpu.pipelines import PORT, with_performance
+from c2gpu.pipeline import PORT, with_performance
 from c2gpu.plan import NestPlan, PlanError
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"

@@ -17,7 +17,7 @@ import polybench_corpus as pc
 from c2gpu.cli import main
 from c2gpu.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
-from c2gpu.pipelines import PORT
+from c2gpu.pipeline import PORT
 from c2gpu.plan import HostLoop
 from conftest import requires_tool, sweep
 

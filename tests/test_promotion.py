@@ -15,7 +15,7 @@ from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.gpu import load_gpu
 from c2gpu.perf.predict import kernel_items
 from c2gpu.perf.profile import KernelAnalysis
-from c2gpu.pipelines import PORT
+from c2gpu.pipeline import PORT
 from c2gpu.promotion import promotions
 from c2gpu.verify import verify
 

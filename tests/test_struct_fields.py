@@ -12,7 +12,7 @@ import pytest
 from c2gpu.cli import main
 from c2gpu.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
-from c2gpu.pipelines import PORT
+from c2gpu.pipeline import PORT
 
 from conftest import requires_tool
 

@@ -29,7 +29,7 @@ few times faster, a latency-bound reduction chain a few times slower.  Guards ar
 branches of an `if` count), so guarded nests are over-estimated.  Treat it as an order of
 magnitude.
 
-CPU descriptions live in c2gpu/cpus/*.toml, every number with its source; the default is
+CPU descriptions live in c2gpu/cpu/catalog/*.toml, every number with its source; the default is
 "generic x86-64 server core, 1 thread".  `host_cpu()` reads the clock from /proc/cpuinfo and the
 cache sizes from sysfs: it is opt-in, because the clock /proc/cpuinfo shows changes from one read
 to the next on machines that scale their frequency, and c2gpu's reports must not.
@@ -54,7 +54,7 @@ from ..symbolic import Poly
 from .timing import CpuTiming
 from ..records import dataclass
 
-CATALOG = Path(__file__).resolve().parent.parent / "cpus"
+CATALOG = Path(__file__).resolve().parent / "catalog"
 DEFAULT_CPU = "generic-x86-64"
 
 # The execution resource each operation class occupies; classes on one resource add up.
