@@ -35,7 +35,7 @@ class Diagnostic:
 
 
 CODES: dict[str, Diagnostic] = {
-    # what lowering (c2gpu/frontend/lower.py) finds in the C
+    # what lowering (c2gpu/frontend/lower.py and the modules beside it) finds in the C
     "address-taken": Diagnostic("limit", "the address of a variable of the nest is taken, so it may change through a pointer"),
     "array-escapes": Diagnostic("limit", "an array or pointer is passed to a function, which may read or write what it points to"),
     "exposed-loop-variable": Diagnostic("limit", "a global or static loop variable may change through a pointer write"),

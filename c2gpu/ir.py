@@ -146,7 +146,7 @@ class Reduction:
     loops: tuple[str, ...]  # the loops it accumulates over (their variables do not index the target)
     array_access: Access | None = None
     guard: Guard | None = None   # the condition of `if (e > t) t = e;` when the max/min was matched through it
-    # a max/min as C wrote it (frontend/lower.py Order): which of equal values it keeps ("first": `x < m`, "last":
+    # a max/min as C wrote it (frontend/reductions.py Order): which of equal values it keeps ("first": `x < m`, "last":
     # `x <= m`), whether a NaN accumulator takes the next value (fmin/fmax), and the value compared (its syntax)
     ties: str = ""
     nan_init: bool = False

@@ -1,4 +1,4 @@
-"""Loops c2gpu does not count, run whole inside a thread (frontend/lower.py runs_whole): a `for` whose bounds read
+"""Loops c2gpu does not count, run whole inside a thread (frontend/nests.py runs_whole): a `for` whose bounds read
 memory (CSR rows), a `while` or `do`, a `for` with a `break` of its own.  The loops around them are judged by what
 the loop may touch in any number of its iterations; every port here is run on the CPU execution layer against the
 original (three thread orders, poisoned device memory), and what must stay sequential is checked with its reason.

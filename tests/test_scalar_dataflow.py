@@ -4,7 +4,7 @@ A scalar declared outside a loop is private to it when every read of it in an it
 written earlier in that same iteration, by a write that certainly runs (c2gpu/passes/scalars.py
 `privatizable`), at whatever depth the write and the read sit.  A scalar assigned a polynomial of loop
 variables and parameters once, unconditionally, in a loop body (`c = i*nx + j;`) stands for that
-polynomial in the rest of the body (c2gpu/frontend/lower.py `NestContext.record_temporary`), so `a[c]`
+polynomial in the rest of the body (c2gpu/frontend/context.py `NestContext.record_temporary`), so `a[c]`
 is `a[i][j]`.  Each proof has its counterpart where a read can see another iteration's value.
 """
 from __future__ import annotations

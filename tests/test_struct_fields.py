@@ -2,7 +2,7 @@
 and `j->out` are arrays, and the port passes the fields where the nest ran; what the renaming cannot vouch
 for (a field written, a base reassigned) stays a flagged struct access.  An array of structs whose fields share
 one scalar type (`dcomplex`) is an array of that type with the field as its last dimension
-(frontend/lower.py NestContext.field_of)."""
+(frontend/context.py NestContext.field_of)."""
 from __future__ import annotations
 
 import subprocess

@@ -1,6 +1,6 @@
 """Random index temporaries against the original program: a scalar `c` assigned constants and polynomials several
 times, under conditions c2gpu cannot model, in loops that reassign it, and used as a subscript in between
-(c2gpu/frontend/lower.py `record_temporary`: each use sees its own assignment, none inside a loop that writes it).
+(c2gpu/frontend/context.py `record_temporary`: each use sees its own assignment, none inside a loop that writes it).
 Each program's nest is verified (CPU execution layer, three thread orders, poisoned memory) against the original;
 the value of `c` after the nest is compared too.  12 programs by default, 200 with `pytest -m slow`."""
 import random

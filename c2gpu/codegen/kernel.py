@@ -23,7 +23,7 @@ import islpy as isl
 from pycparser import c_ast, c_generator
 
 from .. import isl_sets as ph
-from ..frontend.lower import _array_chain, _walk as walk_tree, loc_of, text_of
+from ..frontend.syntax import _array_chain, _walk as walk_tree, loc_of, text_of
 from ..ir import Access, Guard, Loop, Nest, ordered_reduction, reduction_type
 from ..promotion import Promotion, certain_write, promotions
 from ..symbolic import Poly

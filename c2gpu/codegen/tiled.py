@@ -23,7 +23,7 @@ from .. import isl_sets as ph
 from .kernel import (ArrayPlan, CodegenError, KernelCode, KernelPrinter, _c, _clamp, _declared_bounds, _flat,
                       register_maps, wide_index)
 from .precompiled import templates
-from ..frontend.lower import _array_chain, loc_of
+from ..frontend.syntax import _array_chain, loc_of
 from ..ir import Loc, Loop, Nest
 from ..promotion import access_nodes
 from ..shared_tiles import tile_region

@@ -68,7 +68,7 @@ from typing import Any, Iterable
 import islpy as isl
 from pycparser import c_ast
 
-from c2gpu.frontend.lower import text_of
+from c2gpu.frontend.syntax import text_of
 from c2gpu.ir import Access, ArrayInfo, Guard, Loc, Loop, Nest, Reduction, Statement, line_of, loop_words
 from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from pycparser import c_ast
 
-from c2gpu.frontend.lower import _TRUTH_OPS, _walk
+from c2gpu.frontend.guards import _TRUTH_OPS
+from c2gpu.frontend.syntax import _walk
 from c2gpu.frontend.objects import _constant
 from c2gpu.ir import Loop, Nest, ScalarInfo, Statement
 from c2gpu.records import dataclass

@@ -1,0 +1,82 @@
+"""Conditions: the `Guard` of an `if` around a statement (its affine constraints where it has them), and the truth
+of a condition whose value is known from the text alone (`_truth`).
+
+Separate because statement lowering, nest lowering and the passes read conditions the same way.
+"""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from ..ir import Constraint, Guard
+from .objects import _constant
+from .ctypes import FLOAT_TYPES, int_result, is_unsigned
+from .context import NestContext
+from .syntax import _ids, text_of
+
+
+def guard_of(ctx: NestContext, cond: c_ast.Node, negated: bool, stmt_sid: int | None = None) -> Guard:
+    cons = _constraints(ctx, cond)
+    alternatives = None
+    if negated and cons is not None:
+        # not (e >= 0) is -e - 1 >= 0, not (e == 0) is e - 1 >= 0 or -e - 1 >= 0: a negated conjunction is a
+        # disjunction, kept as alternatives
+        alternatives = tuple(alt for c in cons for alt in (((Constraint(-c.expr - 1),),) if c.kind == "ge" else
+                                                           ((Constraint(c.expr - 1),), (Constraint(-c.expr - 1),))))
+        cons = alternatives[0] if len(alternatives) == 1 else None
+        alternatives = None if cons is not None else alternatives
+    reads = tuple(sorted({n.name if n.name in ctx.loop_vars else ctx.ir_name(n.name) for n in _ids(cond)}))
+    return Guard(("!(" + text_of(cond) + ")") if negated else text_of(cond), cons, ctx.loc(cond), negated, ast=cond,
+                 reads=reads, depth=len(ctx.loop_ids), stmt_sid=stmt_sid, alternatives=alternatives)
+
+
+def _constraints(ctx: NestContext, cond: c_ast.Node) -> tuple[Constraint, ...] | None:
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
+        a, b = _constraints(ctx, cond.left), _constraints(ctx, cond.right)
+        return a + b if a is not None and b is not None else None
+    if isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=", "=="):
+        if ctx.type_of(cond.left) in FLOAT_TYPES or ctx.type_of(cond.right) in FLOAT_TYPES:
+            return None
+        saved = set(ctx.params)
+        a, _ = ctx.poly(cond.left)
+        b, _ = ctx.poly(cond.right)
+        if a is None or b is None or not (a - b).is_affine():
+            ctx.params = saved
+            return None
+        common = int_result(ctx.int_type(cond.left), ctx.int_type(cond.right))
+        if common is None or (is_unsigned(common) and not (ctx.fits(a, common) and ctx.fits(b, common))):
+            # compared as unsigned: a negative side becomes a huge value, so the affine comparison would be wrong
+            ctx.params = saved
+            return None
+        d = a - b
+        return ({"<": (Constraint(-d - 1),), "<=": (Constraint(-d),), ">": (Constraint(d - 1),),
+                 ">=": (Constraint(d),), "==": (Constraint(d, "eq"),)})[cond.op]
+    return None
+
+
+_TRUTH_OPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+              ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b,
+              "&&": lambda a, b: bool(a and b), "||": lambda a, b: bool(a or b)}
+
+
+def _truth(cond: c_ast.Node | None) -> bool | None:
+    """Whether an `if` condition made only of integer constants is true, or None when it is not constant."""
+    value = _integer_value(cond)
+    return None if value is None else value != 0
+
+
+def _integer_value(e: c_ast.Node | None) -> int | None:
+    """The value of an integer constant expression of literals, arithmetic, comparisons and ! && || (no side
+    effect, no name), or None."""
+    v = _constant(e)
+    if v is not None:
+        return v
+    if isinstance(e, c_ast.UnaryOp) and e.op == "!":
+        a = _integer_value(e.expr)
+        return None if a is None else int(a == 0)
+    if isinstance(e, c_ast.BinaryOp) and e.op in _TRUTH_OPS:
+        a, b = _integer_value(e.left), _integer_value(e.right)
+        return None if a is None or b is None else int(_TRUTH_OPS[e.op](a, b))
+    if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*"):
+        a, b = _integer_value(e.left), _integer_value(e.right)
+        return None if a is None or b is None else a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    return None
