@@ -5,7 +5,7 @@ element from global memory, adds, and stores it back, and the next iteration's l
 A CUDA programmer loads the element once into a register before the loop, updates the register, and stores
 it once after.  `promotions(nest, kernel)` decides, once per kernel, which elements get that treatment; code
 generation (codegen/kernel.py, codegen/tiled.py) prints the register, its load and its store from the
-decision, and the performance model (perf/profile.py) counts one load and one store per execution of the
+decision, and the performance model (perf/accesses.py) counts one load and one store per execution of the
 loop instead of one per iteration.
 
 An element `A[s]` is promoted across an in-thread loop L when:

@@ -1,13 +1,14 @@
-"""The vectorised counts of the coalescing and L1 analyses (c2gpu/perf/sampling.py, profile._window_distinct)
+"""The vectorised counts of the coalescing and L1 analyses (c2gpu/perf/sampling.py, coalescing._window_distinct)
 against plain Python sets, on random addresses with random inactive lanes (negative values, empty rows and
 empty blocks included); sampled blocks counted as another (KernelAnalysis._block_weights) against sorting every
 block, on real kernels and every shape the block search tries."""
 import numpy as np
 import pytest
 
+import c2gpu.perf.coalescing as coalescing
 import c2gpu.perf.profile as profile
 from c2gpu.perf.predict import search_shapes
-from c2gpu.perf.profile import _window_distinct
+from c2gpu.perf.coalescing import _window_distinct
 from c2gpu.perf.sampling import distinct_in_rows, sorted_rows
 
 from conftest import TESTDATA
@@ -71,7 +72,7 @@ def test_blocks_counted_as_another_give_the_counts_of_sorting_every_block(name, 
         merged += 0 in ka._block_weights(*_weights_inputs(ka, b))
     monkeypatch.setattr(profile.KernelAnalysis, "_block_weights", lambda self, envs, *_: np.ones(
         next(iter(envs.values()))[1].shape[0], dtype=np.int64))
-    profile._SECTOR_CACHE.clear()
+    coalescing._SECTOR_CACHE.clear()
     ka2, _ = analysis(TESTDATA / name, defines=defines)
     for b in shapes:
         assert ka2._sector_stats(b) == fast[b], b
@@ -90,7 +91,7 @@ def _weights_inputs(ka, block):
         return real(envs, addresses, unit)
     ka._block_weights = spy
     ka._block_cache.pop(("sectors", tuple(block)), None)
-    profile._SECTOR_CACHE.clear()
+    coalescing._SECTOR_CACHE.clear()
     ka._sector_stats(block)
     del ka._block_weights
     return captured["args"]

@@ -42,8 +42,11 @@ from ..options import block_for
 from ..plan import SPLIT_THREADS, Kernel, NestPlan, require_plan
 from ..shared_tiles import tiles_for_kernel
 from .machine import machine_params
-from .profile import (Geometry, InstructionCounts, Intensity, KernelAnalysis, MemoryAnalysis, PerfError)
+from .geometry import Geometry
+from .memory import MemoryAnalysis
+from .profile import Intensity, KernelAnalysis, PerfError
 from .registers import Registers
+from .trace import InstructionCounts
 from ..records import dataclass
 
 # The default model (--model default): the one that validates better on testdata/validation/naive_cuda_measured.tsv
