@@ -333,7 +333,7 @@ def test_a_table_of_rows_pays_for_its_gather_and_scatter_on_the_host(tmp_path):
 
 
 def test_a_table_of_rows_is_priced_as_the_dense_box_the_port_gives_the_device(tmp_path):
-    # the port copies the touched box of a double *** into one dense array (codegen.kernel._table_plan): the
+    # the port copies the touched box of a double *** into one dense array (codegen.arrays._table_plan): the
     # model prices that layout (i mapped to x: consecutive doubles, 8 sectors per warp request), not 32
     # sectors at addresses chosen by data
     import test_array_privatization as tables

@@ -1,11 +1,13 @@
 """CUDA code generation from a finalized plan (c2gpu/plan.py).
 
-kernel   one kernel per plan Kernel: thread indices, guards, the body printed from the C AST, array plans
+arrays   array plans: each array's device allocation and what is copied in and out (and why)
+kernel   one kernel per plan Kernel: thread indices, guards, the body printed from the C AST
 tiled    the same kernel with shared-memory tiles staged by the whole block (seed 004, section 6.1)
 wrapper  the host wrapper around a nest's kernels and the call that replaces the nest
 splice   the user's file with the calls spliced in (whole file, split .cu + .c, or kernels only)
 """
-from .kernel import ArrayPlan, CodegenError, KernelCode
+from .arrays import ArrayPlan
+from .kernel import CodegenError, KernelCode
 from .precompiled import templates
 from .splice import (c_only_constructs, emit_header, emit_kernels, escape_c_string, host_not_cxx, render_port,
                      render_split, splice)

@@ -20,8 +20,8 @@ from dataclasses import replace
 from pycparser import c_ast
 
 from .. import isl_sets as ph
-from .kernel import (ArrayPlan, CodegenError, KernelCode, KernelPrinter, _c, _clamp, _declared_bounds, _flat,
-                      register_maps, wide_index)
+from .arrays import ArrayPlan, _c, _clamp, _declared_bounds
+from .kernel import CodegenError, KernelCode, KernelPrinter, _flat, register_maps, wide_index
 from .precompiled import templates
 from ..frontend.syntax import _array_chain, loc_of
 from ..ir import Loc, Loop, Nest

@@ -16,7 +16,8 @@ import islpy as isl
 from .. import isl_sets as ph
 from ..ir import Loop, Nest, line_of
 from ..plan import Kernel, NestPlan, require_plan
-from .kernel import ArrayPlan, CodegenError, KernelCode, _flat, device_function, kernel_code, plan_arrays, wide_index
+from .arrays import ArrayPlan, plan_arrays
+from .kernel import CodegenError, KernelCode, _flat, device_function, kernel_code, wide_index
 from .precompiled import templates
 from .tiled import tiled_kernel
 from ..records import dataclass

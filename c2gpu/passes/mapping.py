@@ -46,7 +46,7 @@ DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 2)}
 MAPPABLE_REDUCTIONS = ("+", "max", "min")
 SERIAL_SAFE = ("flow", "anti", "output", "reduction")
 # what may stand in the way of parallel loops but not of code run in order by one thread: an access c2gpu does
-# not analyse runs in the C's order there, and its array is copied whole (codegen/kernel.py _gathered)
+# not analyse runs in the C's order there, and its array is copied whole (codegen/arrays.py _gathered)
 ONE_THREAD_SAFE = SERIAL_SAFE + ("non-affine",)
 ONE_THREAD_SAFE_FLAGS = ("non-affine-subscript", "runs-in-thread")
 FLOATS = ("float", "double", "long double")   # reasons a loop is sequential that one thread respects

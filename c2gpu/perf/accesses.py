@@ -169,7 +169,7 @@ class AccessesMixin:
         return flat
 
     def _table_extents(self, name: str) -> Optional[tuple[Poly, ...]]:
-        """The inner extents of a table of rows as the port lays it out on the device (codegen.kernel._table_plan:
+        """The inner extents of a table of rows as the port lays it out on the device (codegen.arrays._table_plan:
         the box of subscripts the nest touches, one dense array), at the sizes of this prediction."""
         key = ("table", name)
         if key not in self._block_cache:
