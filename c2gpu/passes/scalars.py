@@ -25,7 +25,7 @@ from c2gpu.ir import Loop, Nest, ScalarInfo, Statement
 from c2gpu.records import dataclass
 
 if TYPE_CHECKING:
-    from .dependence import _Ref
+    from .references import _Ref
 
 
 def guard_depth(g, chain) -> int:
