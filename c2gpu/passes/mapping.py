@@ -21,15 +21,13 @@ Rules (decisions live here; templates only print them):
   each such kernel's view of the nest).
 - Anything else is refused with the reason and the line that blocks it.
 The x dimension goes to the mapped loop that is the fastest-varying subscript
-of most accesses (coalescing); users can override loops and block shape.
+of most accesses (coalescing, c2gpu/passes/coalescing.py); users can override loops and block shape.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
-
-from c2gpu.options import block_for
 from c2gpu.ir import Loop, Nest, Reduction, Statement, line_of, loop_words, ordered_reduction, reduction_type
 from c2gpu.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
@@ -37,12 +35,10 @@ from c2gpu.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.reorder import kernel_view
 from c2gpu.symbolic import Sym
-from c2gpu.records import dataclass
 
+from .coalescing import Coalescing
 from .scalars import outlives_nest
 
-DIMS = ("x", "y", "z")
-DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 2)}
 MAPPABLE_REDUCTIONS = ("+", "max", "min")
 SERIAL_SAFE = ("flow", "anti", "output", "reduction")
 # what may stand in the way of parallel loops but not of code run in order by one thread: an access c2gpu does
@@ -127,7 +123,7 @@ def _c_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", text)
 
 
-class Mapper:
+class Mapper(Coalescing):
     def __init__(self, nest: Nest, deps, options: dict):
         self.nest = nest
         self.deps = deps
@@ -825,84 +821,6 @@ class Mapper:
             total *= int(d.const_value())
         return total
 
-    def coalescing(self, chain: list[Loop], x_lid: int, x_var: str) -> str:
-        """What the kernel note says of coalescing, by the bytes the accesses move (warp_bytes)."""
-        w = self.warp_bytes(chain)
-        unit, strided = w.unit[x_lid], w.strided[x_lid]
-        worst = ", ".join(w.worst[x_lid][:2])
-        if not strided:
-            return (f"x is '{x_var}', the fastest-varying subscript of the accesses that move most bytes" if unit else
-                    f"x is '{x_var}'")
-        share = strided / w.total
-        shown = f"{share:.0%}" if share >= 0.01 else "under 1%"
-        if share < 0.25:
-            return (f"x is '{x_var}', the fastest-varying subscript of the accesses that move most bytes; {worst} "
-                    f"({shown} of the bytes) not coalesced")
-        return f"x is '{x_var}', but a warp's accesses to {worst} ({shown} of the bytes) are not coalesced"
-
-    def assign_dims(self, chain: list[Loop]) -> dict[int, str]:
-        """x to the loop whose warps leave the fewest bytes uncoalesced (then the one that moves most bytes by one
-        element, then the innermost), then inner-to-outer for y and z (warp_bytes)."""
-        w = self.warp_bytes(chain)
-        order = sorted(chain, key=lambda lp: (w.strided[lp.lid], -w.unit[lp.lid], -chain.index(lp)))
-        x = order[0]
-        rest = [lp for lp in reversed(chain) if lp is not x]
-        dims = {x.lid: "x"}
-        for d, lp in zip(DIMS[1:], rest):
-            dims[lp.lid] = d
-        return dims
-
-    def warp_bytes(self, chain: list[Loop]) -> "WarpBytes":
-        """How the accesses of a warp over each loop of `chain` fall, by the bytes a thread moves through them.
-        Coalescing is judged by bytes, not by counting accesses: an access runs once per iteration of the loops
-        inside the thread that move it (its element stays in a register across the others, promotion.py), each
-        of UNKNOWN_TRIP iterations when the trip count is not known.  Over a loop, an access is coalesced when
-        the loop moves it by one element in its last subscript and not in the others, the same for the whole
-        warp (a broadcast) when the loop does not move it, and strided otherwise."""
-        unit = {lp.lid: 0.0 for lp in chain}
-        strided = {lp.lid: 0.0 for lp in chain}
-        inner = chain[-1]
-        env = self.nest.param_env(self.options.get("params"))
-        loops = {lp.lid: lp for lp in self.nest.loops()}
-        total = 0.0
-        worst: dict[int, dict[str, float]] = {lp.lid: {} for lp in chain}
-        for s in self.nest.statements():
-            if inner.lid not in s.loop_ids:
-                continue
-            inside = [loops[lid] for lid in s.loop_ids[s.loop_ids.index(inner.lid) + 1:]]
-            for a in s.accesses:
-                subs = a.linearized or a.subscripts
-                if not subs or any(x is None for x in subs):
-                    continue
-                runs = 1.0
-                for lp in inside:
-                    if any(x.coeff(lp.var) != 0 for x in subs):
-                        runs *= _trip(lp, env)
-                weight = runs * a.elem_size
-                total += weight
-                for lp in chain:
-                    if abs(subs[-1].coeff(lp.var)) == 1 and all(x.coeff(lp.var) == 0 for x in subs[:-1]):
-                        unit[lp.lid] += weight
-                    elif any(x.coeff(lp.var) != 0 for x in subs):
-                        strided[lp.lid] += weight
-                        worst[lp.lid][a.text] = worst[lp.lid].get(a.text, 0.0) + weight
-        return WarpBytes(unit, strided, total, {lid: sorted(d, key=lambda text: -d[text]) for lid, d in worst.items()})
-
-    def block_shape(self, ndims: int, kernel: str, split_dim: str = "") -> tuple[int, int, int]:
-        """--block's shape for `kernel`, else the default for `ndims` mapped loops; a split reduction's
-        dimension (split_dim) has SPLIT_THREADS threads, the others share the default's thread count."""
-        forced = block_for(self.block_override, kernel)
-        if forced and not split_dim:
-            return (tuple(forced) + (1, 1, 1))[:3]
-        if not split_dim:
-            return DEFAULT_BLOCKS[ndims]
-        block = [1, 1, 1]
-        block["xyz".index(split_dim)] = SPLIT_THREADS
-        rest = [d for d in "xyz"[:ndims] if d != split_dim]
-        for d, n in zip(rest, ((256 // SPLIT_THREADS,), (4, 2))[len(rest) - 1] if rest else ()):
-            block["xyz".index(d)] = n
-        return tuple(block)
-
 
 class MapLoops(Pass):
     name = "mapping"
@@ -936,28 +854,7 @@ class MapLoops(Pass):
         return Mapping(nest.name, items, tuple(notes), reassociates)
 
 
-@dataclass(frozen=True)
-class WarpBytes:
-    """The bytes a thread moves through the accesses of a kernel, by how a warp over each mapped loop touches them
-    (Mapper.warp_bytes): by lid, coalesced (`unit`) and strided; in all; the strided accesses, most bytes first."""
-    unit: dict[int, float]
-    strided: dict[int, float]
-    total: float
-    worst: dict[int, list[str]]
-
-
 MAX_HOST_LOOPS = 2     # structures with 1 and 2 outer parallel loops on the host: the rules' + at most 2 others
-UNKNOWN_TRIP = 64      # iterations of a loop whose trip count is not known, when weighing accesses by bytes
-
-
-def _trip(lp: Loop, env: dict) -> float:
-    """A loop's trip count with the sizes known, else UNKNOWN_TRIP (a triangular loop: its largest, roughly)."""
-    if lp.trip_count is None:
-        return float(UNKNOWN_TRIP)
-    try:
-        return float(max(1, lp.trip_count.evaluate(env)))
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        return float(UNKNOWN_TRIP)
 
 
 def structures(nest: Nest, deps, options: dict, rules: Mapping) -> tuple[Mapping, ...]:
