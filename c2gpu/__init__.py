@@ -1,6 +1,6 @@
 """c2gpu: is this sequential C loop nest worth porting to a GPU, and what would the kernel look like?
 
-The Python API (c2gpu/api.py): ``c2gpu.analyze(path_or_source, gpu="a100", ...) -> c2gpu.Report``.
+The Python API (c2gpu/drivers/api.py): ``c2gpu.analyze(path_or_source, gpu="a100", ...) -> c2gpu.Report``.
 """
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ __all__ = ["__version__", "analyze", "Report", "NestReport", "LoopReport", "Kern
            "Location", "RelatedLocation", "Hotspot"]
 
 if TYPE_CHECKING:   # pragma: no cover
-    from .api import (Hotspot, KernelReport, Location, LoopReport, NestReport, RelatedLocation, Report,
-                      SharedMemoryDecision, analyze)
+    from .drivers.api import (Hotspot, KernelReport, Location, LoopReport, NestReport, RelatedLocation, Report,
+                              SharedMemoryDecision, analyze)
 
 
 def __getattr__(name: str):
     # the API is imported on first use, so that `import c2gpu` (and the command line) stays light
     if name in __all__ and name != "__version__":
-        from . import api
+        from .drivers import api
         return getattr(api, name)
     raise AttributeError(f"module 'c2gpu' has no attribute '{name}'")

@@ -1,3 +1,3 @@
-from .cli import run
+from .drivers.cli import run
 
 run()

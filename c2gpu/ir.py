@@ -330,7 +330,7 @@ class Nest:
     #                                           C (frontend/inductions.py Induction); the port steps them after it
     inlined: tuple[str, ...] = ()             # the file's functions whose calls it holds inlined (frontend/inline.py)
     rewrites: tuple[str, ...] = ()            # what c2gpu rewrote in the C before analysing it again (a wavefront,
-    #                                           c2gpu/wavefront.py), for the reports
+    #                                           c2gpu/transform/wavefront.py), for the reports
     relower: Any = field(default=None, compare=False, repr=False, hash=False)   # the frontend's way to describe a
     #                                           rewritten C for-statement in the nest's place: c_ast.For -> Nest
     as_written: "Nest | None" = field(default=None, compare=False, repr=False, hash=False)  # the nest in C's order,

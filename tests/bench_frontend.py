@@ -11,7 +11,7 @@ import statistics
 import time
 from pathlib import Path
 
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, parse_c, preprocess
 from c2gpu.frontend.lower import lower_program
 

@@ -38,10 +38,10 @@ def write_c(tmp_path: Path, text: str, name: str = "t.c") -> Path:
 def verify_program(tmp_path: Path, text: str):
     """`verify` on the C program `text`: its port run on the CPU execution layer against the original (three
     thread orders, poisoned memory); the VerifyResult."""
-    from c2gpu.driver import make_manager
+    from c2gpu.drivers.driver import make_manager
     from c2gpu.frontend import PreprocessOptions
-    from c2gpu.port import PIPELINE
-    from c2gpu.verify import verify
+    from c2gpu.drivers.port import PIPELINE
+    from c2gpu.drivers.verify import verify
     return verify(str(write_c(tmp_path, text)), PreprocessOptions(), make_manager(PIPELINE, {}))
 
 

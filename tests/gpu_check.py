@@ -3,7 +3,7 @@
     python tests/gpu_check.py [--size LARGE] [--gpu KEY] [--runs 3] [--only gemm,atax] [--json FILE]
 
 For the GPU it finds (nvidia-smi's name, matched to a key of `c2gpu gpus`; --gpu overrides), for each program:
-c2gpu analyses it for that GPU and ports it with verify's probes around each ported nest (c2gpu.verify.instrument:
+c2gpu analyses it for that GPU and ports it with verify's probes around each ported nest (c2gpu.drivers.verify.instrument:
 the kernels are the ones whose times analyze predicts); the original is built with cc -O2, the port with
 nvcc -O3 -arch=native -cudart shared.  The original runs once (it dumps what each ported nest leaves and times
 each nest); the port runs once with dumps (a warm-up; checked against the original's dump by verify's comparison:
@@ -39,10 +39,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from c2gpu.api import _options                       # noqa: E402  (the options of `c2gpu analyze --gpu KEY`)
-from c2gpu.driver import analyze_file, manager_for   # noqa: E402
-from c2gpu.gpu import list_gpus, load_gpu            # noqa: E402
-from c2gpu.verify import compare, instrument, read_dump, PORT_CU, PORT_HOST_C  # noqa: E402
+from c2gpu.drivers.api import _options                       # noqa: E402  (the options of `c2gpu analyze --gpu KEY`)
+from c2gpu.drivers.driver import analyze_file, manager_for   # noqa: E402
+from c2gpu.model.gpu import list_gpus, load_gpu            # noqa: E402
+from c2gpu.drivers.verify import compare, instrument, read_dump, PORT_CU, PORT_HOST_C  # noqa: E402
 import polybench_corpus                              # noqa: E402
 
 CUDA = HERE / "gpu_check_cuda"

@@ -24,13 +24,13 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.pipeline import PORT
 from c2gpu.emulate.build import compile_for_cpu
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.ir import Loop
-from c2gpu.port import port_file
-from c2gpu.verify import ORDERS
+from c2gpu.drivers.port import port_file
+from c2gpu.drivers.verify import ORDERS
 
 CORPUS = Path(__file__).resolve().parent.parent / "testdata" / "corpora" / "polybench-c-4.2.1"
 UTILITIES = CORPUS / "utilities"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import c2gpu
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.pipeline import PORT
-from c2gpu.port import analyse_for_port
+from c2gpu.drivers.port import analyse_for_port
 from conftest import TESTDATA, project_programs
 
 VERDICT_CLASSES_WITH_A_PORT = {"port", "port-if-resident", "keep-on-cpu", "no-verdict"}
@@ -196,7 +196,7 @@ def test_run_order_follows_calls_not_the_source(tmp_path):
 def test_whole_program_keeps_matmul_data_on_the_device(tmp_path):
     """matmul.c: main fills A and B (line 29), matmul reads them and writes C (16), main sums C (37).  Kept on
     the device, nothing is copied in: each array goes out once."""
-    from c2gpu.gpu import load_gpu
+    from c2gpu.model.gpu import load_gpu
     report = c2gpu.analyze(TESTDATA / "matmul.c", gpu="h100-sxm", run_cpu=False)
     w, gpu = report.program, load_gpu("h100-sxm")
     assert set(w.ported) == {"matmul@16", "main@29", "main@37"}

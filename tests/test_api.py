@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 import c2gpu
-from c2gpu.cli import main
+from c2gpu.drivers.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "c2gpu" / "schemas" / "analysis.schema.json").read_text())
@@ -43,7 +43,7 @@ def matmul(tmp_path_factory):
 
 def test_exports():
     assert {"analyze", "Report", "NestReport"} <= set(c2gpu.__all__)
-    assert c2gpu.Report is c2gpu.api.Report and callable(c2gpu.analyze)
+    assert c2gpu.Report is c2gpu.drivers.api.Report and callable(c2gpu.analyze)
     with pytest.raises(AttributeError):
         c2gpu.no_such_thing
 
@@ -183,5 +183,5 @@ def test_bad_inputs(tmp_path):
         c2gpu.analyze(SOURCE, gpu="no-such-gpu")
     with pytest.raises(FileNotFoundError):
         c2gpu.analyze("no/such/file.c")
-    with pytest.raises(c2gpu.api.C2GPUError):
+    with pytest.raises(c2gpu.drivers.api.C2GPUError):
         c2gpu.analyze(tmp_path)          # a directory exists but is not a C file

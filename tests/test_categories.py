@@ -12,10 +12,10 @@ import pytest
 
 from c2gpu import units
 from c2gpu.codegen import build_nest_code
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.frontend.preprocess import parse_define
-from c2gpu.gpu import load_gpu
+from c2gpu.model.gpu import load_gpu
 from c2gpu.model.inputs import KernelProfile, MachineParams
 from c2gpu.perf.categories import CATEGORIES, busy_share, nest_categories
 from c2gpu.perf.predict import predict_nest

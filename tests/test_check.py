@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from c2gpu.cli import _expand_inputs, _Progress, main
+from c2gpu.drivers.cli import _expand_inputs, _Progress, main
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"

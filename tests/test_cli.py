@@ -45,12 +45,12 @@ def test_syntax_error_is_compiler_style(tmp_path):
 
 
 def test_the_command_ends_without_teardown_but_with_exit_handlers_and_all_output(tmp_path):
-    """c2gpu.cli.run ends the process at once (os._exit): the exit status is main's, output written to a pipe
+    """c2gpu.drivers.cli.run ends the process at once (os._exit): the exit status is main's, output written to a pipe
     arrives whole, and handlers registered with atexit (a coverage tool's) still run."""
     marker = tmp_path / "handler-ran"
     code = ("import atexit, pathlib, sys\n"
             f"atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('yes'))\n"
-            "from c2gpu.cli import run\n"
+            "from c2gpu.drivers.cli import run\n"
             "sys.argv = ['c2gpu'] + sys.argv[1:]\n"
             "run()\n")
     ok = subprocess.run([sys.executable, "-c", code, "analyze", str(TESTDATA / "matmul.c"), "--no-run",
@@ -202,6 +202,6 @@ def test_codes_lists_every_diagnostic_code():
 ])
 def test_the_parser_of_one_subcommand_parses_as_the_whole_one(argv):
     """main declares only the subcommand argv names: the same namespace as with every subcommand declared."""
-    from c2gpu.cli import _command_in, build_parser
+    from c2gpu.drivers.cli import _command_in, build_parser
     assert _command_in(argv) == next(a for a in argv if not a.startswith("-"))
     assert vars(build_parser(_command_in(argv)).parse_args(argv)) == vars(build_parser().parse_args(argv))

@@ -86,11 +86,11 @@ def _tail(b: bytes, n: int = 600) -> str:
 
 def check_program(k: int, work: str, inc: str) -> ProgramResult:
     """Generate program k, run it, port it, run the port, compare (in a worker process)."""
-    from c2gpu.driver import make_manager
+    from c2gpu.drivers.driver import make_manager
     from c2gpu.pipeline import PORT
     from c2gpu.emulate.build import compile_for_cpu
     from c2gpu.frontend import PreprocessOptions
-    from c2gpu.port import host_name_for, port_file
+    from c2gpu.drivers.port import host_name_for, port_file
 
     seed = SEED0 + k
     res = ProgramResult(seed)

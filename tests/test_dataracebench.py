@@ -41,10 +41,10 @@ from pathlib import Path
 
 import pytest
 
-from c2gpu.cli import main
+from c2gpu.drivers.cli import main
 from c2gpu.frontend import PreprocessOptions, load_program, load_program_recovering
-from c2gpu import subscript_bounds
-from c2gpu.subscript_bounds import CODE, openmp_clause_notes, openmp_clauses, out_of_bounds, pragma_notes
+from c2gpu.analysis import subscript_bounds
+from c2gpu.analysis.subscript_bounds import CODE, openmp_clause_notes, openmp_clauses, out_of_bounds, pragma_notes
 from c2gpu.pipeline import PassManager
 from c2gpu.registry import available_passes
 

@@ -52,7 +52,7 @@ def test_analyze_with_the_port_pipeline_is_byte_identical():
 PORT_ALL = """
 import contextlib, io, sys
 from pathlib import Path
-from c2gpu.cli import main
+from c2gpu.drivers.cli import main
 out_dir, include, files = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
 for f in files:
     stem = out_dir / Path(f).name[:-2]

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from c2gpu.cli import main
+from c2gpu.drivers.cli import main
 from c2gpu.frontend import PreprocessOptions, load_program, parse_c, preprocess
 from c2gpu.frontend.functions import pure_functions
 from c2gpu.pipeline import PassManager

@@ -21,10 +21,10 @@ import subprocess
 
 import pytest
 
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.pipeline import PORT
 from c2gpu.frontend import PreprocessOptions
-from c2gpu.verify import verify
+from c2gpu.drivers.verify import verify
 
 from conftest import requires_tool
 from random_nests import FAMILIES, program

@@ -1,4 +1,4 @@
-"""Loop distribution and interchange (c2gpu/passes/mapping.py `distributed`, c2gpu/reorder.py): a loop's body split
+"""Loop distribution and interchange (c2gpu/passes/mapping.py `distributed`, c2gpu/transform/reorder.py): a loop's body split
 into kernels that each map what they can, with a parallel loop moved outside a sequential one where every
 dependence allows it, the structure a CUDA programmer would pick for gemm and atax; never where a
 dependence forbids it."""
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from c2gpu.cli import main
-from c2gpu.driver import make_manager
+from c2gpu.drivers.cli import main
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.pipeline import PORT
 

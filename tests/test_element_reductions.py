@@ -10,10 +10,10 @@ import re
 import subprocess
 import sys
 
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions
 from c2gpu.pipeline import PORT
-from c2gpu.port import port_file
+from c2gpu.drivers.port import port_file
 
 from conftest import requires_tool, verified_ports
 

@@ -157,7 +157,7 @@ def test_the_shared_header_prefix_gives_the_ast_a_whole_parse_gives(path, includ
 def test_files_share_one_header_prefix_and_analysis_leaves_it_as_parsed(tmp_path, capsys):
     """gemm and atax include the same headers first: one prefix, whose nodes every analysis of either file
     then shares, so nothing may change them."""
-    from c2gpu.cli import main
+    from c2gpu.drivers.cli import main
     from c2gpu.frontend import parse
     parse._PREFIXES.clear()
     files = [str(p) for p, _ in _polybench("linear-algebra/blas/gemm/gemm.c", "linear-algebra/kernels/atax/atax.c")]

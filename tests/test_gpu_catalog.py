@@ -1,11 +1,11 @@
-"""The GPU catalog (c2gpu/gpus/*.toml) and its loader (c2gpu.gpu)."""
+"""The GPU catalog (c2gpu/gpus/*.toml) and its loader (c2gpu.model.gpu)."""
 import json
 import math
 import re
 
 import pytest
 
-from c2gpu.gpu import (INSTRUCTION_CLASSES, GPU, GPUDescriptionError, list_gpus, load_gpu,
+from c2gpu.model.gpu import (INSTRUCTION_CLASSES, GPU, GPUDescriptionError, list_gpus, load_gpu,
                        transfer_time_s)
 from c2gpu.diagnostics import C2GPUError
 

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from c2gpu.cli import main
-from c2gpu.driver import make_manager
+from c2gpu.drivers.cli import main
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.pipeline import PORT
 
@@ -130,7 +130,7 @@ def plan_of(tmp_path, source: str, passes=PORT.passes, **options):
 
 def shape(items) -> list:
     """The plan as nested lists: "serial" or the mapped loop variables for a kernel, [header, ...] for a host loop."""
-    from c2gpu.plan import Kernel
+    from c2gpu.planning.plan import Kernel
     return [("serial" if it.serial else ",".join(m.c_var for m in it.loops)) if isinstance(it, Kernel)
             else [it.var, *shape(it.body)] for it in items]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions
-from c2gpu.port import PIPELINE
-from c2gpu.verify import verify
+from c2gpu.drivers.port import PIPELINE
+from c2gpu.drivers.verify import verify
 from conftest import requires_tool, write_c
 from test_dependence import run, table
 

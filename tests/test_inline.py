@@ -253,14 +253,14 @@ def test_the_programs_other_files_are_read_where_the_file_calls_them(tmp_path):
     assert first.inlined == ("randlc",) and second.inlined == ()
     assert any("not inlined: it is defined in another file and uses 'scale', a global of that file" in f.message
                for f in second.all_flags()), [f.message for f in second.all_flags()]
-    from c2gpu.driver import make_manager
-    from c2gpu.port import PIPELINE
+    from c2gpu.drivers.driver import make_manager
+    from c2gpu.drivers.port import PIPELINE
     manager = make_manager(PIPELINE, {})
     program = manager.run(program)
     assert manager.result("dependence", program.nest("main@12")).loop("k").status == "parallel"
     # without the other file, the call is one c2gpu cannot see into
     assert load_program(str(main_c), PreprocessOptions()).nest("main@12").inlined == ()
-    from c2gpu.cli import main as cli
+    from c2gpu.drivers.cli import main as cli
     assert cli(["verify", str(main_c), "--extra-source", str(random_c)]) == 0
 
 
@@ -281,7 +281,7 @@ void h(void) {{ for (int i = 0; i < 100; i++) phase(a[i], b[i]); }}""")
 def test_lines_of_a_function_inlined_from_another_file_name_that_file(tmp_path, capsys):
     """A dependence inside code inlined from another file of the program (--extra-source) is reported at that
     file's line, `lib.c:5`, not at "line 5", which in the nest's file is another statement."""
-    from c2gpu.cli import main
+    from c2gpu.drivers.cli import main
     (tmp_path / "lib.c").write_text("void fill(double *t, int k)\n{\n  int i;\n  for (i = 0; i < 4; i++)\n"
                                     "    t[i] = k * i;\n}\n")
     (tmp_path / "main.c").write_text("#include <stdio.h>\nvoid fill(double *t, int k);\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from c2gpu.counting import enclosing_loops, instances
+from c2gpu.analysis.counting import enclosing_loops, instances
 from test_ir_testdata import (D, accesses, arrays, assert_all, brute_count, count, kernel, kernel_nests, lin, lines,
                               load, loops, names, nest, ops, reductions, scalars, subs)
 

@@ -3,8 +3,8 @@ indexes it as written; a scatter (a write through an index) or a gather from mem
 refused with the reason."""
 from __future__ import annotations
 
-from c2gpu.cli import main
-from c2gpu.driver import make_manager
+from c2gpu.drivers.cli import main
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.pipeline import PORT
 

@@ -13,14 +13,14 @@ import itertools
 import islpy as isl
 import pytest
 
-from c2gpu import isl_sets
-from c2gpu.driver import make_manager
+from c2gpu.analysis import isl_sets
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions
-from c2gpu.port import PIPELINE, analyse_for_port
+from c2gpu.drivers.port import PIPELINE, analyse_for_port
 from c2gpu.report import ir_json
 from c2gpu.report.text import nest_ir
 from c2gpu.symbolic import Poly
-from c2gpu.verify import verify
+from c2gpu.drivers.verify import verify
 from conftest import requires_tool, write_c
 from test_dependence import run, table
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from c2gpu.driver import make_manager
-from c2gpu.counting import enclosing_loops, evaluate_instances, instances
+from c2gpu.drivers.driver import make_manager
+from c2gpu.analysis.counting import enclosing_loops, evaluate_instances, instances
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.ir import Loop, Nest, Program
 from conftest import project_programs

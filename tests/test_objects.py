@@ -197,7 +197,7 @@ def test_a_global_pointer_of_a_file_without_main_is_unknown(tmp_path):
 @requires_tool("cc")
 @requires_tool("g++")
 def test_a_port_that_relies_on_the_facts_verifies(tmp_path, capsys):
-    from c2gpu.cli import main
+    from c2gpu.drivers.cli import main
     path = tmp_path / "t.c"
     path.write_text(CALLED % ("static", """
 int main(void) {

@@ -22,8 +22,8 @@ from dataclasses import replace
 
 import pytest
 
-from c2gpu.gpu import list_gpus, load_gpu
-from c2gpu.occupancy import FACTORS, InvalidLaunchError, occupancy
+from c2gpu.model.gpu import list_gpus, load_gpu
+from c2gpu.model.occupancy import FACTORS, InvalidLaunchError, occupancy
 
 CASES = [
     # (gpu, threads, regs/thread, smem bytes) -> (blocks, warps, limiting factor)   how

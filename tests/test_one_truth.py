@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from c2gpu.cli import main
+from c2gpu.drivers.cli import main
 from conftest import TESTDATA, project_programs, requires_tool
 
 POLYBENCH = TESTDATA / "corpora" / "polybench-c-4.2.1"
@@ -223,11 +223,11 @@ def test_a_column_walk_in_one_thread_costs_a_few_hundred_cycles_a_load(tmp_path)
     # PolyBench/GPU gramschmidt's first kernel: one thread sums a column (2048 strided loads); its footprint is
     # the sectors it touches, not the 16 MB between them, so a load costs an L2 or DRAM latency, not 16,000 cycles
     from c2gpu.frontend import PreprocessOptions, load_program
-    from c2gpu.gpu import load_gpu
+    from c2gpu.model.gpu import load_gpu
     from c2gpu.perf.predict import SYNC_EACH_LAUNCH, predict_nest
     from c2gpu.pipeline import PassManager
     from c2gpu.codegen import build_nest_code
-    from c2gpu.plan import NestPlan, SharedMemoryPlan
+    from c2gpu.planning.plan import NestPlan, SharedMemoryPlan
     from c2gpu.registry import available_passes
     src = tmp_path / "g.c"
     src.write_text("""#include <math.h>

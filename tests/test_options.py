@@ -1,4 +1,4 @@
-"""Options (c2gpu/options.py) and the pipeline they select (c2gpu/pipeline.py, c2gpu/driver.py): checked once,
+"""Options (c2gpu/drivers/options.py) and the pipeline they select (c2gpu/pipeline.py, c2gpu/drivers/driver.py): checked once,
 frozen, one message per bad value, the same for the command line and the API."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 import c2gpu
-from c2gpu.driver import pipeline_passes
-from c2gpu.gpu import load_gpu
-from c2gpu.options import Options, OptionsError, load_gpu_option, parse_block, parse_defines, parse_params
+from c2gpu.drivers.driver import pipeline_passes
+from c2gpu.model.gpu import load_gpu
+from c2gpu.drivers.options import Options, OptionsError, load_gpu_option, parse_block, parse_defines, parse_params
 from c2gpu.pipeline import ANALYZE, PIPELINES, PORT
 
 

@@ -7,16 +7,16 @@ import pytest
 
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.frontend.preprocess import parse_define
-from c2gpu.gpu import list_gpus, load_gpu
+from c2gpu.model.gpu import list_gpus, load_gpu
 from c2gpu.model.inputs import geometry
-from c2gpu.occupancy import occupancy
+from c2gpu.model.occupancy import occupancy
 from c2gpu.perf.cexpr import evaluate
 from c2gpu.perf.machine import machine_params
 from c2gpu.perf.predict import kernel_items, predict_nest
 from c2gpu.perf.profile import KernelAnalysis, PerfError
 from c2gpu.pipeline import PassManager
 from c2gpu.codegen import build_nest_code
-from c2gpu.plan import NestPlan, SharedMemoryPlan
+from c2gpu.planning.plan import NestPlan, SharedMemoryPlan
 from c2gpu.registry import available_passes
 from c2gpu.symbolic import Poly
 

@@ -7,8 +7,8 @@ import re
 import jsonschema
 import pytest
 
-from c2gpu.cli import main
-from c2gpu.gpu import list_gpus
+from c2gpu.drivers.cli import main
+from c2gpu.model.gpu import list_gpus
 
 from conftest import ROOT, TESTDATA, write_c
 

@@ -3,7 +3,7 @@ block search builds one KernelAnalysis per shape and per shared-memory budget.  
 from __future__ import annotations
 
 from c2gpu.perf.profile import KernelAnalysis
-from c2gpu.shared_tiles import tiles_for_kernel
+from c2gpu.planning.shared_tiles import tiles_for_kernel
 
 from conftest import TESTDATA
 from test_perf import A100, analysis

@@ -24,7 +24,7 @@ import math
 
 import pytest
 
-from c2gpu.gpu import load_gpu
+from c2gpu.model.gpu import load_gpu
 from c2gpu.model import MODELS
 from c2gpu.perf.predict import SYNC_EACH_LAUNCH
 import validation_data as validation

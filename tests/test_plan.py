@@ -1,4 +1,4 @@
-"""The plan (c2gpu/plan.py): finalized once by the plan pass, the only thing code generation and the model take."""
+"""The plan (c2gpu/planning/plan.py): finalized once by the plan pass, the only thing code generation and the model take."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from c2gpu.codegen import build_nest_code
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
-from c2gpu.gpu import load_gpu
+from c2gpu.model.gpu import load_gpu
 from c2gpu.perf.predict import predict_nest
 from c2gpu.pipeline import PORT, with_performance
-from c2gpu.plan import NestPlan, PlanError
+from c2gpu.planning.plan import NestPlan, PlanError
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 
@@ -85,7 +85,7 @@ def test_a_nest_port_refuses_is_never_called_portable(tmp_path, capsys):
     """The gather loop is proven parallel, but code generation cannot copy src[at[i]]: the plan pass refuses it, so
     the verdict, the API, `check` and `port` agree that it is not ported, for the same reason."""
     import c2gpu
-    from c2gpu.cli import main
+    from c2gpu.drivers.cli import main
     src = tmp_path / "gather.c"
     src.write_text(GATHER)
     report = c2gpu.analyze(str(src), gpu="a100", run_cpu=False, break_even=False)

@@ -14,11 +14,11 @@ import subprocess
 import pytest
 
 import polybench_corpus as pc
-from c2gpu.cli import main
-from c2gpu.driver import make_manager
+from c2gpu.drivers.cli import main
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.pipeline import PORT
-from c2gpu.plan import HostLoop
+from c2gpu.planning.plan import HostLoop
 from conftest import requires_tool, sweep
 
 # Measured on 2026-11-24, per mode: (kernels with a ported nest, kernels whose main computation is
@@ -29,7 +29,7 @@ from conftest import requires_tool, sweep
 # gramschmidt port since the code between their kernels runs in one-thread kernels (21 -> 25); atax's
 # and bicg's main computations since loop distribution and interchange; cholesky and trisolv since a sum into
 # one array element (x[i] -= L[i][j] * x[j] over j) is a reduction across threads: every nest of 27 kernels;
-# floyd-warshall, nussinov and seidel-2d since wavefronts (c2gpu/wavefront.py): every nest of all 30.
+# floyd-warshall, nussinov and seidel-2d since wavefronts (c2gpu/transform/wavefront.py): every nest of all 30.
 FLOOR_ALL = {"default": (30, 30), "--assume-no-alias": (30, 30)}
 FLOOR_HALF = {"default": (15, 15), "--assume-no-alias": (15, 15)}
 FLOOR_THIRD = {"default": (10, 10), "--assume-no-alias": (10, 10)}

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions
-from c2gpu.nvcc import compile_cuda, parse_ptxas
-from c2gpu.port import analyse_for_port, host_name_for, port_file
-from c2gpu.verify import verify
+from c2gpu.codegen.nvcc import compile_cuda, parse_ptxas
+from c2gpu.drivers.port import analyse_for_port, host_name_for, port_file
+from c2gpu.drivers.verify import verify
 
 from conftest import TESTDATA, requires_tool, sweep
 
@@ -155,7 +155,7 @@ def test_port_keeps_user_text_outside_nests(tmp_path):
     spans = [(o.nest.loc.line, o.nest.loc.line + 30) for o in res.ported]
     nest_lines = set()
     for o in res.ported:
-        from c2gpu.source import for_span
+        from c2gpu.frontend.source import for_span
         s = src.read_text()
         a, b = for_span(s, o.nest.loc.line, o.nest.loc.col)
         nest_lines |= set(range(s.count("\n", 0, a) + 1, s.count("\n", 0, b) + 2))
@@ -265,7 +265,7 @@ int main(void)
 
 
 def _emit(tmp_path, capsys):
-    from c2gpu.cli import main
+    from c2gpu.drivers.cli import main
     assert main(["emit", str(TESTDATA / "matmul.c"), "-D", "N=256", "-o", str(tmp_path / "kernels.cu")]) == 0
     capsys.readouterr()
     return (tmp_path / "kernels.cu").read_text(), (tmp_path / "kernels.h").read_text()

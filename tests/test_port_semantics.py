@@ -13,7 +13,7 @@ import pytest
 
 from c2gpu.emulate.build import compile_for_cpu
 from c2gpu.frontend import PreprocessOptions, load_program
-from c2gpu.nvcc import compile_cuda
+from c2gpu.codegen.nvcc import compile_cuda
 from c2gpu.codegen import c_only_constructs
 
 from conftest import requires_tool, write_c
@@ -356,8 +356,8 @@ int main(void) {
 @requires_tool("nvcc")
 @requires_tool("g++")
 def test_private_scalar_keeps_the_last_iterations_value(tmp_path):
-    from c2gpu.driver import make_manager
-    from c2gpu.verify import verify
+    from c2gpu.drivers.driver import make_manager
+    from c2gpu.drivers.verify import verify
     src = write_c(tmp_path, PRIVATE_TEMP)
     cu, log = port(tmp_path, PRIVATE_TEMP)
     assert "f@7" in ported(log), log

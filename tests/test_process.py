@@ -1,4 +1,4 @@
-"""c2gpu.process.run: output and status of a normal command, and nothing left running after a time limit."""
+"""c2gpu.drivers.process.run: output and status of a normal command, and nothing left running after a time limit."""
 from __future__ import annotations
 
 import os
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from c2gpu.process import run
+from c2gpu.drivers.process import run
 
 
 def _dead(pid: int) -> bool:
@@ -89,7 +89,7 @@ def test_a_missing_program_raises_oserror(tmp_path):
 
 
 def test_what_c2gpu_sets_for_itself_is_not_passed_to_the_user_s_program(monkeypatch):
-    from c2gpu import process
+    from c2gpu.drivers import process
     monkeypatch.setattr(process, "_OWN", {})
     monkeypatch.delenv("C2GPU_TEST_OWN", raising=False)
     monkeypatch.setenv("C2GPU_TEST_USER", "7")

@@ -1,4 +1,4 @@
-"""Scalar replacement (c2gpu/promotion.py) and copy-ins skipped for arrays written in full before they are read.
+"""Scalar replacement (c2gpu/planning/promotion.py) and copy-ins skipped for arrays written in full before they are read.
 
 An array element whose subscripts do not move with an in-thread loop lives in a register across it: loaded
 once before the loop, stored once after, only when no other access in the loop may touch it, no condition
@@ -10,14 +10,14 @@ import re
 
 import pytest
 
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
-from c2gpu.gpu import load_gpu
+from c2gpu.model.gpu import load_gpu
 from c2gpu.perf.predict import kernel_items
 from c2gpu.perf.profile import KernelAnalysis
 from c2gpu.pipeline import PORT
-from c2gpu.promotion import promotions
-from c2gpu.verify import verify
+from c2gpu.planning.promotion import promotions
+from c2gpu.drivers.verify import verify
 
 from conftest import TESTDATA, requires_tool, write_c
 
@@ -229,7 +229,7 @@ def test_port_says_which_elements_live_in_registers_and_which_copies_are_skipped
     assert "    C: written in full before it is read: no copy-in" in out
 
 
-# isl's scheduler (c2gpu/schedule.py) rewrites this nest with its first statement in two branches: the copies
+# isl's scheduler (c2gpu/transform/schedule.py) rewrites this nest with its first statement in two branches: the copies
 # have the same source positions, and V[OFF + i] is promoted in each branch across a loop of its own.  Each
 # access must print as the register of its own loop (found with the random nests, seed 6: the second
 # branch's register was printed in the first).

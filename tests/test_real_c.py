@@ -6,11 +6,11 @@ import sys
 import pytest
 
 from c2gpu.diagnostics import C2GPUError
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program, load_program_recovering
 from c2gpu.frontend.preprocess import INCLUDE_DIR
-from c2gpu.port import PIPELINE, analyse_for_port, port_file
-from c2gpu.verify import verify
+from c2gpu.drivers.port import PIPELINE, analyse_for_port, port_file
+from c2gpu.drivers.verify import verify
 
 from conftest import requires_tool, write_c
 

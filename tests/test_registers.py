@@ -4,9 +4,9 @@ import contextlib
 
 import pytest
 
-import c2gpu.nvcc as nvcc
-from c2gpu.cli import main
-from c2gpu.nvcc import parse_ptxas, scoped_name
+import c2gpu.codegen.nvcc as nvcc
+from c2gpu.drivers.cli import main
+from c2gpu.codegen.nvcc import parse_ptxas, scoped_name
 from c2gpu.perf import registers
 
 from conftest import TESTDATA, requires_tool

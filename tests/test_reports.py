@@ -20,7 +20,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from c2gpu.cli import main
+from c2gpu.drivers.cli import main
 from c2gpu import units
 from c2gpu.report.html import benefit_chart, highlight_c, roofline_chart
 from c2gpu.report.sarif import RULE_IDS, artifact_uri

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from c2gpu.cli import main
-from c2gpu.driver import make_manager
+from c2gpu.drivers.cli import main
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.pipeline import PORT
-from c2gpu.port import port_file
+from c2gpu.drivers.port import port_file
 
 from conftest import TESTDATA, requires_tool
 

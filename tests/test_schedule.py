@@ -1,4 +1,4 @@
-"""isl's scheduler (c2gpu/schedule.py, c2gpu/passes/reorder.py): a nest that maps only with loops running in one
+"""isl's scheduler (c2gpu/transform/schedule.py, c2gpu/passes/reorder.py): a nest that maps only with loops running in one
 thread between launches runs in the order isl finds, when that order maps them all: lu and cholesky become
 right-looking (a host loop over the pivot, a kernel scaling its column, a 2-D kernel updating the rest), the
 structure a CUDA programmer writes; the port computes what the original C does, bit for bit."""
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from c2gpu.cli import main
+from c2gpu.drivers.cli import main
 
 from conftest import requires_tool
 from test_wavefront import plan_of, structure
@@ -102,7 +102,7 @@ def test_a_statement_reading_a_finished_loops_variable_keeps_the_original_order(
 
 
 # isl's scheduler ran for over 30 minutes on this nest of tests/random_nests.py (seed 22, nest 27): the
-# search is bounded (c2gpu.schedule.SCHEDULE_SECONDS), and then the nest keeps the order as written
+# search is bounded (c2gpu.transform.schedule.SCHEDULE_SECONDS), and then the nest keeps the order as written
 STUCK = """
 #define N 13
 #define OFF (2 * N + 4)
@@ -122,7 +122,7 @@ void nest27(void)
 
 
 def test_a_schedule_isl_does_not_find_in_time_keeps_the_order_as_written(tmp_path, monkeypatch):
-    import c2gpu.schedule as schedule
+    import c2gpu.transform.schedule as schedule
     monkeypatch.setattr(schedule, "SCHEDULE_SECONDS", 1.0)
     plan, errors, notes = plan_of(tmp_path, STUCK)
     assert not any(n.startswith("rescheduled") for n in notes), notes
@@ -132,7 +132,7 @@ def test_a_schedule_isl_does_not_find_in_time_keeps_the_order_as_written(tmp_pat
 def test_the_schedule_comes_back_from_the_bounded_search_unchanged(tmp_path, monkeypatch):
     """lu's schedule read back from the child's text is the one isl computes in this process."""
     import islpy as isl
-    import c2gpu.schedule as schedule
+    import c2gpu.transform.schedule as schedule
     computed = []
     real = schedule._bounded_schedule
 

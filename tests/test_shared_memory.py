@@ -2,11 +2,11 @@
 import pytest
 
 from c2gpu.algorithms.knapsack import greedy_gap_statistics, greedy_select, exact_select, Opportunity
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
-from c2gpu.nvcc import compile_cuda
-from c2gpu.port import port_file
-from c2gpu.verify import verify
+from c2gpu.codegen.nvcc import compile_cuda
+from c2gpu.drivers.port import port_file
+from c2gpu.drivers.verify import verify
 
 from conftest import TESTDATA, requires_tool
 
@@ -136,7 +136,7 @@ def test_tiled_kernels_compile_with_nvcc(tmp_path, name):
         assert (k.shared_bytes > 0) == (emitted[k.name] > 0)
 
 
-# Since C[i][j] accumulates in a register (c2gpu/promotion.py), the plain and the tiled kernel issue the same two
+# Since C[i][j] accumulates in a register (c2gpu/planning/promotion.py), the plain and the tiled kernel issue the same two
 # loads per FMA (global or shared) and no global load and store of C per k: the tiles save L1 and L2 traffic and
 # add their loads and barriers.  Resios predicts the tiled kernel faster on both GPUs; GPUPerf, issue-bound on
 # the A100, predicts the plain one about 8% faster there, and the tiled one faster on the H100.
@@ -145,7 +145,7 @@ TILED_FASTER = {"a100": ("resios",), "h100-sxm": ("resios", "gpuperf")}
 
 @pytest.mark.parametrize("gpu", ["a100", pytest.param("h100-sxm", marks=pytest.mark.slow)])  # 6 s each
 def test_model_compares_tiled_and_plain_matmul_and_respects_the_roofline(gpu):
-    from c2gpu.gpu import load_gpu
+    from c2gpu.model.gpu import load_gpu
     from c2gpu.passes.kernel_analyses import Performance
     opts = {"gpu": load_gpu(gpu), "registers": "estimate", "shared_memory": "auto"}
     m = make_manager(PIPELINE + ["performance"], opts)
@@ -172,7 +172,7 @@ def test_no_tile_is_proposed_for_an_array_whose_region_isl_cannot_bound():
     """adi's column sweeps read A through subscripts isl cannot bound as one region: the shared-memory pass must
     not propose a tile codegen cannot emit (it refused the whole nest: "cannot bound the region of 'A'")."""
     import c2gpu
-    from c2gpu.shared_tiles import tile_region
+    from c2gpu.planning.shared_tiles import tile_region
     path = TESTDATA / "validation" / "adi.c"
     report = c2gpu.analyze(str(path), gpu="h100-sxm", run_cpu=False, assume_no_alias=True,
                            params={"N": 48, "TSTEPS": 3})
@@ -187,7 +187,7 @@ def test_no_tile_is_proposed_for_an_array_whose_region_isl_cannot_bound():
 
 
 def test_a_tile_serves_its_own_copy_of_a_repeated_statement_only():
-    """isl's scheduler repeats a statement, with its source positions, in several branches (c2gpu/schedule.py):
+    """isl's scheduler repeats a statement, with its source positions, in several branches (c2gpu/transform/schedule.py):
     a staged read is printed from the tile in the copy the tile was planned for, never in another copy."""
     from pycparser import c_ast
     from pycparser.c_parser import Coord

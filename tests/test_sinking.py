@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from c2gpu.cli import main
+from c2gpu.drivers.cli import main
 
 from conftest import write_c
 

@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from c2gpu.cli import main
-from c2gpu.gpu import load_gpu
+from c2gpu.drivers.cli import main
+from c2gpu.model.gpu import load_gpu
 
 from conftest import TESTDATA, requires_tool, write_c
 

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from c2gpu.cli import main
-from c2gpu.driver import make_manager
+from c2gpu.drivers.cli import main
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.pipeline import PORT
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import c2gpu
-from c2gpu.options import OptionsError, block_for, parse_block, parse_map
+from c2gpu.drivers.options import OptionsError, block_for, parse_block, parse_map
 
 from conftest import requires_tool
 

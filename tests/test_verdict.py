@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from c2gpu.cli import main
-from c2gpu.verdict import KEEP, PORT, RESIDENT, BreakEven, decide, find_break_even
+from c2gpu.drivers.cli import main
+from c2gpu.report.verdict import KEEP, PORT, RESIDENT, BreakEven, decide, find_break_even
 
 from conftest import TESTDATA
 

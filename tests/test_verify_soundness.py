@@ -13,12 +13,12 @@ import subprocess
 import numpy as np
 import pytest
 
-from c2gpu.cli import main
-from c2gpu.driver import make_manager
+from c2gpu.drivers.cli import main
+from c2gpu.drivers.driver import make_manager
 from c2gpu.emulate import compile_for_cpu
 from c2gpu.frontend import PreprocessOptions
-from c2gpu.port import PIPELINE
-from c2gpu.verify import compare, read_dump, verify
+from c2gpu.drivers.port import PIPELINE
+from c2gpu.drivers.verify import compare, read_dump, verify
 from conftest import TESTDATA, requires_tool, write_c
 
 

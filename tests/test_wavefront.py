@@ -1,4 +1,4 @@
-"""Wavefronts (c2gpu/wavefront.py, c2gpu/passes/wavefront.py): two nested loops that both carry dependences run as
+"""Wavefronts (c2gpu/transform/wavefront.py, c2gpu/passes/wavefront.py): two nested loops that both carry dependences run as
 a host loop over fronts, a launch per front with a thread per outer iteration, when no loop maps otherwise;
 never when a dependence would go to the same or an earlier front."""
 from __future__ import annotations
@@ -8,13 +8,13 @@ from dataclasses import replace
 import islpy as isl
 import pytest
 
-from c2gpu.cli import main
+from c2gpu.drivers.cli import main
 from c2gpu.cpu.static import static_estimate
-from c2gpu.driver import make_manager
+from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.pipeline import PORT
-from c2gpu.plan import HostLoop, Kernel
-from c2gpu.wavefront import _later
+from c2gpu.planning.plan import HostLoop, Kernel
+from c2gpu.transform.wavefront import _later
 
 from conftest import TESTDATA, requires_tool
 

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from c2gpu.frontend import PreprocessOptions, load_program
-from c2gpu.gpu import GPU, load_gpu
+from c2gpu.model.gpu import GPU, load_gpu
 from c2gpu.model import MODELS
 from c2gpu.perf.predict import SYNC_AT_END, SYNC_EACH_LAUNCH, launch_cost, predict_nest
 from c2gpu.pipeline import PassManager
 from c2gpu.codegen import build_nest_code
-from c2gpu.plan import NestPlan, SharedMemoryPlan
+from c2gpu.planning.plan import NestPlan, SharedMemoryPlan
 from c2gpu.registry import available_passes
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""CUDA code generation from a finalized plan (c2gpu/plan.py).
+"""CUDA code generation from a finalized plan (c2gpu/planning/plan.py).
 
 arrays   array plans: each array's device allocation and what is copied in and out (and why)
 kernel   one kernel per plan Kernel: thread indices, guards, the body printed from the C AST

@@ -12,10 +12,10 @@ import re
 import islpy as isl
 from pycparser import c_ast
 
-from .. import isl_sets as ph
+from ..analysis import isl_sets as ph
 from ..frontend.syntax import _walk as walk_tree, loc_of, text_of
 from ..ir import Access, Guard, Loop, Nest
-from ..promotion import certain_write
+from ..planning.promotion import certain_write
 from ..records import dataclass
 from ..symbolic import Poly
 from .kernel import CodegenError, _flat, c_to_poly, simplify

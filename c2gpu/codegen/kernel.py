@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 import islpy as isl
 from pycparser import c_ast, c_generator
 
-from .. import isl_sets as ph
+from ..analysis import isl_sets as ph
 from ..frontend.syntax import _array_chain
 from ..ir import Loop, Nest, ordered_reduction, reduction_type
-from ..promotion import Promotion, promotions
+from ..planning.promotion import Promotion, promotions
 from ..symbolic import Poly
 from ..records import dataclass
 

@@ -31,7 +31,7 @@ def directory() -> Path:
 def templates() -> jinja2.Environment:
     """The environment of the CUDA templates.  One per process: jinja2 keeps the loaded templates in it; those
     compiled ahead of time come from the package, the others from jinja2's bytecode cache or are compiled."""
-    from ..cache import template_bytecode_cache
+    from ..drivers.cache import template_bytecode_cache
     return jinja2.Environment(loader=PrecompiledLoader(jinja2.PackageLoader("c2gpu.templates", ".")),
                               keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
                               undefined=jinja2.StrictUndefined, bytecode_cache=template_bytecode_cache())

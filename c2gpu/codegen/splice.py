@@ -13,9 +13,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .. import __version__, process
+from .. import __version__
+from ..drivers import process
 from ..ir import Program
-from ..source import SpanError, for_span
+from ..frontend.source import SpanError, for_span
 from .precompiled import templates
 from .wrapper import CXX_KEYWORDS
 

@@ -19,14 +19,14 @@ from dataclasses import replace
 
 from pycparser import c_ast
 
-from .. import isl_sets as ph
+from ..analysis import isl_sets as ph
 from .arrays import ArrayPlan, _c, _clamp, _declared_bounds
 from .kernel import CodegenError, KernelCode, KernelPrinter, _flat, register_maps, wide_index
 from .precompiled import templates
 from ..frontend.syntax import _array_chain, loc_of
 from ..ir import Loc, Loop, Nest
-from ..promotion import access_nodes
-from ..shared_tiles import tile_region
+from ..planning.promotion import access_nodes
+from ..planning.shared_tiles import tile_region
 from ..symbolic import Poly
 from ..records import dataclass
 

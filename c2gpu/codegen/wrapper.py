@@ -13,9 +13,9 @@ from typing import Callable
 
 import islpy as isl
 
-from .. import isl_sets as ph
+from ..analysis import isl_sets as ph
 from ..ir import Loop, Nest, line_of
-from ..plan import Kernel, NestPlan, require_plan
+from ..planning.plan import Kernel, NestPlan, require_plan
 from .arrays import ArrayPlan, plan_arrays
 from .kernel import CodegenError, KernelCode, _flat, device_function, kernel_code, wide_index
 from .precompiled import templates

@@ -1,7 +1,7 @@
 """Measured CPU baseline: time the ORIGINAL loop nests inside the user's own program.
 
 How: the user's whole file is compiled with the user's C compiler, with timing code spliced
-around each nest by source coordinates (`c2gpu.source.for_span`, as `c2gpu.verify` does):
+around each nest by source coordinates (`c2gpu.frontend.source.for_span`, as `c2gpu.drivers.verify` does):
 
     { long long c2gpu_t0; c2gpu_param(slot, (long long)(n)); c2gpu_t0 = c2gpu_now_ns();
       <the nest, as written>
@@ -58,12 +58,12 @@ from dataclasses import field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from .. import process
+from ..drivers import process
 from ..diagnostics import C2GPUError
 from ..frontend import PreprocessOptions, load_program
 from ..ir import Nest, Program
 from ..records import dataclass
-from ..source import SpanError, for_span, insert_at
+from ..frontend.source import SpanError, for_span, insert_at
 from .timing import AtSize, CpuTiming
 
 CACHE_FILE = "cpu-baseline.json"
@@ -224,8 +224,8 @@ class CompilerNotFound(C2GPUError):
 # --------------------------------------------------------------------------- cache
 
 def cache_path(cache_dir: str | os.PathLike | None = None) -> Path | None:
-    """Where results are cached: cache_dir, else $C2GPU_CACHE_DIR, else ~/.cache/c2gpu (c2gpu/cache.py)."""
-    from ..cache import cache_dir as where
+    """Where results are cached: cache_dir, else $C2GPU_CACHE_DIR, else ~/.cache/c2gpu (c2gpu/drivers/cache.py)."""
+    from ..drivers.cache import cache_dir as where
     d = where(cache_dir)
     return None if d is None else d / CACHE_FILE
 

@@ -9,7 +9,7 @@ the sequential time for speedup = sequential / (overhead + parallel)):
     time = max(compute, memory)
 
 compute: every operation the nest executes (the IR's operation classes, times each statement's
-    instance count from `c2gpu.counting`), plus one load per array read, one store per array
+    instance count from `c2gpu.analysis.counting`), plus one load per array read, one store per array
     write and two integer operations of loop control per loop iteration, issued at the CPU's
     scalar throughput.  Classes that share an execution resource add up (fp add/mul/fma/convert
     on the FP ports, div/sqrt on the divider, int/compare/select on the ALUs, loads, stores);
@@ -44,11 +44,11 @@ from typing import Mapping
 
 import islpy as isl
 
-from .. import isl_sets as ph
+from ..analysis import isl_sets as ph
 from .. import units
-from ..counting import enclosing_loops, evaluate_instances
+from ..analysis.counting import enclosing_loops, evaluate_instances
 from ..diagnostics import C2GPUError
-from ..normalize import normalize_nest
+from ..transform.normalize import normalize_nest
 from ..ir import Access, Loop, Nest, Program
 from ..symbolic import Poly
 from .timing import CpuTiming

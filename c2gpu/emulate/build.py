@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from .. import process
+from ..drivers import process
 from ..records import dataclass
 
 __all__ = [

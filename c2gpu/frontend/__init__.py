@@ -1,7 +1,7 @@
 """C frontend: preprocess with the system preprocessor, parse with pycparser, lower to the IR."""
 from .preprocess import preprocess, preprocess_recovering, PreprocessOptions
 
-# parse (pycparser) and lower are imported on first use: c2gpu.options needs PreprocessOptions only, and
+# parse (pycparser) and lower are imported on first use: c2gpu.drivers.options needs PreprocessOptions only, and
 # `c2gpu gpus` must not import pycparser
 _LAZY = {"parse_c": ".parse", "parse_c_recovering": ".parse", "lower_program": ".lower"}
 

@@ -16,7 +16,7 @@ from pycparser import c_ast
 
 from ..ir import Flag, Guard, Loc
 from ..symbolic import Poly
-from ..libc import MATH_FUNCTIONS
+from .libc import MATH_FUNCTIONS
 from .functions import PureFunction
 from .ctypes import INT_RANGES, SIZES, CType, arith_result, decl_type, int_result, is_unsigned, promote
 from ..records import dataclass

@@ -21,7 +21,7 @@ from typing import Any
 from pycparser import c_ast
 
 from ..ir import Loc
-from ..libc import MATH_FUNCTIONS
+from .libc import MATH_FUNCTIONS
 from .ctypes import SIZES, CType, decl_type
 from ..records import dataclass
 

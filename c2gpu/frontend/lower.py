@@ -25,7 +25,7 @@ from pycparser import c_ast
 from ..ir import ArrayInfo, Flag, Loc, Loop, Nest, Program, ScalarInfo, Statement
 from ..symbolic import Poly
 from ..diagnostics import C2GPUError
-from ..libc import SETS_ERRNO
+from .libc import SETS_ERRNO
 from .preprocess import INCLUDE_DIR, preprocess
 from .objects import FileObjects
 from .fields import invariant_elements, renamed, struct_fields

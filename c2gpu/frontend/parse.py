@@ -16,8 +16,8 @@ _MARKER = re.compile(r'^[ \t]*#[ \t]*(?:line[ \t]+)?(\d+)(?:[ \t]+"((?:[^"\\\n]|
 # pycparser's parser and our visitors recurse once per nesting level; deep nests
 # (40 loops) and long else-if chains need more than Python's default of 1000.
 _RECURSION_LIMIT = 20000
-# In a thread with a large stack (deep_call, c2gpu/deep.py, re-exported here) far deeper inputs are safe.
-from ..deep import _DEEP_RECURSION_LIMIT, _DEEP_STACK_BYTES, deep_call  # noqa: E402,F401
+# In a thread with a large stack (deep_call, c2gpu/drivers/deep.py, re-exported here) far deeper inputs are safe.
+from ..drivers.deep import _DEEP_RECURSION_LIMIT, _DEEP_STACK_BYTES, deep_call  # noqa: E402,F401
 
 
 class _Parser(c_parser.CParser):

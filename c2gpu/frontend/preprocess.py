@@ -15,7 +15,7 @@ import shutil
 from dataclasses import field
 from pathlib import Path
 
-from .. import process
+from ..drivers import process
 from ..diagnostics import C2GPUError
 from ..ir import Loc
 from ..records import dataclass

@@ -10,7 +10,7 @@ from typing import NamedTuple
 from pycparser import c_ast
 
 from ..ir import Guard
-from ..libc import MATH_FUNCTIONS
+from .libc import MATH_FUNCTIONS
 from .ctypes import FLOAT_TYPES, INT_RANGES, SIZES, int_result, promote
 from .context import NestContext
 from .syntax import _array_chain, _same, text_of

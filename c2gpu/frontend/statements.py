@@ -12,7 +12,7 @@ from pycparser import c_ast
 
 from ..ir import Access, Guard, Reduction
 from ..symbolic import Poly
-from ..libc import MATH_FUNCTIONS
+from .libc import MATH_FUNCTIONS
 from .ctypes import FLOAT_TYPES, arith_result, decl_type
 from .context import NestContext, _one_scalar_type
 from .syntax import _array_chain, text_of

@@ -6,9 +6,9 @@ reduction's dimension given SPLIT_THREADS threads.
 """
 from __future__ import annotations
 
-from c2gpu.options import block_for
+from c2gpu.drivers.options import block_for
 from c2gpu.ir import Loop
-from c2gpu.plan import SPLIT_THREADS
+from c2gpu.planning.plan import SPLIT_THREADS
 from c2gpu.records import dataclass
 
 DIMS = ("x", "y", "z")

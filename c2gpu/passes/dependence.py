@@ -52,7 +52,7 @@ Out of scope (we assume what a C compiler may assume): signed integer overflow
 in subscripts and bounds, type punning between arrays of different types, and
 side effects of math-library calls (errno).  Equal cells means equal subscripts
 in every dimension only while every subscript stays inside its extent:
-c2gpu/subscript_bounds.py reports a subscript that leaves its dimension
+c2gpu/analysis/subscript_bounds.py reports a subscript that leaves its dimension
 (`b[i][j-1]` at j = 0 reads row i-1, undefined behaviour) as a finding, and the
 loops around it are not proven.  Conversions (casts, narrow and unsigned types)
 are checked by lowering: a subscript, bound or guard whose conversion can change
@@ -65,13 +65,13 @@ from pycparser import c_ast
 
 from c2gpu.frontend.syntax import text_of
 from c2gpu.ir import ArrayInfo, Loc, Loop, Nest, Reduction, Statement, line_of, loop_words
-from c2gpu.libc import MATH_FUNCTIONS
+from c2gpu.frontend.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.frontend.objects import SCALAR, labels_apart
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.isl_sets import Unencodable, con, parse_set, sub
+from c2gpu.analysis.isl_sets import Unencodable, con, parse_set, sub
 
-from c2gpu import subscript_bounds
+from c2gpu.analysis import subscript_bounds
 from .references import (Dependence, _apart, _buckets, _collect, _common, _Ctx, _in_iteration, _orders, _Ref,
                          _same_iteration_only, access_map, check_pair)
 from .scalars import live_after, outlives_nest, privatizable, scalar_reduction

@@ -1,4 +1,4 @@
-"""The plan pass: the one place where a nest's plan is finalized (c2gpu/plan.py).
+"""The plan pass: the one place where a nest's plan is finalized (c2gpu/planning/plan.py).
 
 Without a GPU the plan is the mapping with its default block shapes and the tiles the shared-memory pass
 chose under the default budget.  With a GPU (--gpu) the performance pass has compared block shapes (seed
@@ -10,11 +10,11 @@ the port, the reports) reads the plan and decides nothing again.
 from __future__ import annotations
 
 from c2gpu.ir import Nest
-from c2gpu import isl_sets
+from c2gpu.analysis import isl_sets
 from c2gpu.codegen import CodegenError, build_nest_code
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.plan import BudgetTrial, NestPlan, SharedDecision, SharedMemoryPlan, with_blocks
-from c2gpu.shared_tiles import plan_shared_memory
+from c2gpu.planning.plan import BudgetTrial, NestPlan, SharedDecision, SharedMemoryPlan, with_blocks
+from c2gpu.planning.shared_tiles import plan_shared_memory
 from .dependence import may_share_memory
 
 PLAIN_FASTER = "the plain kernel is predicted faster than the tiled one (see the budget trials)"

@@ -8,7 +8,7 @@ analysis of c2gpu.perf.profile.KernelAnalysis on the kernel's block shape:
   ilp              eq. 6.1 ILP and the memory-level parallelism of the hot region
   intensity        Alg. 6.3 and flops per DRAM byte
   registers        ptxas's count (nvcc on PATH) or the Belady estimate (Alg. 6.4), saying which
-  occupancy        resident blocks and warps per SM (c2gpu.occupancy)
+  occupancy        resident blocks and warps per SM (c2gpu.model.occupancy)
   traffic          L1 / L2 / DRAM traffic, the DRAM lower bound and the models' estimate
   performance      c2gpu.perf.predict.predict_nest: both models, roofline, overheads, block table
 
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from c2gpu.codegen import build_nest_code
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.plan import NestPlan, SharedMemoryPlan, StructureTrial
-from c2gpu.shared_tiles import candidate_budgets, plan_shared_memory
+from c2gpu.planning.plan import NestPlan, SharedMemoryPlan, StructureTrial
+from c2gpu.planning.shared_tiles import candidate_budgets, plan_shared_memory
 
 
 def _gpu(ctx):
-    from c2gpu.gpu import GPU, load_gpu
+    from c2gpu.model.gpu import GPU, load_gpu
     g = ctx.options.get("gpu")
     if g is None:
         raise PassFailed("performance analyses need a GPU: give --gpu NAME (see `c2gpu gpus`)", code="needs-gpu")

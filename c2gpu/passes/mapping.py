@@ -17,7 +17,7 @@ Rules (decisions live here; templates only print them):
   those kernels runs as written in one-thread kernels (`serial_kernel`).
 - The root loop's body may be distributed into kernels, one per part, with a
   parallel loop moved outside a sequential one where the dependences allow
-  (`distributed`, `inner_parts`, `_interchangeable`; c2gpu/reorder.py builds
+  (`distributed`, `inner_parts`, `_interchangeable`; c2gpu/transform/reorder.py builds
   each such kernel's view of the nest).
 - Anything else is refused with the reason and the line that blocks it.
 The x dimension goes to the mapped loop that is the fastest-varying subscript
@@ -29,11 +29,11 @@ import re
 from dataclasses import replace
 
 from c2gpu.ir import Loop, Nest, Reduction, Statement, line_of, loop_words, ordered_reduction, reduction_type
-from c2gpu.libc import MATH_FUNCTIONS
+from c2gpu.frontend.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
-from c2gpu.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop, Mapping
+from c2gpu.planning.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop, Mapping
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.reorder import kernel_view
+from c2gpu.transform.reorder import kernel_view
 from c2gpu.symbolic import Sym
 
 from .coalescing import Coalescing

@@ -1,8 +1,8 @@
-"""The normalize pass: every affine loop rewritten to run from 0 with step 1 (c2gpu/normalize.py)."""
+"""The normalize pass: every affine loop rewritten to run from 0 with step 1 (c2gpu/transform/normalize.py)."""
 from __future__ import annotations
 
 from c2gpu.ir import Nest
-from c2gpu.normalize import normalize_nest
+from c2gpu.transform.normalize import normalize_nest
 from c2gpu.pipeline import Pass
 
 

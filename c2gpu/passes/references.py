@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import islpy as isl
 
 from c2gpu.ir import Access, Guard, Loc, Loop, Nest, Statement, line_of
-from c2gpu.isl_sets import Con, Domain, Encoder, Unencodable, con, parse_set, sub
+from c2gpu.analysis.isl_sets import Con, Domain, Encoder, Unencodable, con, parse_set, sub
 from c2gpu.symbolic import Poly
 
 from .scalars import guard_depth
@@ -48,7 +48,7 @@ class Dependence:
     why: str = ""
     deltas: Any = field(default=None, compare=False, repr=False, hash=False)   # isl Set: every sink - source
     #                                 over the common loops, in iterations (parameters projected out), for the
-    #                                 reorderings that need more than a distance (c2gpu/wavefront.py)
+    #                                 reorderings that need more than a distance (c2gpu/transform/wavefront.py)
 
 
 

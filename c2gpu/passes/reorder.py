@@ -1,7 +1,7 @@
 """The reorder pass: when a nest maps to no threads, or only with loops running in one thread between
 launches, its statements may run in another order that maps better: the order isl's scheduler finds
-(c2gpu/schedule.py, lu's right-looking form), or fronts of two nested loops that both carry dependences
-(c2gpu/wavefront.py, seidel-2d).  The rewritten nest is C again, analysed from the start; it is kept only when
+(c2gpu/transform/schedule.py, lu's right-looking form), or fronts of two nested loops that both carry dependences
+(c2gpu/transform/wavefront.py, seidel-2d).  The rewritten nest is C again, analysed from the start; it is kept only when
 its plan is better, and the port is checked against the original C like any other."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import replace
 
 from c2gpu.ir import Nest
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.plan import Kernel
-from c2gpu.schedule import rescheduled
-from c2gpu.wavefront import find, rewritten
+from c2gpu.planning.plan import Kernel
+from c2gpu.transform.schedule import rescheduled
+from c2gpu.transform.wavefront import find, rewritten
 
 from .mapping import Mapper
 

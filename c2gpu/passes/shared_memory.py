@@ -1,11 +1,11 @@
-"""The shared-memory pass: the tiles of every kernel of a mapped nest (c2gpu/shared_tiles.py, seed 004,
+"""The shared-memory pass: the tiles of every kernel of a mapped nest (c2gpu/planning/shared_tiles.py, seed 004,
 section 6.1: Algorithms 6.1 and 6.2) under the default budget; the plan pass settles the budget."""
 from __future__ import annotations
 
 from c2gpu.ir import Nest
 from c2gpu.pipeline import Pass
-from c2gpu.plan import SharedMemoryPlan
-from c2gpu.shared_tiles import plan_shared_memory
+from c2gpu.planning.plan import SharedMemoryPlan
+from c2gpu.planning.shared_tiles import plan_shared_memory
 
 
 class SharedMemory(Pass):

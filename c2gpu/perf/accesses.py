@@ -7,9 +7,9 @@ from typing import Optional
 
 import islpy as isl
 
-from .. import isl_sets as ph
+from ..analysis import isl_sets as ph
 from ..ir import Access, Statement
-from ..promotion import Promotion, promoted_accesses, promotions
+from ..planning.promotion import Promotion, promoted_accesses, promotions
 from ..records import dataclass
 from ..symbolic import Poly
 from .facts import kernel_fact

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import islpy as isl
 
-from .. import isl_sets as ph
+from ..analysis import isl_sets as ph
 from .accesses import AccessInfo
 from .facts import kernel_fact
 from .geometry import _mid

@@ -8,7 +8,7 @@ from functools import cached_property
 import numpy as np
 
 from ..ir import Loop, Statement
-from ..plan import SPLIT_THREADS
+from ..planning.plan import SPLIT_THREADS
 from ..records import dataclass
 from .cexpr import CExprError, compile_vector
 from .sampling import loop_span_np, origin_values, poly_np, sample_blocks, sym_np, warp_lanes

@@ -1,7 +1,7 @@
 """The GPU catalog entry as the models' MachineParams.
 
 Every MachineParams field is filled from the catalog (c2gpu/gpus/*.toml,
-c2gpu.gpu.GPU); the comments say which catalog field feeds which seed symbol
+c2gpu.model.gpu.GPU); the comments say which catalog field feeds which seed symbol
 ("R" = seed 004, Resios; "G" = seed 000, GPUPerf).  Two fields are derived
 and say so: G's departure delay and the transaction size.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..gpu import GPU, INSTRUCTION_CLASSES
+from ..model.gpu import GPU, INSTRUCTION_CLASSES
 from ..model.inputs import InstClass, MachineParams
 
 
@@ -69,7 +69,7 @@ def machine_params(gpu: GPU) -> MachineParams:
         pcie_peak_mbps=gpu.transfer_peak_mbs,           # host_link.transfer_peak_mbs -> R BW_peak (4.2)
         pcie_slope_mbps=gpu.transfer_slope_mbs_per_kib,  # host_link.transfer_slope_mbs_per_kib -> R BW_inc slope
         pcie_intercept_mbps=gpu.transfer_intercept_mbs,  # host_link.transfer_intercept_mbs -> R BW_inc intercept
-        pcie_size_unit_bytes=1024,                      # eq. 4.2 size unit (KiB; see c2gpu.gpu.transfer_time_s)
+        pcie_size_unit_bytes=1024,                      # eq. 4.2 size unit (KiB; see c2gpu.model.gpu.transfer_time_s)
         peak_gflops=gpu.peak_fp32_gflops,               # derived: 2 x fp32_lanes x SMs x clock (roofline)
         peak_gflops_fp64=gpu.peak_fp64_gflops,          # derived: 2 x fp64_lanes x SMs x clock (roofline)
     )

@@ -31,16 +31,16 @@ from typing import Optional
 from .. import units
 from ..algorithms import blocksize as bs
 from ..cpu.static import load_cpu
-from ..gpu import GPU
+from ..model.gpu import GPU
 from ..model import MODELS
 from ..model.prediction import Prediction
 from ..model.roofline import Roofline, roofline
-from ..occupancy import Occupancy
+from ..model.occupancy import Occupancy
 from .categories import TimeCategories, kernel_categories
 from .cexpr import CExprError, evaluate
-from ..options import block_for
-from ..plan import SPLIT_THREADS, Kernel, NestPlan, require_plan
-from ..shared_tiles import tiles_for_kernel
+from ..drivers.options import block_for
+from ..planning.plan import SPLIT_THREADS, Kernel, NestPlan, require_plan
+from ..planning.shared_tiles import tiles_for_kernel
 from .machine import machine_params
 from .geometry import Geometry
 from .memory import MemoryAnalysis

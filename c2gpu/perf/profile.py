@@ -13,7 +13,7 @@ search re-evaluates only that part.  Each analysis is usable alone:
   ilp(), mlp()       eq. 6.1 on the data-flow graph of the innermost loop body / straight-line code
   intensity()        Alg. 6.3 and the roofline form (flops per DRAM byte)
   registers()        ptxas or Alg. 6.4, saying which
-  occupancy(b)       c2gpu.occupancy
+  occupancy(b)       c2gpu.model.occupancy
   memory(b)          L1 / L2 / DRAM traffic per access, DRAM lower bound and estimate
   trace(b)           the Resios trace (Alg. 5.1 input)
   profile(b)         KernelProfile and the kernel's effective MachineParams
@@ -44,7 +44,7 @@ per mapped dimension (thread index and bound) and an int_add per rewritten
 guarded statement counts for the warps where at least one lane takes it
 (branches are serialized per warp, Resios 5.2.1), estimated on sampled warps.
 
-Registers.  An array element the kernel keeps in a register across an in-thread loop (c2gpu/promotion.py,
+Registers.  An array element the kernel keeps in a register across an in-thread loop (c2gpu/planning/promotion.py,
 the decision code generation prints) is no global access inside that loop: it counts one load before the
 loop (when the code loads it) and one store after it (when the loop writes it), per run of the loop, with
 the address computed once.
@@ -96,11 +96,11 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Optional
 
-from ..counting import evaluate_instances
-from ..gpu import GPU
+from ..analysis.counting import evaluate_instances
+from ..model.gpu import GPU
 from ..ir import Loop, Nest, Statement
 from ..model.inputs import KernelProfile, MachineParams
-from ..occupancy import InvalidLaunchError, Occupancy, occupancy as occupancy_of
+from ..model.occupancy import InvalidLaunchError, Occupancy, occupancy as occupancy_of
 from ..records import dataclass
 from .accesses import AccessesMixin
 from .coalescing import WINDOW, CoalescingMixin

@@ -1,7 +1,7 @@
 """Registers per thread: ptxas's count when nvcc is available, else seed 004 Algorithm 6.4.
 
 ptxas: the kernel text codegen emits (with the prelude's includes) is compiled
-with c2gpu.nvcc.compile_cuda for the GPU's architecture (the nearest one this
+with c2gpu.codegen.nvcc.compile_cuda for the GPU's architecture (the nearest one this
 nvcc supports when it dropped the GPU's own, e.g. Fermi or Kepler), and the
 "Used N registers" line is read.  Results are cached by (architecture, kernel
 text) in memory and on disk (``$C2GPU_CACHE_DIR`` or ``$XDG_CACHE_HOME/c2gpu``,
@@ -31,9 +31,9 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from .. import process
+from ..drivers import process
 from ..algorithms.spills import belady_min, from_three_address
-from ..gpu import GPU
+from ..model.gpu import GPU
 from .dfg import TAC
 from ..records import dataclass
 
@@ -83,7 +83,7 @@ _memory_cache: dict[tuple[str, str], tuple[int, int, int] | None] = {}
 @lru_cache(maxsize=1)
 def supported_archs() -> tuple[int, ...]:
     """Compute capabilities (as 75, 80, ...) this nvcc can compile for; () without nvcc."""
-    from ..nvcc import nvcc_path
+    from ..codegen.nvcc import nvcc_path
     exe = nvcc_path()
     if exe is None:
         return ()
@@ -120,7 +120,7 @@ def _missed(key: tuple[str, str, str]) -> None:
 
 
 def _cache_file(arch: str, kernel_name: str, kernel_text: str) -> Path | None:
-    from ..cache import cache_dir
+    from ..drivers.cache import cache_dir
     cdir = cache_dir()
     digest = hashlib.sha256(f"{arch}\0{kernel_name}\0{kernel_text}".encode()).hexdigest()
     return cdir / "ptxas" / f"{digest}.json" if cdir is not None else None
@@ -204,7 +204,7 @@ def compile_batch(requests) -> int:
     counts; returns how many were cached.  ptxas compiles each entry on its own, so when it refuses one (too
     much shared memory for one candidate) the others' counts stand and the refused one gets None, as it does
     compiled alone.  A front-end error caches nothing: each kernel is then compiled alone when it is asked for."""
-    from ..nvcc import scoped_name
+    from ..codegen.nvcc import scoped_name
     done = 0
     by_arch: dict[str, list[tuple[str, str]]] = {}
     for arch, name, text in requests:
@@ -234,7 +234,7 @@ def compile_batch(requests) -> int:
 def _compile_kernels(kernels: str, arch: str, timeout: float, slim: bool = True):
     """nvcc's result for the kernel text `kernels` (a cubin, ptxas verbose), against the slim runtime header
     when they compile with it, else against CUDA's own; None without nvcc."""
-    from ..nvcc import compile_cuda
+    from ..codegen.nvcc import compile_cuda
     with tempfile.TemporaryDirectory(prefix="c2gpu_regs_") as tmp:
         src = Path(tmp) / "kernels.cu"
         if slim:

@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING, Optional
 
 from .. import units
-from ..gpu import GPU, list_gpus
+from ..model.gpu import GPU, list_gpus
 
 if TYPE_CHECKING:       # names for annotations only: `c2gpu gpus` (gpus_table) must not import the model stack
     from .predict import KernelPerformance, LaunchCost, NestPerformance

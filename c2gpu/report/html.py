@@ -636,7 +636,7 @@ def _without_refusal(message: str, refusal: str) -> str:
 
 
 def _environment() -> jinja2.Environment:
-    from ..cache import template_bytecode_cache
+    from ..drivers.cache import template_bytecode_cache
     env = jinja2.Environment(loader=jinja2.PackageLoader("c2gpu.templates", "."), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
                              bytecode_cache=template_bytecode_cache())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..counting import enclosing_loops, instances
+from ..analysis.counting import enclosing_loops, instances
 from ..ir import Access, ArrayInfo, Flag, Guard, Loc, Loop, Nest, Program, Reduction, Statement
 from ..symbolic import Poly, Sym
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .. import units
 from ..ir import Loc, loop_words
-from ..verdict import KEEP, PORT, RESIDENT, BreakEven, kernel_bound
+from .verdict import KEEP, PORT, RESIDENT, BreakEven, kernel_bound
 from ..records import dataclass
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class KernelReport:
     grid: tuple[int, ...] | None
     launches: float
     predicted_s: dict[str, float]   # model -> predicted kernel time per launch
-    limiter: str | None          # "memory" or "compute" (c2gpu.verdict.kernel_bound, as the verdict says)
+    limiter: str | None          # "memory" or "compute" (c2gpu.report.verdict.kernel_bound, as the verdict says)
     occupancy: float | None      # active warps / maximum warps per SM
 
 
@@ -218,7 +218,7 @@ def _loc(loc) -> Location:
 
 def build_report(path: str, program, manager, advice, file_dict: dict, input_errors: list[dict],
                  source: str | None = None, view=None) -> Report:
-    """The Report of one analysed file: `program` after `manager.run`, `advice` from c2gpu.advisor (or None
+    """The Report of one analysed file: `program` after `manager.run`, `advice` from c2gpu.report.advisor (or None
     without --gpu), `file_dict` its JSON entry, `source` the C text when it was given as text (named `path`)."""
     gpu_key = gpu_name = None
     peaks: dict[str, float] = {}
@@ -259,7 +259,7 @@ def _nest_source(path: str, nest, source: str | None) -> str:
 def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) -> NestReport:
     deps = manager.result("dependence", nest)
     plan = manager.result("plan", nest)
-    from ..advisor import performance_of
+    from .advisor import performance_of
     perf = performance_of(nest, manager, adv)
     loops = loop_reports(nest, deps, plan)
     errs = manager.errors_of(nest)
@@ -325,7 +325,7 @@ def _loop_roles(nest, mapping) -> dict:
     interchange), by its name and place in the source, -> what the plan does with it ("grid y", "host loop",
     "grid x in k1, in each thread in k2" when kernels differ: kN is the kernel's own number).  Never by name alone:
     gramschmidt has four loops named i, and isl's scheduler writes several loops named c2gpu_c1 at one place."""
-    from ..plan import SPLIT_THREADS, Kernel
+    from ..planning.plan import SPLIT_THREADS, Kernel
     kernels, out = mapping.kernels(), {}
 
     def walk(items):
@@ -401,7 +401,7 @@ def _blocking(nest, deps, refusal: str = "") -> list[RelatedLocation]:
 
 
 def _describe_mapping(rep: NestReport, nest, mapping) -> None:
-    from ..plan import Kernel
+    from ..planning.plan import Kernel
     host = []
 
     def walk(items):
@@ -430,7 +430,7 @@ def mapping_sentence(kernels, host_loops=()) -> str:
 
 def plan_sentence(plan) -> str:
     """`mapping_sentence` of a NestPlan, host loops by name only (the loop lines say why they stay)."""
-    from ..plan import Kernel
+    from ..planning.plan import Kernel
     host = []
 
     def walk(items):

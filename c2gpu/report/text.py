@@ -1,7 +1,7 @@
 """Plain-text rendering of the IR for the terminal."""
 from __future__ import annotations
 
-from ..counting import enclosing_loops, instances
+from ..analysis.counting import enclosing_loops, instances
 from ..ir import Flag, Loop, Nest, Program
 from ..symbolic import Poly
 

@@ -6,7 +6,7 @@ import sys
 
 from .. import units
 from ..ir import line_of
-from ..verdict import KEEP, PORT, RESIDENT
+from .verdict import KEEP, PORT, RESIDENT
 
 COLOURS = {PORT: "32", RESIDENT: "33", KEEP: "31"}   # green, yellow, red
 

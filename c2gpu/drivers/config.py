@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 
 from .options import OptionsError
-from .records import dataclass
+from ..records import dataclass
 
 # A current data-centre GPU that most readers can rent; its catalog entry names the sources of every value.
 DEFAULT_GPU = "h100-sxm"

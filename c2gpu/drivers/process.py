@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 from typing import Mapping, Sequence
-from .records import dataclass
+from ..records import dataclass
 
 POLL_S = 0.05      # how often the output bound is checked while the child runs
 

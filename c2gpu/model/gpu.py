@@ -26,9 +26,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
-from .diagnostics import C2GPUError
-from .ir import Loc
-from .records import dataclass
+from ..diagnostics import C2GPUError
+from ..ir import Loc
+from ..records import dataclass
 
 
 class GPUDescriptionError(C2GPUError):

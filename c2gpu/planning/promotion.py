@@ -33,10 +33,10 @@ from dataclasses import field, replace
 import islpy as isl
 from pycparser import c_ast
 
-from . import isl_sets as ph
-from .ir import Access, Loop, Nest, Statement
-from .symbolic import Poly
-from .records import dataclass
+from ..analysis import isl_sets as ph
+from ..ir import Access, Loop, Nest, Statement
+from ..symbolic import Poly
+from ..records import dataclass
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def access_nodes(stmt: Statement, a: Access) -> list[c_ast.ArrayRef]:
     """The ArrayRef nodes of `stmt`'s syntax tree that are access `a` (its array, at its source position).
 
     By node, not by position alone: a nest rewritten by isl's scheduler repeats a statement, with its
-    positions, in several places (c2gpu/schedule.py)."""
+    positions, in several places (c2gpu/transform/schedule.py)."""
     if stmt.ast is None:
         return []
     return list(_access_index(stmt.ast).get((a.loc.line, a.loc.col, a.array), ()))

@@ -11,8 +11,8 @@ import tempfile
 from dataclasses import field
 from pathlib import Path
 
-from . import process
-from .records import dataclass
+from ..drivers import process
+from ..records import dataclass
 
 ARCH = "sm_80"
 

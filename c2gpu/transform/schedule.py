@@ -30,11 +30,11 @@ from dataclasses import replace
 import islpy as isl
 from pycparser import c_ast, c_parser
 
-from . import isl_sets as ph
-from .ir import Loop, Nest, Statement
-from .libc import MATH_FUNCTIONS
+from ..analysis import isl_sets as ph
+from ..ir import Loop, Nest, Statement
+from ..frontend.libc import MATH_FUNCTIONS
 from .normalize import normalize_nest
-from .symbolic import Poly
+from ..symbolic import Poly
 from .wavefront import _replace, _with_coord
 
 MAX_STATEMENTS = 12

@@ -18,19 +18,20 @@ import sys
 from dataclasses import replace
 from typing import Sequence
 
-from . import __version__, process, units
-from .diagnostics import C2GPUError
+from .. import __version__, units
+from . import process
+from ..diagnostics import C2GPUError
 from .deep import deep_call
 from .options import (BLOCK_HELP, MAP_HELP, Options, OptionsError, load_gpu_option, parse_block, parse_defines,
                       parse_map, parse_params)
-from .pipeline import ANALYZE, PORT
-from .registry import discover
-from .report import ir_json
-from .report.rules import RULES, Finding
+from ..pipeline import ANALYZE, PORT
+from ..registry import discover
+from ..report import ir_json
+from ..report.rules import RULES, Finding
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_VERIFY_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
-# the pipelines and the pass manager live in c2gpu.pipeline and c2gpu.driver; these names stay for the tests
+# the pipelines and the pass manager live in c2gpu.pipeline and c2gpu.drivers.driver; these names stay for the tests
 UsageError = OptionsError
 __all__ = ["main", "build_parser", "UsageError"]
 EXACT_FP_HELP = ("add floating-point values in the order C does: a floating-point sum stays in one thread instead "
@@ -277,12 +278,12 @@ def cmd_analyze(args) -> int:
     for r in results:
         merge_timings(manager.timings, r.timings)
     if args.format == "sarif":
-        from .report.sarif import sarif_document
+        from ..report.sarif import sarif_document
         out = json.dumps(sarif_document([r.report for r in results if r.report is not None], errors), indent=2) + "\n"
     else:
         out = (json.dumps(ir_json.document(files, errors), indent=2) + "\n") if args.format == "json" else "".join(texts)
     if args.html:
-        from .report.html import render_html
+        from ..report.html import render_html
         with open(args.html, "w", encoding="utf-8") as f:
             f.write(render_html([r.report for r in results if r.report is not None], errors))
     if options.timings:
@@ -430,7 +431,7 @@ def _q(path: str) -> str:
 
 
 def _check_compile(path: str, options) -> int:
-    from .nvcc import compile_cuda
+    from ..codegen.nvcc import compile_cuda
     res = compile_cuda(path, defines=options.defines, include_dirs=options.include_dirs)
     if res is None:
         print("c2gpu: note: nvcc is not on PATH: the emitted code was not compiled", file=sys.stderr)
@@ -447,7 +448,7 @@ def _check_compile(path: str, options) -> int:
 
 def cmd_emit(args) -> int:
     from .driver import manager_for
-    from .codegen import emit_header, emit_kernels
+    from ..codegen import emit_header, emit_kernels
     from .port import analyse_for_port
     options = _port_options(args)
     manager = manager_for(options)
@@ -528,7 +529,7 @@ def _kind_of_difference(args, options, res) -> str:
 # here; the report itself is c2gpu.perf.report.
 
 def _add_performance_args(a: argparse.ArgumentParser) -> None:
-    from .model import MODELS
+    from ..model import MODELS
     have = set(a._option_string_actions)
     a.add_argument("--gpu", metavar="NAME|FILE.toml",
                    help="predict performance on this GPU: a key of `c2gpu gpus` or a description file; `none`: no "
@@ -561,8 +562,8 @@ def _gpus_args(g: argparse.ArgumentParser) -> None:
 
 
 def cmd_gpus(args) -> int:
-    from .gpu import list_gpus
-    from .perf.report import gpus_table
+    from ..model.gpu import list_gpus
+    from ..perf.report import gpus_table
     gpus = list_gpus()
     if args.format == "json":
         sys.stdout.write(json.dumps([{"key": g.key, "name": g.name, "aliases": list(g.aliases), "sm_count": g.sm_count,
@@ -609,7 +610,7 @@ def _add_baseline_build_args(a: argparse.ArgumentParser) -> None:
 
 def _colour(args) -> bool:
     """Colour only for a terminal: never in a file written with -o, nor under NO_COLOR."""
-    from .report.verdict_text import use_colour
+    from ..report.verdict_text import use_colour
     return not getattr(args, "output", None) and use_colour()
 
 
@@ -770,8 +771,8 @@ def _check_args(c: argparse.ArgumentParser) -> None:
 
 
 def cmd_check(args) -> int:
-    from .report.sarif import sarif_document
-    from .report.check_json import check_document
+    from ..report.sarif import sarif_document
+    from ..report.check_json import check_document
     from .config import choose_gpu
     from .driver import manager_for, merge_timings
     args.gpu = choose_gpu(args.gpu).name     # the same default GPU as analyze (C2GPU_GPU, c2gpu.toml, ...)
@@ -852,7 +853,7 @@ def _check_nest(nest, minimum: float, kernel_only: bool, strict: bool) -> Findin
 
 
 def cmd_codes(args) -> int:
-    from .diagnostics import CODES
+    from ..diagnostics import CODES
     width = max(map(len, CODES))
     for code, d in sorted(CODES.items()):
         print(f"{code:<{width}}  {d.kind:<8}  {d.summary}")

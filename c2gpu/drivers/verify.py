@@ -33,14 +33,14 @@ from typing import Callable
 import numpy as np
 
 from . import process
-from .diagnostics import C2GPUError
-from .emulate.build import CompilerNotFoundError, compile_for_cpu
-from .frontend import PreprocessOptions
-from .ir import Nest
-from .codegen import host_not_cxx, escape_c_string, nonempty_condition, render_port, render_split
+from ..diagnostics import C2GPUError
+from ..emulate.build import CompilerNotFoundError, compile_for_cpu
+from ..frontend import PreprocessOptions
+from ..ir import Nest
+from ..codegen import host_not_cxx, escape_c_string, nonempty_condition, render_port, render_split
 from .port import NestOutcome, analyse_for_port, read_source
-from .source import for_span, insert_at
-from .records import dataclass
+from ..frontend.source import for_span, insert_at
+from ..records import dataclass
 
 DUMP_RUNTIME = r"""/* c2gpu verify: dump of the values each ported nest writes */
 #include <stdio.h>

@@ -12,16 +12,16 @@ from pathlib import Path
 
 from pycparser import c_ast
 
-from .codegen import CodegenError, NestCode, build_nest_code, host_not_cxx, render_port, render_split
-from .diagnostics import C2GPUError
-from .frontend import PreprocessOptions
-from .frontend.lower import lower_program
-from .frontend.parse import parse_c
-from .frontend.preprocess import preprocess_missing_headers
-from .ir import Loc, Nest
-from .pipeline import PassManager
-from .pipeline import PORT
-from .records import dataclass
+from ..codegen import CodegenError, NestCode, build_nest_code, host_not_cxx, render_port, render_split
+from ..diagnostics import C2GPUError
+from ..frontend import PreprocessOptions
+from ..frontend.lower import lower_program
+from ..frontend.parse import parse_c
+from ..frontend.preprocess import preprocess_missing_headers
+from ..ir import Loc, Nest
+from ..pipeline import PassManager
+from ..pipeline import PORT
+from ..records import dataclass
 
 PIPELINE = list(PORT.passes)
 
@@ -33,7 +33,7 @@ class NestOutcome:
     reason: str = ""
     loc: Loc | None = None
     code: NestCode | None = None
-    plan: object = None             # c2gpu.plan.NestPlan, when the nest was mapped
+    plan: object = None             # c2gpu.planning.plan.NestPlan, when the nest was mapped
     dependence: object = None
     performance: object = None      # c2gpu.perf NestPerformance, when a GPU was given
     left: str = ""                  # a portable nest left on the CPU (port --worth): its verdict, why
@@ -82,7 +82,7 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
         if missing:   # an undeclared type name is a syntax error for the parser
             raise C2GPUError(f"{e.message} ({headers} could not be found: a name used here may be declared there)", e.loc) from None
         raise
-    from .perf.registers import run_with_one_nvcc_call
+    from ..perf.registers import run_with_one_nvcc_call
     from .options import check_map_loops
     program = lower_program(ast, path, options, original_source=source)
     check_map_loops(list(manager.options.get("map") or ()) + list(manager.options.get("map_host") or ()), program, path)

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .diagnostics import C2GPUError
+from ..diagnostics import C2GPUError
 from .gpu import GPU
-from .records import dataclass
+from ..records import dataclass
 
 
 class InvalidLaunchError(C2GPUError, ValueError):

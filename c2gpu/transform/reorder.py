@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from pycparser import c_ast
 
-from .ir import Loop, Nest, Statement
+from ..ir import Loop, Nest, Statement
 
 
 def kernel_view(nest: Nest, chain: list[Loop], body_of: Loop, items: tuple[int, ...] | None = None,

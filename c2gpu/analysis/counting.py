@@ -10,8 +10,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Mapping
 
-from .ir import Loop, Nest, Statement
-from .symbolic import Poly, sum_over
+from ..ir import Loop, Nest, Statement
+from ..symbolic import Poly, sum_over
 
 
 def enclosing_loops(nest: Nest, stmt: Statement) -> list[Loop]:

@@ -34,10 +34,10 @@ from dataclasses import replace
 import islpy as isl
 from pycparser import c_ast, c_generator, c_parser
 
-from . import isl_sets as ph
-from .ir import Loop, Nest
+from ..analysis import isl_sets as ph
+from ..ir import Loop, Nest
 from .normalize import normalize_nest
-from .records import dataclass
+from ..records import dataclass
 
 MAX_FACTOR = 4
 DEPENDENCES = ("flow", "anti", "output")      # reasons a loop is sequential that a wavefront can respect

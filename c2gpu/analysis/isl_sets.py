@@ -13,9 +13,9 @@ from math import lcm
 
 import islpy as isl
 
-from .ir import Loop, Nest, Statement
-from .symbolic import Poly, Sym
-from .records import dataclass
+from ..ir import Loop, Nest, Statement
+from ..symbolic import Poly, Sym
+from ..records import dataclass
 
 
 @lru_cache(maxsize=16384)

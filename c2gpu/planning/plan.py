@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import field, replace
 
-from .ir import Access, Loc, Loop, Nest, Origin, Reduction, Statement
-from .symbolic import Poly, Sym
-from .records import dataclass
+from ..ir import Access, Loc, Loop, Nest, Origin, Reduction, Statement
+from ..symbolic import Poly, Sym
+from ..records import dataclass
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ class Kernel:
     scratch_arrays: tuple[str, ...] = ()   # those of them too large for a thread's local memory: in device memory,
     #                                   element e of thread t at e * threads + t (interleaved, as local memory is)
     view: "Nest | None" = field(default=None, compare=False, repr=False)   # the nest as this kernel runs it, after
-    #                                   distribution and interchange (c2gpu/reorder.py); loops and body_lid are
+    #                                   distribution and interchange (c2gpu/transform/reorder.py); loops and body_lid are
     #                                   its loops.  None: the nest itself
 
     def element_range(self, r: Reduction) -> ElementRange | None:
@@ -286,7 +286,7 @@ class NestPlan:
     structures: the legal kernel structures the model compared, when a GPU decided among several (else empty).
     trials:    the shared-memory budgets the model compared, when a GPU decided them (else empty).
     budget:    the budget that won (None: no shared memory, or no GPU decided).
-    scalar_replacement: array elements invariant across an in-thread loop live in registers (c2gpu/promotion.py);
+    scalar_replacement: array elements invariant across an in-thread loop live in registers (c2gpu/planning/promotion.py);
                False models and emits every access where C makes it (the naive CUDA of testdata/validation/naive_cuda_measured.tsv).
     """
     nest: str

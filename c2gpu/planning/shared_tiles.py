@@ -23,13 +23,13 @@ from __future__ import annotations
 import numbers
 from fractions import Fraction
 
-from .algorithms.banks import bank_conflict_degree
-from .algorithms.knapsack import Opportunity as KnapsackItem, greedy_select, exact_select
-from .ir import Access, Loop, Nest
-from . import isl_sets as ph
+from ..algorithms.banks import bank_conflict_degree
+from ..algorithms.knapsack import Opportunity as KnapsackItem, greedy_select, exact_select
+from ..ir import Access, Loop, Nest
+from ..analysis import isl_sets as ph
 from .promotion import promoted_accesses, promotions
 from .plan import KernelSharedPlan, SharedDecision, SharedMemoryPlan, SharedOpportunity, TileDim
-from .symbolic import Poly
+from ..symbolic import Poly
 
 DEFAULT_TILE = 32            # iterations of the tiled loop per chunk (one warp's width of k, as in CUDA's matmul sample)
 MAX_COVERED_TRIP = 64        # an in-thread loop with a larger (or unknown) trip is tiled, not covered

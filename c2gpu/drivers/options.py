@@ -1,7 +1,7 @@
 """`Options`: everything one analysis needs, checked once, frozen.
 
-The command line builds it from its arguments (c2gpu/cli.py), the Python API from keyword arguments
-(c2gpu/api.py); the driver (c2gpu/driver.py) runs it.  A bad value raises `OptionsError` with a message for
+The command line builds it from its arguments (c2gpu/drivers/cli.py), the Python API from keyword arguments
+(c2gpu/drivers/api.py); the driver (c2gpu/drivers/driver.py) runs it.  A bad value raises `OptionsError` with a message for
 the user, naming the option as it is written on the command line: the command line prints it as
 `c2gpu: error: ...` (exit 2), the API raises it (a ValueError).
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from .diagnostics import CODES, C2GPUError
-from .frontend import PreprocessOptions
-from .frontend.preprocess import parse_define
-from .records import dataclass
+from ..diagnostics import CODES, C2GPUError
+from ..frontend import PreprocessOptions
+from ..frontend.preprocess import parse_define
+from ..records import dataclass
 
 
 class OptionsError(ValueError):
@@ -205,7 +205,7 @@ def check_map_loops(names, program, path: str) -> None:
     loops = sorted({lp.origin.var if lp.origin is not None else lp.var for n in program.nests for lp in n.loops()})
     unknown = [x for x in dict.fromkeys(names or ()) if x not in loops]
     if unknown:
-        from .diagnostics import C2GPUError
+        from ..diagnostics import C2GPUError
         raise C2GPUError(f"--map names {', '.join(repr(x) for x in unknown)}, which no loop nest of {path} has "
                          f"(its loops: {', '.join(loops) or 'none'})")
 
@@ -230,7 +230,7 @@ def _parse_shape(text: str) -> tuple[int, ...]:
 def load_gpu_option(key: str):
     """The GPU of --gpu: a catalog key, or a description file.  An unknown key is a bad option; a description
     file that cannot be used is a bad input (its GPUDescriptionError, a C2GPUError, goes on)."""
-    from .gpu import GPUDescriptionError, load_gpu
+    from ..model.gpu import GPUDescriptionError, load_gpu
     try:
         return load_gpu(key)
     except GPUDescriptionError as e:

@@ -44,10 +44,10 @@ from fractions import Fraction
 
 import islpy as isl
 
-from .ir import Access, ArrayInfo, Flag, Loop, Nest, Statement
+from ..ir import Access, ArrayInfo, Flag, Loop, Nest, Statement
 from .isl_sets import Domain, Encoder, con, sub, to_c
-from .symbolic import Poly
-from .records import dataclass
+from ..symbolic import Poly
+from ..records import dataclass
 
 CODE = "out-of-bounds-subscript"
 
@@ -118,7 +118,7 @@ def _checked_dims(acc: Access, info: ArrayInfo | None) -> list[int]:
 
 
 class _Domain:
-    """A statement's iteration domain, in the terms of the nest's isl encoder (c2gpu.isl_sets.Encoder)."""
+    """A statement's iteration domain, in the terms of the nest's isl encoder (c2gpu.analysis.isl_sets.Encoder)."""
 
     def __init__(self, enc: Encoder, stmt: Statement, loops: list[Loop]):
         self.enc, self.stmt, self.loops, self._dom = enc, stmt, loops, None

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Callable
 
-from . import units
-from .records import dataclass
+from .. import units
+from ..records import dataclass
 
 PORT = "port"
 RESIDENT = "port only if the data stays on the GPU"

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import driver
-from .diagnostics import C2GPUError  # noqa: F401  (raised by analyze(); c2gpu.api.C2GPUError for callers)
-from .model import MODELS
+from ..diagnostics import C2GPUError  # noqa: F401  (raised by analyze(); c2gpu.drivers.api.C2GPUError for callers)
+from ..model import MODELS
 from .options import Options, OptionsError, load_gpu_option, parse_defines, parse_params
-from .pipeline import PORT
-from .report.model import (VERDICT_CLASSES, Hotspot, KernelReport, Location, LoopReport, NestReport, RelatedLocation,
-                           Report, SharedMemoryDecision)
+from ..pipeline import PORT
+from ..report.model import (VERDICT_CLASSES, Hotspot, KernelReport, Location, LoopReport, NestReport, RelatedLocation,
+                            Report, SharedMemoryDecision)
 
 __all__ = ["analyze", "Report", "NestReport", "LoopReport", "KernelReport", "SharedMemoryDecision", "Location",
            "RelatedLocation", "Hotspot", "VERDICT_CLASSES"]

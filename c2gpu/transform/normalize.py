@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .ir import Access, Constraint, Guard, Loop, Nest, Origin, Statement
-from .symbolic import Poly
+from ..ir import Access, Constraint, Guard, Loop, Nest, Origin, Statement
+from ..symbolic import Poly
 
 
 def normalize_nest(nest: Nest) -> Nest:
