@@ -10,9 +10,8 @@ from pycparser import c_ast
 
 from ..symbolic import Poly
 from .inline import only_indexes
-from .trees import changed_here, has_side_effect
 from .context import NestContext, Scope
-from .syntax import _assigned_name, _ids, _walk, text_of
+from .syntax import _assigned_name, _ids, _walk, changed_here, has_side_effect, text_of
 
 
 def _main_statics(ast: c_ast.FileAST) -> frozenset[str]:

@@ -20,7 +20,7 @@ import re
 from pycparser import c_ast, c_generator
 
 from .ctypes import SIZES, CType, decl_type
-from .trees import changed_here, copy_tree, nodes as _nodes, swap
+from .syntax import changed_here, copy_tree, nodes as _nodes, swap
 
 _GEN = c_generator.CGenerator()
 

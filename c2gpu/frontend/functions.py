@@ -23,6 +23,7 @@ from pycparser import c_ast
 from ..ir import Loc
 from .libc import MATH_FUNCTIONS
 from .ctypes import SIZES, CType, decl_type
+from .syntax import nodes as _nodes
 from ..records import dataclass
 
 # statement and expression nodes a pure body may hold (their children are checked too)
@@ -90,13 +91,6 @@ def _why_not(fn: c_ast.FuncDef, typedefs: dict[str, CType], defined: set[str]) -
         stack.extend(child for _, child in node.children())
     return "", calls
 
-
-def _nodes(node: c_ast.Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(c for _, c in n.children())
 
 
 def pure_functions(ast: c_ast.FileAST, typedefs: dict[str, CType], loc_of) -> dict[str, PureFunction]:

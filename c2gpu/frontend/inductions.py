@@ -41,6 +41,7 @@ from typing import Any
 from pycparser import c_ast
 
 from ..records import dataclass
+from .syntax import nodes as _nodes
 
 # integer types at least as wide as int, after typedefs (frontend/ctypes.py spellings)
 WIDE_INTEGERS = frozenset({"int", "unsigned int", "long", "unsigned long", "long long", "unsigned long long"})
@@ -322,13 +323,6 @@ def _plain(expr) -> bool:
 def _is_one(node) -> bool:
     return isinstance(node, c_ast.Constant) and node.type == "int" and node.value.rstrip("uUlL") == "1"
 
-
-def _nodes(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(c for _, c in n.children())
 
 
 def _ids(node) -> set[str]:

@@ -27,7 +27,7 @@ from typing import Callable
 from pycparser import c_ast
 
 from .ctypes import CType, decl_type
-from .trees import changed_here, copy_tree, has_side_effect, nodes as _nodes
+from .syntax import changed_here, copy_tree, has_side_effect, nodes as _nodes
 
 _BUILTIN = {"void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "_Bool"}
 MAX_DEPTH = 4           # calls inlined inside inlined calls, at most

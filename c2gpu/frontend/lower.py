@@ -30,14 +30,13 @@ from .preprocess import INCLUDE_DIR, preprocess
 from .objects import FileObjects
 from .fields import invariant_elements, renamed, struct_fields
 from .inline import Inliner
-from .trees import copy_tree, swap
 from .parse import parse_c
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
 from .inductions import Induction, substitute_inductions
 from .ctypes import CType, decl_type
 from ..records import dataclass
-from .syntax import _walk, loc_of
+from .syntax import _walk, copy_tree, loc_of, nodes, swap
 from .context import NestContext, Scope, Var, _one_scalar_type
 from .guards import _truth
 from .nests import NestLowerer
@@ -130,16 +129,13 @@ class FileLowerer:
         return _unique_names(nests)
 
     def scan_pragmas(self, node: c_ast.Node) -> None:
-        stack = [node]
-        while stack:
-            n = stack.pop()
+        for n in nodes(node):
             if isinstance(n, c_ast.Pragma):
                 words = n.string.split()
                 if words[:1] == ["scop"]:
                     self.has_scop = True
                 if words[:2] == ["c2gpu", "port"]:
                     self.has_port_marker = True
-            stack.extend(c for _, c in n.children())
 
     def lower_function(self, fn: c_ast.FuncDef) -> list[Nest]:
         scope = self.globals.child()

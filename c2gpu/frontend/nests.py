@@ -12,10 +12,9 @@ from pycparser import c_ast
 
 from ..ir import Access, Flag, Guard, Loop, loop_words, Statement
 from ..symbolic import Poly
-from .trees import has_side_effect
 from .ctypes import SIZES, CType, decl_type
 from .context import NestContext, Scope, Var
-from .syntax import _array_chain, _assigned_name, _walk, text_of
+from .syntax import _array_chain, _assigned_name, _walk, has_side_effect, text_of
 from .guards import _constraints, guard_of
 from .loops import Header, _jumps_out, _loop_conversion, _tightest, _uncountable, parse_header, trip_count
 from .reductions import _mentions

@@ -31,7 +31,7 @@ from pycparser import c_ast, c_generator
 
 from ..ir import Loc
 from .ctypes import CType, decl_type
-from .trees import nodes as _nodes
+from .syntax import nodes as _nodes
 from ..records import dataclass
 
 # Functions that return (or store through their first argument) a new object no other pointer reaches.
