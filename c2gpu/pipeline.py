@@ -16,11 +16,31 @@ from __future__ import annotations
 
 import contextlib
 import time
+from contextvars import ContextVar
 from dataclasses import field, replace
 from typing import Any, Callable, Iterable
 
 from .ir import Flag, Loc, Nest, Program
 from .records import dataclass
+
+
+_ACTIVE: ContextVar["PassManager | None"] = ContextVar("c2gpu_pass_manager", default=None)
+
+
+def memo(owner: object, table: str) -> dict:
+    """The table `table` of what was computed for `owner` (a nest, a kernel's view of one, loops), kept by the
+    pass manager at work (`PassManager.active`) for as long as it lives, by the object's identity: the analyses'
+    helpers that many passes, the block-size search and the reports ask again (promotions, tile regions, sector
+    counts, ...) keep their answers there, so that nothing outlives the analysis that computed it.  Called
+    outside a manager's work (a helper called on its own), an empty table that nothing keeps.  (Pure functions
+    of values, which hold for any IR: a GPU description, an isl text, keep functools.lru_cache.)"""
+    manager = _ACTIVE.get()
+    return {} if manager is None else manager.memo_table(owner, table)
+
+
+def at_work() -> "PassManager | None":
+    """The pass manager at work (PassManager.active), or None."""
+    return _ACTIVE.get()
 
 
 class PipelineError(Exception):
@@ -149,6 +169,9 @@ class PassManager:
         self._running: list[tuple[Pass, Nest]] = []     # the passes running, innermost last
         self.print_after: set[str] = set()
         self.dump: Callable[[str, Nest], None] | None = None
+        # id of an IR object -> (the object, table name -> that table): what the analyses' helpers computed for
+        # it (memo); holding the object keeps its id from being reused
+        self._memos: dict[int, tuple[object, dict[str, dict]]] = {}
 
     # -- building ---------------------------------------------------------------
     def build(self, names: list[str]) -> list[Pass]:
@@ -191,11 +214,28 @@ class PassManager:
     def run(self, program: Program) -> Program:
         ctx = PassContext(program, self.options, self)
         done = []
-        for k, nest in enumerate(program.nests):
-            if self.progress is not None:
-                self.progress(f"nest {k + 1} of {len(program.nests)}, {nest.name}")
-            done.append(self.run_nest(nest, ctx))
+        with self.active():
+            for k, nest in enumerate(program.nests):
+                if self.progress is not None:
+                    self.progress(f"nest {k + 1} of {len(program.nests)}, {nest.name}")
+                done.append(self.run_nest(nest, ctx))
         return replace(program, nests=tuple(done))
+
+    @contextlib.contextmanager
+    def active(self):
+        """Make this manager the one at work (`memo` keeps its tables here): `run` is, and so is a driver while it
+        builds the reports and the port from the run's results."""
+        token = _ACTIVE.set(self)
+        try:
+            yield self
+        finally:
+            _ACTIVE.reset(token)
+
+    def memo_table(self, owner: object, table: str) -> dict:
+        entry = self._memos.get(id(owner))
+        if entry is None or entry[0] is not owner:
+            entry = self._memos[id(owner)] = (owner, {})
+        return entry[1].setdefault(table, {})
 
     def run_nest(self, nest: Nest, ctx: PassContext) -> Nest:
         for p in self.steps:
@@ -328,13 +368,15 @@ class PassManager:
         return out
 
     def forget(self, nest: Nest) -> None:
-        """Drop what is known of `nest` (a transform's trial it did not keep), its errors included."""
+        """Drop what is known of `nest` (a transform's trial it did not keep), its errors and memo included."""
         self._records.pop(id(nest), None)
+        self._memos.pop(id(nest), None)
 
     def clear(self) -> None:
-        """Forget every nest (results, refusals, errors); timings stay."""
+        """Forget every nest (results, refusals, errors, memo tables); timings stay."""
         self._records.clear()
         self._transformed.clear()
+        self._memos.clear()
 
     def running(self) -> tuple[Pass, Nest] | None:
         """The innermost pass running now and the nest it runs on; None between passes."""

@@ -5,7 +5,6 @@ block, on real kernels and every shape the block search tries."""
 import numpy as np
 import pytest
 
-import c2gpu.perf.coalescing as coalescing
 import c2gpu.perf.profile as profile
 from c2gpu.perf.predict import search_shapes
 from c2gpu.perf.coalescing import _window_distinct
@@ -72,8 +71,7 @@ def test_blocks_counted_as_another_give_the_counts_of_sorting_every_block(name, 
         merged += 0 in ka._block_weights(*_weights_inputs(ka, b))
     monkeypatch.setattr(profile.KernelAnalysis, "_block_weights", lambda self, envs, *_: np.ones(
         next(iter(envs.values()))[1].shape[0], dtype=np.int64))
-    coalescing._SECTOR_CACHE.clear()
-    ka2, _ = analysis(TESTDATA / name, defines=defines)
+    ka2, _ = analysis(TESTDATA / name, defines=defines)     # outside a pass manager's work: nothing shared with ka
     for b in shapes:
         assert ka2._sector_stats(b) == fast[b], b
     if name in ("matmul.c", "jacobi2d.c", "transpose.c") and not defines:   # interior blocks are translations
@@ -91,7 +89,6 @@ def _weights_inputs(ka, block):
         return real(envs, addresses, unit)
     ka._block_weights = spy
     ka._block_cache.pop(("sectors", tuple(block)), None)
-    coalescing._SECTOR_CACHE.clear()
     ka._sector_stats(block)
     del ka._block_weights
     return captured["args"]

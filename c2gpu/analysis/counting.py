@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Mapping
 
 from ..ir import Loop, Nest, Statement
+from ..pipeline import memo
 from ..symbolic import Poly, sum_over
 
 
@@ -61,9 +62,6 @@ def _trip_function(trip, ints: bool):
     return eval(f"lambda e: ({' + '.join(parts) or '0'}) // {int(trip.den)}")   # noqa: S307 - built from ints and names
 
 
-_COUNTS: dict = {}    # (ids of the loops, sizes) -> (loops, count)
-
-
 def _pieces_countable(lp: Loop) -> bool:
     """A loop left as written whose start and end are known pieces (a min or max of several values)."""
     return bool(lp.step) and bool(lp.lowers) and bool(lp.uppers) and (len(lp.lowers) == 1 or abs(lp.step) == 1)
@@ -103,21 +101,21 @@ def _pieces_values(lp: Loop):
 def evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:
     """Numeric instance count with parameters bound; empty loops (trip <= 0) count 0.
 
-    Memoized by the loops' identity (Loops are frozen) and the sizes: the CPU estimate and the kernel
-    analyses of every candidate block and shared-memory trial ask for the same counts again (PolyBench:
-    700 requests, 177 distinct)."""
+    Kept per loops (their identity: Loops are frozen; the innermost one's table, pipeline.memo) and sizes: the
+    CPU estimate and the kernel analyses of every candidate block and shared-memory trial ask for the same counts
+    again (PolyBench: 700 requests, 177 distinct)."""
+    if not loops:
+        return _evaluate_instances(loops, env)
+    outer = tuple(loops[:-1])
     try:
-        key = (tuple(id(lp) for lp in loops), tuple(sorted(env.items())))
-        hit = _COUNTS.get(key)
+        key = (tuple(id(lp) for lp in outer), tuple(sorted(env.items())))
+        table = memo(loops[-1], "instance counts")
+        hit = table.get(key)
     except TypeError:          # an unhashable size value: no memo
         return _evaluate_instances(loops, env)
-    if hit is not None and all(a is b for a, b in zip(hit[0], loops)):
-        return hit[1]
-    v = _evaluate_instances(loops, env)
-    if len(_COUNTS) > 4096:
-        _COUNTS.clear()
-    _COUNTS[key] = (tuple(loops), v)
-    return v
+    if hit is None or not all(a is b for a, b in zip(hit[0], outer)):
+        hit = table[key] = (outer, _evaluate_instances(loops, env))     # the outer loops, so their ids stay
+    return hit[1]
 
 
 def _evaluate_instances(loops: list[Loop], env: Mapping[str, int]) -> int | None:

@@ -14,6 +14,7 @@ from math import lcm
 import islpy as isl
 
 from ..ir import Loop, Nest, Statement
+from ..pipeline import memo
 from ..symbolic import Poly, Sym
 from ..records import dataclass
 
@@ -138,21 +139,15 @@ def _guard(g, names) -> list[str]:
     return []
 
 
-_DOMAINS: dict[tuple[int, int], tuple] = {}    # (id(nest), id(stmt)) -> (nest, stmt, domain, names)
-
-
 def statement_domain(nest: Nest, stmt: Statement) -> tuple[isl.Set, dict[str, str]]:
     """The statement's iteration domain and the isl names of its loops.  Nests and statements are frozen,
-    so the answer is kept per object (the analyses ask for the same domain hundreds of times per file); the
-    cache holds the objects, so an id is never reused while its entry lives."""
-    hit = _DOMAINS.get((id(nest), id(stmt)))
-    if hit is not None and hit[0] is nest and hit[1] is stmt:
-        return hit[2], dict(hit[3])
-    dom, names = _statement_domain(nest, stmt)
-    if len(_DOMAINS) > 8192:
-        _DOMAINS.clear()
-    _DOMAINS[(id(nest), id(stmt))] = (nest, stmt, dom, dict(names))
-    return dom, names
+    so the answer is kept per nest and statement object (pipeline.memo: the analyses ask for the same domain
+    hundreds of times per file); the table holds the statement, so its id is not reused."""
+    table = memo(nest, "statement domains")
+    hit = table.get(id(stmt))
+    if hit is None or hit[0] is not stmt:
+        hit = table[id(stmt)] = (stmt, *_statement_domain(nest, stmt))
+    return hit[1], dict(hit[2])
 
 
 def _statement_domain(nest: Nest, stmt: Statement) -> tuple[isl.Set, dict[str, str]]:
@@ -199,31 +194,25 @@ def access_shape(nest: Nest, access) -> tuple[tuple[Poly | None, ...], tuple[Pol
     return subs, tuple(inner)
 
 
-_RANGES: dict[tuple, tuple] = {}    # (id(nest), accesses, ndims, flat) -> (nest, ranges)
-
-
 def subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool = False) -> list[tuple[isl.PwAff, isl.PwAff]] | None:
     """Exact (min, max) of each subscript over the iteration domains of the given accesses.
 
     flat: use the subscripts as written (1-D) even where a 2-D form was recovered.
-    Kept per (nest object, accesses): the shared-memory analysis asks for the same array's region once per
-    block shape the search tries, and code generation once per candidate plan it prints (PolyBench: 1,832
-    calls, 208 distinct); like statement_domain, the entry holds the nest so that its id is not reused.
-    islpy's operations never change their arguments, so the cached PwAffs can be shared.
+    Kept per (nest object, accesses) (pipeline.memo): the shared-memory analysis asks for the same array's
+    region once per block shape the search tries, and code generation once per candidate plan it prints
+    (PolyBench: 1,832 calls, 208 distinct).  islpy's operations never change their arguments, so the kept
+    PwAffs can be shared.
     """
+    key = (tuple(accesses), ndims, flat)
     try:
-        key = (id(nest), tuple(accesses), ndims, flat)
         hash(key)
     except TypeError:
         return _subscript_ranges(nest, accesses, ndims, flat)
-    hit = _RANGES.get(key)
-    if hit is not None and hit[0] is nest:
-        return None if hit[1] is None else list(hit[1])
-    ranges = _subscript_ranges(nest, accesses, ndims, flat)
-    if len(_RANGES) > 4096:
-        _RANGES.clear()
-    _RANGES[key] = (nest, None if ranges is None else tuple(ranges))
-    return ranges
+    table = memo(nest, "subscript ranges")
+    if key not in table:
+        ranges = _subscript_ranges(nest, accesses, ndims, flat)
+        table[key] = None if ranges is None else tuple(ranges)
+    return None if table[key] is None else list(table[key])
 
 
 def _subscript_ranges(nest: Nest, accesses, ndims: int, flat: bool) -> list[tuple[isl.PwAff, isl.PwAff]] | None:

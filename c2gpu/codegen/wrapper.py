@@ -15,6 +15,7 @@ import islpy as isl
 
 from ..analysis import isl_sets as ph
 from ..ir import Loop, Nest, line_of
+from ..pipeline import memo
 from ..planning.plan import Kernel, NestPlan, require_plan
 from .arrays import ArrayPlan, plan_arrays
 from .kernel import CodegenError, KernelCode, _flat, device_function, kernel_code, wide_index
@@ -178,27 +179,20 @@ def _kernels_with_hosts(items, host_vars):
             yield from _kernels_with_hosts(it.body, host_vars + [it])
 
 
-_PER_NEST: dict = {}    # (function, id(nest)) -> (nest, its result or the CodegenError it raised)
-
-
 def _once_per_nest(fn, nest: Nest):
-    """fn(nest), computed once per nest: the performance pass builds the code of every candidate plan (plain
-    kernels, each shared-memory budget, each structure) of the same nest, and plan_arrays (isl ranges of every
-    array) and loop_finals (isl maxima) depend on the nest alone.  Keyed by identity: passes return a new Nest
-    rather than changing one; the results are not modified after they are made."""
-    key = (fn, id(nest))
-    hit = _PER_NEST.get(key)
-    if hit is None or hit[0] is not nest:
+    """fn(nest), computed once per nest (pipeline.memo): the performance pass builds the code of every candidate
+    plan (plain kernels, each shared-memory budget, each structure) of the same nest, and plan_arrays (isl ranges
+    of every array) and loop_finals (isl maxima) depend on the nest alone.  Keyed by identity: passes return a
+    new Nest rather than changing one; the results (or the CodegenError raised) are not modified after."""
+    table = memo(nest, "per nest")
+    if fn not in table:
         try:
-            value = fn(nest)
+            table[fn] = fn(nest)
         except CodegenError as e:
-            value = e
-        if len(_PER_NEST) > 512:
-            _PER_NEST.clear()
-        hit = _PER_NEST[key] = (nest, value)
-    if isinstance(hit[1], CodegenError):
-        raise hit[1]
-    return list(hit[1])
+            table[fn] = e
+    if isinstance(table[fn], CodegenError):
+        raise table[fn]
+    return list(table[fn])
 
 
 def _arrays_of(nest: Nest) -> list:

@@ -92,6 +92,13 @@ def analyze_file(path: str, options: Options, manager: PassManager, *, source: s
     """Analyse one file: load it (recovering from errors), run the pipeline, advise, render JSON, the text
     report (with `style`) and the Report (with `want_report`).  With `source`, that C text is analysed and
     `path` only names it.  Input errors go to `err` (default: stderr) as compiler-style messages."""
+    with manager.active():     # what the analyses' helpers keep lives as long as the manager (pipeline.memo)
+        return _analyze_file(path, options, manager, source=source, style=style, want_report=want_report, err=err)
+
+
+def _analyze_file(path: str, options: Options, manager: PassManager, *, source: str | None = None,
+                  style: TextStyle | None = None, want_report: bool = False,
+                  err: Callable[[str], None] | None = None) -> FileAnalysis:
     err = err or (lambda m: print(m, file=sys.stderr))
     status, errors = 0, []
     try:

@@ -69,6 +69,12 @@ def analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager
     What c2gpu cannot know is what the header declares: a nest that uses a name declared nowhere in the
     file is not ported, with that name as the reason.
     """
+    with manager.active():     # what the analyses' helpers keep lives as long as the manager (pipeline.memo)
+        return _analyse_for_port(path, options, manager, source, warn)
+
+
+def _analyse_for_port(path: str, options: PreprocessOptions, manager: PassManager, source: str | None = None,
+                      warn=print_warning):
     if "plan" not in manager.available or "plan" not in {p.name for p in manager.steps}:
         raise ValueError("the port needs a pipeline that ends with the 'plan' pass")
     text, missing = preprocess_missing_headers(path, options, source=source)
@@ -154,6 +160,12 @@ def port_file(path: str, options: PreprocessOptions, manager: PassManager, outpu
               split: bool | None = None, left: dict[str, str] | None = None) -> PortResult:
     """Port a file; split=None splits only when the host code cannot be compiled as C++.  `left`: nests to leave
     on the CPU although they are portable (by name, with why: port --worth)."""
+    with manager.active():     # what the analyses' helpers keep lives as long as the manager (pipeline.memo)
+        return _port_file(path, options, manager, output_name, split, left)
+
+
+def _port_file(path: str, options: PreprocessOptions, manager: PassManager, output_name: str,
+               split: bool | None = None, left: dict[str, str] | None = None) -> PortResult:
     warnings: list[C2GPUError] = []
 
     def warn(w: C2GPUError) -> None:

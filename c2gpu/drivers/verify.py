@@ -329,6 +329,11 @@ def _exit(probes: dict[str, Probe], o: NestOutcome) -> str:
 def instrument(path: str, options: PreprocessOptions, manager, split: bool = False) -> Instrumented:
     """The original and the port with identical probes (see the module's docstring); split: the port's host
     code is C (it is anyway when it cannot be C++, e.g. with VLA parameters)."""
+    with manager.active():     # what the analyses' helpers keep lives as long as the manager (pipeline.memo)
+        return _instrument(path, options, manager, split)
+
+
+def _instrument(path: str, options: PreprocessOptions, manager, split: bool = False) -> Instrumented:
     program, outcomes = analyse_for_port(path, options, manager)
     src_dir = str(Path(path).resolve().parent)
     # compilers run in a temporary directory: relative include directories must be made absolute

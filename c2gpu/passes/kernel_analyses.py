@@ -19,7 +19,7 @@ Options read from the pipeline options: gpu (key, file or GPU), params
 from __future__ import annotations
 
 from c2gpu.codegen import build_nest_code
-from c2gpu.pipeline import Pass, PassFailed
+from c2gpu.pipeline import Pass, PassFailed, memo
 from c2gpu.planning.plan import NestPlan, SharedMemoryPlan, StructureTrial
 from c2gpu.planning.shared_tiles import candidate_budgets, plan_shared_memory
 
@@ -46,21 +46,15 @@ def _nest_code(nest, plan: NestPlan):
         return None, str(e)
 
 
-_PLAIN_CODES: dict = {}    # (id(nest), id(mapping)) -> (nest, mapping, _nest_code's answer)
-
-
 def _plain_code(nest, mapping):
-    """_nest_code of a structure without shared memory, once per nest and structure: the check of the registers
-    cache and the structure's prediction both need it (PolyBench, warm: a tenth of the run built it twice)."""
-    key = (id(nest), id(mapping))
-    hit = _PLAIN_CODES.get(key)
-    if hit is not None and hit[0] is nest and hit[1] is mapping:
-        return hit[2]
-    out = _nest_code(nest, NestPlan(nest.name, mapping, SharedMemoryPlan()))
-    if len(_PLAIN_CODES) > 256:
-        _PLAIN_CODES.clear()
-    _PLAIN_CODES[key] = (nest, mapping, out)
-    return out
+    """_nest_code of a structure without shared memory, once per nest and structure (pipeline.memo): the check of
+    the registers cache and the structure's prediction both need it (PolyBench, warm: a tenth of the run built it
+    twice)."""
+    table = memo(nest, "plain code")
+    hit = table.get(id(mapping))
+    if hit is None or hit[0] is not mapping:
+        hit = table[id(mapping)] = (mapping, _nest_code(nest, NestPlan(nest.name, mapping, SharedMemoryPlan())))
+    return hit[1]
 
 
 def _launches_at_least(nest, mapping, env: dict) -> float:

@@ -9,13 +9,11 @@ import islpy as isl
 
 from ..analysis import isl_sets as ph
 from ..ir import Access, Statement
+from ..pipeline import memo
 from ..planning.promotion import Promotion, promoted_accesses, promotions
 from ..records import dataclass
 from ..symbolic import Poly
 from .facts import kernel_fact
-
-_FLAT_CACHE: dict = {}     # (nest id, access id, sizes) -> (nest, access, flat index | None)
-
 
 @dataclass(frozen=True)
 class AccessInfo:
@@ -130,16 +128,14 @@ class AccessesMixin:
 
     def _flat_index(self, a: Access) -> Optional[Poly]:
         # every KernelAnalysis of the block search and of each shared-memory trial asks again for the same
-        # accesses (access_infos, host_working_set); the polynomial substitution is the costly part
-        key = (id(self.nest), id(a), tuple(sorted(self.env.items())))
-        hit = _FLAT_CACHE.get(key)
-        if hit is not None and hit[0] is self.nest and hit[1] is a:
-            return hit[2]
-        flat = self._flat_index_uncached(a)
-        if len(_FLAT_CACHE) > 8192:
-            _FLAT_CACHE.clear()
-        _FLAT_CACHE[key] = (self.nest, a, flat)
-        return flat
+        # accesses (access_infos, host_working_set); the polynomial substitution is the costly part: kept per
+        # nest (pipeline.memo), access (object: the entry holds it, so its id is not reused) and sizes
+        key = (id(a), tuple(sorted(self.env.items())))
+        table = memo(self.nest, "flat indices")
+        hit = table.get(key)
+        if hit is None or hit[0] is not a:
+            hit = table[key] = (a, self._flat_index_uncached(a))
+        return hit[1]
 
     def _flat_index_uncached(self, a: Access) -> Optional[Poly]:
         if not a.affine and a.linearized is None:

@@ -10,14 +10,13 @@ from typing import Optional
 
 import numpy as np
 
+from ..pipeline import memo
+
 from .sampling import distinct_in_rows, floor_div, poly_np, run_starts, sorted_rows
 
 WINDOW = 32               # consecutive iterations of the innermost in-thread loop in the reuse window
 UNKNOWN_TRANSACTIONS = 32  # seed 004 section 6.1: unknown stride = worst case
 REUSE_DISTANCE = 8        # iterations a line must survive in L1 for its reuse (32-byte sector / 4-byte stride)
-
-_SECTOR_CACHE: dict = {}   # (nest id, kernel without block, host loops, sizes, block, GPU geometry) -> (nest, stats)
-
 
 class CoalescingMixin:
     """The coalescing part of KernelAnalysis (reads its accesses, statements, sampled lanes and GPU)."""
@@ -28,15 +27,15 @@ class CoalescingMixin:
         every access, and per access group the distinct sectors of the sampled blocks.  The block-size
         search (seed 004, 5.2.1) evaluates the same shapes again for the plain kernel and for each
         shared-memory budget the performance pass compares, each with an analysis of its own: they share
-        these results through _SECTOR_CACHE (keyed like footprints._RANGE_CACHE, by the nest's identity)."""
+        these results through the nest's memo table "sector counts" (pipeline.memo)."""
         mine = ("sectors", tuple(block))
         if mine in self._block_cache:
             return self._block_cache[mine]
         key = self._sector_key(block)
-        hit = _SECTOR_CACHE.get(key) if key is not None else None
-        if hit is not None and hit[0] is self.nest:
-            self._block_cache[mine] = hit[1]
-            return hit[1]
+        shared = memo(self.nest, "sector counts") if key is not None else {}
+        if key in shared:
+            self._block_cache[mine] = shared[key]
+            return shared[key]
         _geo, env0, valid0 = self._samples(block)
         ws = self.gpu.warp_size
         # a statement's sampled lanes depend only on its loops and guards (_domain_env): statements that share
@@ -114,11 +113,7 @@ class CoalescingMixin:
             live = min(items[0][0].shape[2], REUSE_DISTANCE)
             groups[group] = (nb,) + _window_distinct(items, live, weights)
         out = (warp_frac, lane_util, raw, tuple(flags), groups, requested)
-        self._block_cache[mine] = out
-        if key is not None:
-            if len(_SECTOR_CACHE) > 4096:
-                _SECTOR_CACHE.clear()
-            _SECTOR_CACHE[key] = (self.nest, out)
+        self._block_cache[mine] = shared[key] = out
         return out
 
     def _block_weights(self, envs, addresses, unit: int):
@@ -160,7 +155,7 @@ class CoalescingMixin:
         the host loops, whether elements live in registers, the parameter values, the block and the GPU's
         warp and cache geometry."""
         try:
-            k = (id(self.nest), replace(self.kernel, block=(0, 0, 0)), self.host_lids, self.promote,
+            k = (replace(self.kernel, block=(0, 0, 0)), self.host_lids, self.promote,
                  tuple(sorted(self.env.items())), tuple(block), self.gpu.warp_size, self.gpu.sector_bytes,
                  self.gpu.cache_line_bytes)
             hash(k)

@@ -8,12 +8,10 @@ from functools import lru_cache
 import islpy as isl
 
 from ..analysis import isl_sets as ph
+from ..pipeline import memo
 from .accesses import AccessInfo
 from .facts import kernel_fact
 from .geometry import _mid
-
-_RANGE_CACHE: dict = {}    # (nest id, sizes, host values, accesses) -> (nest, (lo, hi) | None)
-
 
 class FootprintsMixin:
     """The footprints part of KernelAnalysis (reads its nest, env, host loops, accesses and threads)."""
@@ -79,20 +77,16 @@ class FootprintsMixin:
         return total
 
     def _range(self, infos: list[AccessInfo]) -> tuple[int, int] | None:
-        """Min and max flat index over the accesses' statement domains (isl, exact); cached per nest,
+        """Min and max flat index over the accesses' statement domains (isl, exact); kept per nest (pipeline.memo),
         sizes and accesses, since every kernel of a nest asks for the same ranges."""
         host_fix = {h.var: _mid(h, self.env) for h in self.host_path}
-        key = (id(self.nest), tuple(sorted(self.env.items())), tuple(sorted(host_fix.items())),
+        key = (tuple(sorted(self.env.items())), tuple(sorted(host_fix.items())),
                tuple((ai.stmt.sid, ai.stmt.accesses.index(ai.access) if ai.access in ai.stmt.accesses else -1,
                       ai.access.text) for ai in infos))
-        hit = _RANGE_CACHE.get(key)
-        if hit is not None and hit[0] is self.nest:
-            return hit[1]
-        val = self._range_uncached(infos, host_fix)
-        if len(_RANGE_CACHE) > 4096:
-            _RANGE_CACHE.clear()
-        _RANGE_CACHE[key] = (self.nest, val)
-        return val
+        table = memo(self.nest, "index ranges")
+        if key not in table:
+            table[key] = self._range_uncached(infos, host_fix)
+        return table[key]
 
     def _range_uncached(self, infos: list[AccessInfo], host_fix: dict) -> tuple[int, int] | None:
         lo = hi = None

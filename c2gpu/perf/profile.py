@@ -99,6 +99,7 @@ from typing import Optional
 from ..analysis.counting import evaluate_instances
 from ..model.gpu import GPU
 from ..ir import Loop, Nest, Statement
+from ..pipeline import memo
 from ..model.inputs import KernelProfile, MachineParams
 from ..model.occupancy import InvalidLaunchError, Occupancy, occupancy as occupancy_of
 from ..records import dataclass
@@ -114,11 +115,6 @@ from .registers import Registers, arch_for, estimate_registers, ptxas_registers
 from .reductions import reduction_syncs
 from .tiles import TilesMixin
 from .trace import TraceMixin, _ops
-
-_FACTS: dict = {}          # (nest id, GPU id, host loops, registers?, sizes, kernel without its block)
-#                            -> (nest, GPU, {fact name: value})
-_RESULTS: dict = {}        # (nest id, GPU id, host loops, registers?, sizes, kernel, tiles, register count)
-#                            -> (nest, GPU, {(what, block): result})
 
 
 class PerfError(Exception):
@@ -173,7 +169,7 @@ class KernelAnalysis(AccessesMixin, GeometryMixin, CoalescingMixin, MemoryMixin,
     def _facts(self) -> dict:
         """Name -> value of every kernel_fact, shared by the analyses of the same nest (object), GPU (object),
         kernel (its block aside), host loops, registers? and sizes."""
-        return self._shared_dict(_FACTS, (replace(self.kernel, block=(0, 0, 0)),))
+        return self._shared_dict("kernel facts", (replace(self.kernel, block=(0, 0, 0)),))
 
     @cached_property
     def _results(self) -> dict:
@@ -182,25 +178,23 @@ class KernelAnalysis(AccessesMixin, GeometryMixin, CoalescingMixin, MemoryMixin,
         live in registers, the tiles and the register count, and on nothing else: every analysis with the same
         inputs shares one dict.  The block search builds an analysis per shape it tries, once per shared-memory
         budget the performance pass compares, and the budgets often give a shape the same tiles (PolyBench:
-        3,875 memory analyses, 1,571 distinct).  The entry holds the nest and the GPU so that their ids are
-        not reused.  (The register count must be final before the first of them is asked for.)"""
-        return self._shared_dict(_RESULTS, (self.kernel, self.shared, self.registers.count))
+        3,875 memory analyses, 1,571 distinct).  (The register count must be final before the first of them is
+        asked for.)"""
+        return self._shared_dict("kernel results", (self.kernel, self.shared, self.registers.count))
 
-    def _shared_dict(self, cache: dict, inputs: tuple) -> dict:
-        """The dict `cache` keeps for this analysis's nest and GPU (objects), host loops, registers?, sizes and
-        `inputs` (a new one the first time); the entry holds the nest and the GPU, so that their ids are not
-        reused while it lives.  Inputs that do not hash: a dict of this analysis's own."""
+    def _shared_dict(self, table: str, inputs: tuple) -> dict:
+        """The dict the nest's memo table `table` (pipeline.memo) keeps for this analysis's GPU (object), host
+        loops, registers?, sizes and `inputs` (a new one the first time); the entry holds the GPU, so that its id
+        is not reused while it lives.  Inputs that do not hash: a dict of this analysis's own."""
         try:
-            key = (id(self.nest), id(self.gpu), self.host_lids, self.promote, tuple(sorted(self.env.items()))) + inputs
-            hit = cache.get(key)
+            key = (id(self.gpu), self.host_lids, self.promote, tuple(sorted(self.env.items()))) + inputs
+            kept = memo(self.nest, table)
+            hit = kept.get(key)
         except TypeError:
             return {}
-        if hit is not None and hit[0] is self.nest and hit[1] is self.gpu:
-            return hit[2]
-        if len(cache) > 4096:
-            cache.clear()
-        cache[key] = (self.nest, self.gpu, {})
-        return cache[key][2]
+        if hit is None or hit[0] is not self.gpu:
+            hit = kept[key] = (self.gpu, {})
+        return hit[1]
 
     # ------------------------------------------------------------------ structure
     @cached_property

@@ -28,12 +28,14 @@ import json
 import os
 import re
 import tempfile
+from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
 
 from ..drivers import process
 from ..algorithms.spills import belady_min, from_three_address
 from ..model.gpu import GPU
+from ..pipeline import at_work
 from .dfg import TAC
 from ..records import dataclass
 
@@ -77,6 +79,8 @@ class Registers:
         return self.source.startswith("ptxas")
 
 
+# ptxas's counts by (arch, kernel text): the memory layer of the on-disk cache (_cache_file), a fact about the
+# text that holds in any run, not a result of analysing some IR
 _memory_cache: dict[tuple[str, str], tuple[int, int, int] | None] = {}
 
 
@@ -107,16 +111,22 @@ def arch_for(gpu: GPU) -> str | None:
     return f"sm_{max(lower) if lower else min(archs)}"
 
 
-# (arch, kernel name, kernel text) of the misses while a batch is collected (run_with_one_nvcc_call), else None
-_collecting: dict[tuple[str, str, str], None] | None = None
-# the manager of the collecting run, and the analyses that read a count it missed (as its `running` names them)
-_manager = None
-_stale: list = []
+@dataclass
+class _Batch:
+    """What a collecting run (run_with_one_nvcc_call) gathers for one nvcc call, kept by its pass manager."""
+    misses: dict[tuple[str, str, str], None] = field(default_factory=dict)  # (arch, kernel name, kernel text)
+    stale: list = field(default_factory=list)   # the analyses that read a count it missed (as `running` names them)
 
 
-def _missed(key: tuple[str, str, str]) -> None:
-    _collecting[key] = None
-    _stale.append(_manager.running() if _manager is not None else None)
+def _batch() -> _Batch | None:
+    """The batch the pass manager at work collects, or None when no collecting run is at work."""
+    manager = at_work()
+    return None if manager is None else manager.memo_table(manager, "registers").get("batch")
+
+
+def _missed(batch: _Batch, key: tuple[str, str, str]) -> None:
+    batch.misses[key] = None
+    batch.stale.append(at_work().running())
 
 
 def _cache_file(arch: str, kernel_name: str, kernel_text: str) -> Path | None:
@@ -162,15 +172,16 @@ def _counts(k) -> tuple[int, int, int]:
 
 def collecting() -> bool:
     """Whether this run only collects the kernels to compile (run_with_one_nvcc_call's first run)."""
-    return _collecting is not None
+    return _batch() is not None
 
 
 def request(arch: str, kernel_name: str, kernel_text: str) -> bool:
     """Ask for a kernel's counts ahead of the analysis that reads them; True when it was not cached and is now
     collected for the batch."""
-    if _collecting is None or _cached(arch, kernel_name, kernel_text)[0]:
+    batch = _batch()
+    if batch is None or _cached(arch, kernel_name, kernel_text)[0]:
         return False
-    _missed((arch, kernel_name, kernel_text))
+    _missed(batch, (arch, kernel_name, kernel_text))
     return True
 
 
@@ -180,8 +191,9 @@ def ptxas_registers(kernel_text: str, kernel_name: str, arch: str) -> tuple[int,
     found, val = _cached(arch, kernel_name, kernel_text)
     if found:
         return val
-    if _collecting is not None:
-        _missed((arch, kernel_name, kernel_text))
+    batch = _batch()
+    if batch is not None:
+        _missed(batch, (arch, kernel_name, kernel_text))
         return None
     res = _compile_kernels(kernel_text, arch, timeout=120.0)
     if res is None:
@@ -264,16 +276,16 @@ def run_with_one_nvcc_call(manager, program, rounds: int = 3):
     collecting run costs little more than building them.  Another structure's kernels, when the counts show that it may be faster, and the kernels
     of a decision the counts change (a structure, a tile budget) are collected by the next run: up to `rounds`
     batches; the last run compiles what is still missing one kernel at a time."""
-    global _collecting, _manager, _stale
-    if _collecting is not None:                  # already inside a collecting run
+    state = manager.memo_table(manager, "registers")
+    if state.get("batch") is not None:          # already inside a collecting run
         return manager.run(program)
     for _ in range(rounds):
-        _collecting, _manager, _stale = {}, manager, []
+        state["batch"] = batch = _Batch()
         try:
             result = manager.run(program)
-            misses, stale = list(_collecting), _stale
         finally:
-            _collecting, _manager, _stale = None, None, []
+            state["batch"] = None
+        misses, stale = list(batch.misses), batch.stale
         if not misses:
             return result
         with manager.phase("registers (nvcc, one call)"):

@@ -25,8 +25,6 @@ at least one iteration (`runs`), so a loop with zero trips stores nothing.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import re
 from dataclasses import field, replace
 
@@ -35,6 +33,7 @@ from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
 from ..ir import Access, Loop, Nest, Statement
+from ..pipeline import memo
 from ..symbolic import Poly
 from ..records import dataclass
 
@@ -58,27 +57,21 @@ class Promotion:
     #                                  nodes of their statements), which code generation prints as the register
 
 
-_CACHE: dict = {}    # (nest id, kernel without its block) -> (nest, promotions)
-
-
 def promotions(nest: Nest, kernel) -> tuple[Promotion, ...]:
     """The elements `kernel` keeps in registers (`nest`: the kernel's view of the nest, `kernel.view or nest`).
 
-    Cached per nest and kernel: code generation and every KernelAnalysis of the block-size search ask again.
+    Kept per nest and kernel (pipeline.memo): code generation and every KernelAnalysis of the block-size search
+    ask again.
     """
+    key = replace(kernel, block=(0, 0, 0))
     try:
-        key = (id(nest), replace(kernel, block=(0, 0, 0)))
         hash(key)
     except TypeError:
         return _promotions(nest, kernel)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is nest:
-        return hit[1]
-    out = _promotions(nest, kernel)
-    if len(_CACHE) > 1024:
-        _CACHE.clear()
-    _CACHE[key] = (nest, out)
-    return out
+    table = memo(nest, "promotions")
+    if key not in table:
+        table[key] = _promotions(nest, kernel)
+    return table[key]
 
 
 def promoted_accesses(proms: tuple[Promotion, ...]) -> dict[int, Promotion]:
@@ -146,12 +139,17 @@ def access_nodes(stmt: Statement, a: Access) -> list[c_ast.ArrayRef]:
     return list(_access_index(stmt.ast).get((a.loc.line, a.loc.col, a.array), ()))
 
 
-@lru_cache(maxsize=4096)
 def _access_index(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.ArrayRef]]:
     """(line, column, array) -> the outermost ArrayRef nodes of `tree` there (A[i][j] is two nested ArrayRefs
     at one position: the outer one is the access).  One walk per tree, whatever the number of accesses: a
-    statement of 5,000 terms has 5,000 accesses (syntax-tree nodes hash by identity, and the cache keeps the
-    tree alive so its identity is not reused)."""
+    statement of 5,000 terms has 5,000 accesses (kept per tree: pipeline.memo)."""
+    table = memo(tree, "access index")
+    if "index" not in table:
+        table["index"] = _index_accesses(tree)
+    return table["index"]
+
+
+def _index_accesses(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.ArrayRef]]:
     index: dict[tuple[int, int, str], list[c_ast.ArrayRef]] = {}
     stack: list[tuple[c_ast.Node, frozenset]] = [(tree, frozenset())]
     while stack:

@@ -26,6 +26,7 @@ from fractions import Fraction
 from ..algorithms.banks import bank_conflict_degree
 from ..algorithms.knapsack import Opportunity as KnapsackItem, greedy_select, exact_select
 from ..ir import Access, Loop, Nest
+from ..pipeline import memo
 from ..analysis import isl_sets as ph
 from .promotion import promoted_accesses, promotions
 from .plan import KernelSharedPlan, SharedDecision, SharedMemoryPlan, SharedOpportunity, TileDim
@@ -325,19 +326,13 @@ def tile_region(nest: Nest, array: str, ndims: int):
     """The exact range of each of `array`'s `ndims` subscripts over every access of the nest (isl), where a tile
     of it may load; None when isl cannot bound it, and then the array gets no tile (codegen clamps the tile's
     cooperative loads to this region, so a tile without one cannot be emitted)."""
-    key = (id(nest), array, ndims)        # (asked for once per candidate tile of every block shape searched)
-    hit = _REGIONS.get(key)
-    if hit is not None and hit[0] is nest:
-        return None if hit[1] is None else list(hit[1])
-    accs = [a for s in nest.statements() for a in s.accesses if a.array == array]
-    region = ph.subscript_ranges(nest, accs, ndims)
-    if len(_REGIONS) > 4096:
-        _REGIONS.clear()
-    _REGIONS[key] = (nest, None if region is None else tuple(region))
-    return region
-
-
-_REGIONS: dict[tuple, tuple] = {}    # (id(nest), array, ndims) -> (nest, tile_region)
+    table = memo(nest, "tile regions")     # asked for once per candidate tile of every block shape searched
+    if (array, ndims) not in table:
+        accs = [a for s in nest.statements() for a in s.accesses if a.array == array]
+        region = ph.subscript_ranges(nest, accs, ndims)
+        table[array, ndims] = None if region is None else tuple(region)
+    region = table[array, ndims]
+    return None if region is None else list(region)
 
 
 def plan_shared_memory(nest: Nest, mapping, opts: dict, budget: int | None = None) -> SharedMemoryPlan:
@@ -354,28 +349,20 @@ def plan_shared_memory(nest: Nest, mapping, opts: dict, budget: int | None = Non
     return plan
 
 
-_OPPORTUNITIES: dict[tuple, tuple] = {}   # (id(nest), kernel, tile, sizes) -> (nest, opportunities)
-
-
 def _opportunities(nest: Nest, kernel, tile: int, env: dict) -> list[SharedOpportunity]:
-    """Analyzer(...).opportunities(), once per (nest object, kernel with its block, tile, sizes): the block search
-    replans a kernel's tiles on every shape it tries, once per shared-memory budget the performance pass
-    compares, and only the knapsack's choice depends on the budget.  The entry holds the nest (so that its id
-    is not reused); the kernel's view is part of the nest key (Kernel leaves it out of its hash)."""
-    view = kernel.view or nest
+    """Analyzer(...).opportunities(), once per (nest object, kernel with its block, tile, sizes) (pipeline.memo):
+    the block search replans a kernel's tiles on every shape it tries, once per shared-memory budget the
+    performance pass compares, and only the knapsack's choice depends on the budget.  The table is the kernel's
+    view's (Kernel leaves the view out of its hash; a view is made from one nest)."""
+    key = (kernel, tile, tuple(sorted(env.items())))
     try:
-        key = (id(nest), id(view), kernel, tile, tuple(sorted(env.items())))
         hash(key)
     except TypeError:
         return Analyzer(nest, kernel, tile, env).opportunities()
-    hit = _OPPORTUNITIES.get(key)
-    if hit is not None and hit[0] is nest and hit[1] is view:
-        return list(hit[2])
-    opps = Analyzer(nest, kernel, tile, env).opportunities()
-    if len(_OPPORTUNITIES) > 4096:
-        _OPPORTUNITIES.clear()
-    _OPPORTUNITIES[key] = (nest, view, tuple(opps))
-    return opps
+    table = memo(kernel.view or nest, "shared-memory opportunities")
+    if key not in table:
+        table[key] = tuple(Analyzer(nest, kernel, tile, env).opportunities())
+    return list(table[key])
 
 
 def tiles_for_kernel(nest: Nest, kernel, opts: dict, budget: int | None = None) -> KernelSharedPlan | None:
