@@ -230,7 +230,25 @@ def _planned_arrays(nest: Nest) -> list:
 
 def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> NestCode | list[KernelCode]:
     """The kernels, the host wrapper and the call that replaces the nest, as `plan` decided them; with
-    `kernels_only`, the kernels alone (their text as ptxas compiles it), without the checks of the wrapper."""
+    `kernels_only`, the kernels alone (their text as ptxas compiles it), without the checks of the wrapper.
+
+    Rendered once per plan (object) while a pass manager is at work (pipeline.memo): the plan pass renders the
+    chosen plan to check that it can be emitted, and the port, `emit` and the reports read that rendering; what
+    code generation refuses is refused again from the table.  The result is not to be changed by its readers."""
+    table = memo(nest, "nest code")
+    hit = table.get((id(plan), kernels_only))
+    if hit is None or hit[0] is not plan:
+        try:
+            value = _build_nest_code(nest, plan, kernels_only)
+        except (CodegenError, ValueError) as e:
+            value = e
+        hit = table[id(plan), kernels_only] = (plan, value)
+    if isinstance(hit[1], Exception):
+        raise hit[1]
+    return hit[1]
+
+
+def _build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool) -> NestCode | list[KernelCode]:
     plan = require_plan(plan, "code generation")
     mapping, shared = plan.mapping, plan.tiles
     by_id = {lp.lid: lp for lp in nest.loops()}
