@@ -157,6 +157,17 @@ def _emit_args(em: argparse.ArgumentParser) -> None:
     _mapping_args(em)
 
 
+def _annotate_args(an: argparse.ArgumentParser) -> None:
+    an.add_argument("file", metavar="FILE")
+    an.add_argument("--openmp", action="store_true", required=True,
+                    help="write `#pragma omp parallel for` with its clauses on the loops c2gpu proves parallel")
+    an.add_argument("-o", "--output", metavar="OUT.c", help="output file (default: stdout)")
+    _add_frontend_args(an)
+    an.add_argument("--assume-no-alias", action="store_true",
+                    help="assume that distinct pointer parameters never overlap (as for analyze)")
+    an.add_argument("--exact-fp", action="store_true", help=EXACT_FP_HELP)
+
+
 def _verify_args(ve: argparse.ArgumentParser) -> None:
     ve.add_argument("file", metavar="FILE")
     ve.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance for floating point (default 1e-5)")
@@ -444,6 +455,28 @@ def _check_compile(path: str, options) -> int:
         print(f"ptxas: {k.name}: {k.registers} registers, {k.spill_stores} bytes spill stores, "
               f"{k.spill_loads} bytes spill loads, {k.shared_bytes} bytes shared memory", file=sys.stderr)
     return EXIT_OK
+
+
+def cmd_annotate(args) -> int:
+    from .annotate import annotate_file
+    if args.output:
+        _not_the_input(args.output, args.file)
+    options = Options(defines=parse_defines(args.define), include_dirs=tuple(args.include or []), cpp=args.cpp,
+                      assume_no_alias=bool(args.assume_no_alias), exact_fp=bool(args.exact_fp))
+    result = annotate_file(args.file, options)
+    for e in result.errors:
+        print(str(e), file=sys.stderr)
+    if not os.path.isfile(args.file):
+        return EXIT_INPUT
+    for d in result.directives:
+        print(f"{args.file}:{d.line}:{d.col}: note: loop '{d.var}': {d.text}", file=sys.stderr)
+    for a in result.left:
+        print(f"{args.file}:{a.line}: note: loop '{a.var}' is proven parallel but gets no directive: {a.why}",
+              file=sys.stderr)
+    print(f"c2gpu: {len(result.directives)} loop{'s' if len(result.directives) != 1 else ''} annotated with OpenMP",
+          file=sys.stderr)
+    _write(result.source, args.output)
+    return EXIT_INPUT if result.errors else EXIT_OK      # what could not be read is said, the rest is annotated
 
 
 def cmd_emit(args) -> int:
@@ -861,6 +894,7 @@ def cmd_codes(args) -> int:
 
 
 COMMANDS = {"codes": cmd_codes, "gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify,
+            "annotate": cmd_annotate,
             "check": cmd_check}
 
 # each subcommand: the function declaring its options, and add_parser's help and description (in --help's order)
@@ -879,6 +913,7 @@ SUBCOMMANDS = {
     "port": (_port_args, {"help": "write the whole file with the parallel nests ported to CUDA"}),
     "emit": (_emit_args, {"help": "write only the kernels and host wrappers (extern \"C\", for C code to call)"}),
     "verify": (_verify_args, {"help": "run the original and the port (on the CPU) and compare what the nests write"}),
+    "annotate": (_annotate_args, {"help": "write the file with OpenMP directives on the loops c2gpu proves parallel"}),
 }
 
 if __name__ == "__main__":  # pragma: no cover

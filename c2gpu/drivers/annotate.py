@@ -1,0 +1,349 @@
+"""`c2gpu annotate FILE --openmp`: the C file with `#pragma omp parallel for` on the loops c2gpu proves parallel,
+with exactly the clauses its dependence analysis found (a second way to run the code in parallel, for compilers
+that offload or thread OpenMP).
+
+For each nest, the outermost loop that is proven parallel (or a reduction OpenMP expresses) gets the directive,
+and nothing inside it does (one parallel region per nest).  The clauses come from the loop's verdict, never from
+a guess:
+  private(v)      the scalars the analysis privatized (written before read in every iteration, dead after), the
+                  variables of the loops inside it declared outside it, and its own variable when it is declared
+                  outside the `for` (OpenMP makes that one private anyway: said for the reader)
+  reduction(op:s) each scalar reduction (+, * on any arithmetic type; max and min on integers)
+A loop is left alone, with the reason, when OpenMP would not compute what the C computes or the analysis cannot
+say that it would: a reduction into an array element, a scatter, a counter stepped in each iteration, a scalar
+written in it and read after it, an array made private that is not an array of the function, a float max or min
+(the order decides which NaN or signed zero survives), a variable made private that the function reads after the
+loop (a private copy leaves it unspecified), a header OpenMP does not accept, a loop that already has an OpenMP
+directive (or is inside one), or code from another file or function (inlined calls).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pycparser import c_ast
+
+from ..frontend import load_program_recovering, parse_c_recovering, preprocess
+from ..frontend.source import SpanError, for_span, line_offsets
+from ..frontend.syntax import nodes
+from ..diagnostics import C2GPUError
+from ..ir import Loop, Nest, Program, reduction_type
+from ..frontend.ctypes import INT_RANGES
+from .driver import make_manager
+from .options import Options
+
+PASSES = ("normalize", "dependence")
+# a canonical loop (OpenMP 4.5, 2.6): var = lb; var relop b; var++, var--, var += s, var -= s, var = var +/- s
+_CANONICAL = re.compile(r"for\s*\(\s*(?:[A-Za-z_][\w\s]*\s)?(?P<v>[A-Za-z_]\w*)\s*=[^;]+;\s*(?P=v)\s*(<|<=|>|>=)[^;]+;"
+                        r"\s*(\+\+\s*(?P=v)|--\s*(?P=v)|(?P=v)\s*(\+\+|--|\+=[^;)]+|-=[^;)]+|=\s*(?P=v)\s*[-+][^;)]+))"
+                        r"\s*\)\s*$")
+_OPS = {"+": "+", "*": "*", "max": "max", "min": "min"}
+
+
+@dataclass(frozen=True)
+class Directive:
+    """A directive c2gpu writes before a loop."""
+    line: int
+    col: int
+    var: str
+    text: str            # "#pragma omp parallel for private(j) reduction(+:s)"
+
+
+@dataclass(frozen=True)
+class LeftAlone:
+    """A loop proven parallel that gets no directive, and why."""
+    line: int
+    var: str
+    why: str
+
+
+@dataclass
+class Annotated:
+    source: str                      # the annotated file
+    directives: list[Directive]
+    left: list[LeftAlone]
+    errors: list                     # C2GPUError of the input (syntax errors cost their declaration)
+
+
+def annotate_file(path: str, options: Options) -> Annotated:
+    manager = make_manager(PASSES, options.pass_options())
+    program, errors = load_program_recovering(path, options.preprocess)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        source = f.read()
+    if program is None:
+        return Annotated(source, [], [], errors)
+    program = manager.run(program)
+    # the file as written (the frontend's tree may hold inlined calls and substituted counters): where each
+    # variable is used
+    try:
+        ast, _ = parse_c_recovering(preprocess(path, options.preprocess), path)
+    except C2GPUError:             # (a missing header the recovering load stood in for): no loop is annotated
+        ast = c_ast.FileAST([])
+    functions = {ext.decl.name: ext for ext in ast.ext if isinstance(ext, c_ast.FuncDef)}
+    spans = {name: _span(f) for name, f in functions.items()}
+    directives: list[Directive] = []
+    left: list[LeftAlone] = []
+    for nest in program.nests:
+        deps = manager.result("dependence", nest)
+        if deps is not None:
+            _annotate_nest(program, nest, deps, source, functions.get(nest.function), spans, options.exact_fp,
+                           directives, left)
+    return Annotated(_insert(source, directives), directives, left, errors)
+
+
+def _annotate_nest(program: Program, nest: Nest, deps, source: str, function, spans: dict, exact_fp: bool,
+                   directives: list, left: list) -> None:
+    def visit(loop: Loop, inside_omp: bool) -> None:
+        verdict = deps.verdicts.get(loop.lid)
+        inside_omp = inside_omp or any("omp" in p.split() for p in loop.pragmas)
+        if verdict is not None and verdict.status in ("parallel", "reduction") and not inside_omp:
+            clauses, why = _clauses(program, nest, loop, verdict, source, function, spans, exact_fp)
+            if why is None:
+                directives.append(Directive(loop.loc.line, loop.loc.col, verdict.var,
+                                            " ".join(["#pragma omp parallel for", *clauses])))
+                return
+            left.append(LeftAlone(loop.loc.line, verdict.var, why))
+        for node in loop.body:
+            if isinstance(node, Loop):
+                visit(node, inside_omp)
+    visit(nest.root, False)
+
+
+def _clauses(program: Program, nest: Nest, loop: Loop, verdict, source: str, function, spans: dict,
+             exact_fp: bool) -> tuple[list[str], str | None]:
+    """The clauses of the loop's directive, or why it gets none."""
+    if loop.loc.file != program.path or not _inside(source, nest.root, loop) or function is None \
+            or _for_node(function, loop) is None:
+        return [], "its code comes from another function or file (an inlined call)"
+    if not _CANONICAL.match(loop.header.strip()):
+        return [], f"its header `{loop.header}` is not a loop OpenMP accepts (canonical form)"
+    try:
+        start, _ = for_span(source, loop.loc.line, loop.loc.col)
+    except SpanError:
+        return [], "its `for` is not where the parser puts it (a macro?)"
+    line_start = line_offsets(source)[loop.loc.line - 1]
+    if source[line_start:start].strip():
+        return [], "other code shares the line of its `for`"
+    jump = _jump_out(_for_node(function, loop))
+    if jump is not None or any(isinstance(n, (c_ast.Goto, c_ast.Label)) for n in nodes(function)):
+        return [], f"control leaves the loop at line {jump}" if jump is not None else "the function has a goto"
+    scalars = {s.name: s for s in nest.scalars}
+    stands_for = dict(nest.stands_for)
+    arrays = {a.name: a for a in nest.arrays}
+    kept = [s for s in verdict.outer_writes if s not in verdict.private]
+    if kept:
+        return [], f"it writes {_names(kept, scalars)}, declared outside it, whose value after it C keeps"
+    if any(st.scatter for st in loop.statements()):
+        return [], "an iteration updates an element chosen by data (a scatter): OpenMP needs an atomic there"
+    if loop is nest.root and nest.inductions:
+        return [], f"it steps {_names([i.name for i in nest.inductions], scalars)} in every iteration (a counter)"
+    ops = {r.target: r for r in nest.reductions()}
+    reductions: dict[str, list[str]] = {}
+    for target in verdict.reductions:
+        r = ops.get(target)
+        if "[" in target or r is None or r.op not in _OPS:
+            return [], f"it reduces into {target}, which OpenMP cannot name in a reduction clause"
+        ctype = reduction_type(nest, r)
+        if exact_fp and r.op in ("+", "*") and ctype not in INT_RANGES:
+            return [], f"--exact-fp keeps the floating-point {r.op} of {target} in C's order, in one thread"
+        if r.op in ("max", "min") and ctype not in INT_RANGES:     # equal integers are one value
+            return [], f"the {r.op} of {target} is over floating point: the order decides which of equal values survives"
+        reductions.setdefault(_OPS[r.op], []).append(target)
+    # a local of an inlined call is the callee's own variable, one per call: nothing to say about it
+    private = {s for s in verdict.private if s not in scalars or _declared_in(function, spans, scalars[s].loc)}
+    for name in verdict.private_arrays:
+        info = arrays.get(name)
+        if info is None or info.storage != "local" or any(d is None for d in info.dims):
+            return [], f"each iteration needs its own '{name}', which is not an array of the function"
+        private.add(name)
+    declared_inside = {st.decl for st in loop.statements() if st.decl}
+    counters = []                                   # loop variables made private, read after the loop maybe
+    if not loop.declared_in_header:
+        counters.append(verdict.var)
+    for inner in list(loop.loops())[1:]:
+        var = inner.origin.var if inner.origin is not None else inner.var
+        if not _inside(source, loop, inner):
+            continue              # a loop of an inlined call: its variable is the callee's, one per call
+        if not inner.declared_in_header and var not in declared_inside:
+            counters.append(var)
+            private.add(var)
+    for var in counters:
+        where = _read_after(function, loop, var)
+        if where is not None:
+            return [], f"'{var}' is used at line {where} outside the loop, where a private copy leaves it unspecified"
+    names = {}
+    for name in private | {t for ts in reductions.values() for t in ts}:
+        c_name = scalars[name].source_name if name in scalars else name
+        if name in stands_for or not c_name.isidentifier():
+            return [], f"'{c_name}' is not a variable of the C code (c2gpu's name for {stands_for.get(name, name)})"
+        names[name] = c_name
+    clauses = []
+    if private - {verdict.var}:
+        clauses.append(f"private({', '.join(sorted(names[n] for n in private - {verdict.var}))})")
+    for op, targets in sorted(reductions.items()):
+        clauses.append(f"reduction({op}:{', '.join(sorted(names[t] for t in targets))})")
+    return clauses, None
+
+
+def _names(names, scalars) -> str:
+    return ", ".join(f"'{scalars[n].source_name if n in scalars else n}'" for n in names)
+
+
+def _for_node(function, loop: Loop):
+    for n in nodes(function):
+        if isinstance(n, c_ast.For) and n.coord is not None and (n.coord.line, n.coord.column) == \
+                (loop.loc.line, loop.loc.col) and str(n.coord.file) == loop.loc.file:
+            return n
+    return None
+
+
+def _jump_out(loop_node) -> int | None:
+    """The line of a `return`, or of a `break` of the loop itself, in its body (OpenMP allows neither)."""
+    def walk(node, own: bool):
+        if isinstance(node, c_ast.Return) or (own and isinstance(node, c_ast.Break)):
+            return node.coord.line if node.coord else 0
+        inner = own and not isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Switch))
+        for _, c in node.children():
+            found = walk(c, inner)
+            if found is not None:
+                return found
+        return None
+    return walk(loop_node.stmt, True)
+
+
+def _declared_in(function, spans: dict, loc) -> bool:
+    """Whether a declaration at `loc` is the function's or the file's, not another function's (a local of an
+    inlined call); `spans`: (file, first line, last line) of every function of the file."""
+    here = spans.get(function.decl.name)
+    if here is not None and loc.file == here[0] and here[1] <= loc.line <= here[2]:
+        return True
+    return not any(loc.file == f and first <= loc.line <= last for f, first, last in spans.values())
+
+
+def _span(function) -> tuple[str, int, int]:
+    lines = [n.coord.line for n in nodes(function) if n.coord is not None]
+    return str(function.coord.file), min(lines), max(lines)
+
+
+def _inside(source: str, root: Loop, loop: Loop) -> bool:
+    """Whether `loop`'s `for` is written inside the nest's outermost one (not a loop of an inlined call)."""
+    try:
+        start, end = for_span(source, root.loc.line, root.loc.col)
+    except SpanError:
+        return False
+    offs = line_offsets(source)
+    return loop.loc.file == root.loc.file and start <= offs[loop.loc.line - 1] + loop.loc.col - 1 < end
+
+
+def _read_after(function, loop: Loop, var: str) -> int | None:
+    """The line of a use of `var` that may read the value it has when `loop` ends (which a private copy leaves
+    unspecified), or None when it is dead there.  Every way on from the loop's end, in the order C runs it: the
+    statements after it in each block around it, and, in a loop around it, the next iteration (its step, its test,
+    then its body from the start, the annotated loop included); a use before an assignment from something else
+    (`var = e;`, a `for` starting `var = e`) reads it.  Where its block ends (a variable of that block) or the
+    function ends (a local or a parameter), it dies; a global or static may be read elsewhere."""
+    target = _for_node(function, loop)
+    parents = {id(c): n for n in nodes(function) for _, c in n.children()}
+    node = target
+    while id(node) in parents:
+        parent = parents[id(node)]
+        if isinstance(parent, c_ast.Compound):
+            items = parent.block_items or []
+            at = next(k for k, item in enumerate(items) if item is node)
+            for item in items[at + 1:]:
+                effect = _effect(item, var)
+                if effect is not None:
+                    return effect[1]
+            if any(isinstance(item, c_ast.Decl) and item.name == var for item in items[:at]):
+                return None                     # the block's own variable: it ends here
+        elif isinstance(parent, (c_ast.For, c_ast.While, c_ast.DoWhile)) and node is parent.stmt:
+            again = [parent.next, parent.cond, parent.stmt] if isinstance(parent, c_ast.For) else \
+                [parent.cond, parent.stmt]
+            effect = _sequence(again, var)
+            if effect is not None and effect[0] == "read":
+                return effect[1]
+        node = parent
+    params = function.decl.type.args.params if function.decl.type.args is not None else []
+    local = any(isinstance(n, c_ast.Decl) and n.name == var and "static" not in (n.storage or [])
+                for n in [*params, *nodes(function.body)])
+    return None if local else function.coord.line
+
+
+def _sequence(items, var: str) -> tuple[str, int | None] | None:
+    for item in items:
+        effect = _effect(item, var)
+        if effect is not None:
+            return effect
+    return None
+
+
+def _effect(node, var: str) -> tuple[str, int | None] | None:
+    """What running `node` first does to `var`: ("kill", None) when it assigns it from something else before
+    any use, ("read", line) when it may use it first, None when it does neither (or declares its own)."""
+    if node is None:
+        return None
+    if isinstance(node, c_ast.ID):
+        return ("read", node.coord.line if node.coord else 0) if node.name == var else None
+    if isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID) and node.lvalue.name == var:
+        if node.op != "=":
+            return "read", node.coord.line if node.coord else 0
+        return _effect(node.rvalue, var) or ("kill", None)
+    if isinstance(node, c_ast.Compound):
+        for item in node.block_items or []:
+            if isinstance(item, c_ast.Decl) and item.name == var:
+                return _effect(item.init, var)      # from here on the name is the block's own variable
+            effect = _effect(item, var)
+            if effect is not None:
+                return effect
+        return None
+    if isinstance(node, c_ast.For):
+        if isinstance(node.init, c_ast.DeclList) and any(d.name == var for d in node.init.decls):
+            return None
+        first = _effect(node.init, var)
+        if first is not None:
+            return first
+        return _reads(_sequence([node.cond, node.stmt, node.next], var))   # the body may not run
+    if isinstance(node, c_ast.While):
+        return _reads(_sequence([node.cond, node.stmt], var))
+    if isinstance(node, c_ast.If):
+        first = _effect(node.cond, var)
+        if first is not None:
+            return first
+        a, b = _effect(node.iftrue, var), _effect(node.iffalse, var)
+        for e in (a, b):
+            if e is not None and e[0] == "read":
+                return e
+        return ("kill", None) if a is not None and b is not None else None
+    if isinstance(node, c_ast.StructRef):
+        return _effect(node.name, var)          # a field's name is not a variable
+    if isinstance(node, c_ast.Decl):
+        return _effect(node.init, var)
+    return _sequence([c for _, c in node.children()], var)
+
+
+def _reads(effect):
+    """A kill that may not happen (in a loop body that may not run) is no kill."""
+    return effect if effect is not None and effect[0] == "read" else None
+
+
+def _assigns_first(init, var: str) -> bool:
+    """Whether a `for` header's first part assigns `var` from something else (or declares a new one)."""
+    if isinstance(init, c_ast.Assignment):
+        return init.op == "=" and isinstance(init.lvalue, c_ast.ID) and init.lvalue.name == var \
+            and _effect(init.rvalue, var) is None
+    if isinstance(init, c_ast.DeclList):
+        return any(d.name == var for d in init.decls)
+    if isinstance(init, c_ast.ExprList):
+        return bool(init.exprs) and _assigns_first(init.exprs[0], var)
+    return False
+
+
+def _insert(source: str, directives: list[Directive]) -> str:
+    """The source with each directive on its own line before its `for`, indented like it."""
+    offs = line_offsets(source)
+    out = source
+    for d in sorted(directives, key=lambda d: (d.line, d.col), reverse=True):
+        start = offs[d.line - 1]
+        indent = re.match(r"[ \t]*", source[start:]).group(0)
+        out = out[:start] + indent + d.text + "\n" + out[start:]
+    return out
