@@ -17,6 +17,7 @@ import os
 from dataclasses import field, replace
 from typing import Any, Iterator
 
+from .intexpr import IntExpr
 from .symbolic import Poly, Sym
 from .records import dataclass
 
@@ -83,6 +84,9 @@ class Guard:
     # An else branch of an affine conjunction that is not one: its condition as a disjunction of conjunctions
     # (!(i == 0) is i >= 1 or i <= -1), so that the elements a nest touches are known exactly
     alternatives: tuple[tuple[Constraint, ...], ...] | None = None
+    # The condition as an integer expression over the loop variables and sizes as the C spells them, when it is
+    # one (`i % 2 == 0`, `i * i < n`; not `a[i] > 0`): what the performance model evaluates per thread
+    value: "IntExpr | None" = field(default=None, compare=False, repr=False, hash=False)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from c2gpu.frontend.preprocess import parse_define
 from c2gpu.model.gpu import list_gpus, load_gpu
 from c2gpu.model.inputs import geometry
 from c2gpu.model.occupancy import occupancy
-from c2gpu.perf.cexpr import evaluate
 from c2gpu.perf.machine import machine_params
 from c2gpu.perf.predict import kernel_items, predict_nest
 from c2gpu.perf.profile import KernelAnalysis, PerfError
@@ -65,13 +64,6 @@ def test_machine_params_come_from_the_catalog():
     m = machine_params(load_gpu("gtx460"))
     assert m.inst["int_mad"].latency == 22 and m.inst["int_mad"].throughput == 16
     assert m.bw_bytes_per_cycle == pytest.approx(64.0)
-
-
-def test_c_expressions_of_copy_extents_evaluate_with_c_semantics():
-    assert evaluate("n >= 100 ? 99 : n - 1", {"n": 50}) == 49
-    assert evaluate("(unsigned)(((n) + 31) / 32)", {"n": 100}) == 4
-    assert evaluate("-7 / 2", {}) == -3 and evaluate("-7 % 2", {}) == -1
-    assert evaluate("floord(n, 3)", {"n": -7}) == -3
 
 
 # --------------------------------------------------------------------------- coalescing
@@ -248,7 +240,7 @@ def test_transfer_bytes_equal_the_array_plan_copies():
         es = nest.array(plan.name).elem_size
         for d, copy in (("in", plan.copy_in), ("out", plan.copy_out)):
             if copy:
-                expect.append((plan.name, d, evaluate(copy[1], env) * es))
+                expect.append((plan.name, d, copy[1].evaluate(env) * es))
     got = [(t.array, t.direction, t.bytes) for t in perf.transfers]
     assert got == expect
     assert sorted(got) == sorted([("a", "in", 300 * 300 * 4), ("b", "in", 300 * 300 * 4), ("c", "out", 300 * 300 * 4)])

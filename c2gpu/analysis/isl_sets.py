@@ -13,6 +13,7 @@ from math import lcm
 
 import islpy as isl
 
+from ..intexpr import CInt, IntExpr, op as int_op
 from ..ir import Loop, Nest, Statement
 from ..pipeline import memo
 from ..symbolic import Poly, Sym
@@ -333,6 +334,39 @@ def to_c(pw: isl.PwAff | isl.Set, params: list[str]) -> str:
     if isinstance(pw, isl.Set):
         return _expr_c(build.expr_from_set(pw))
     return _expr_c(build.expr_from_pw_aff(pw))
+
+
+def to_cint(pw: isl.PwAff | isl.Set, params: list[str]) -> CInt:
+    """to_c's C with the expression it spells (for evaluating it without reading the C back)."""
+    ctx = isl.Set(f"[{', '.join(params)}] -> {{ : }}")
+    build = isl.AstBuild.from_context(ctx)
+    e = build.expr_from_set(pw) if isinstance(pw, isl.Set) else build.expr_from_pw_aff(pw)
+    return CInt(_expr_c(e), _expr_tree(e))
+
+
+_TREE_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pdiv_q": "/", "pdiv_r": "%", "zdiv_r": "%",
+             "fdiv_q": "floord", "minus": "neg", "min": "min", "max": "max", "cond": "?:", "select": "?:",
+             "eq": "==", "le": "<=", "lt": "<", "ge": ">=", "gt": ">", "and_": "&&", "and_then": "&&", "or_": "||",
+             "or_else": "||"}
+
+
+def _expr_tree(e) -> IntExpr:
+    """isl's AST expression as an IntExpr (the operations isl prints for affine functions and their domains)."""
+    kind = e.get_type()
+    if kind == isl.ast_expr_type.int:
+        return Poly.const(int(e.get_val().to_python()))
+    if kind == isl.ast_expr_type.id:
+        return Poly.var(e.get_id().get_name())
+    name = e.get_op_type().name
+    if name not in _TREE_OPS:
+        raise ValueError(f"isl expression operation {name} has no IntExpr form")
+    args = [_expr_tree(e.get_op_arg(k)) for k in range(e.get_op_n_arg())]
+    if name in ("min", "max", "add", "mul", "and_", "and_then", "or_", "or_else") and len(args) > 2:
+        out = args[0]
+        for a in args[1:]:
+            out = int_op(_TREE_OPS[name], out, a)
+        return out
+    return int_op(_TREE_OPS[name], *args)
 
 
 _OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pdiv_q": "/", "pdiv_r": "%", "zdiv_r": "%", "eq": "==",

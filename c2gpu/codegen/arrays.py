@@ -14,11 +14,12 @@ from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
 from ..frontend.syntax import _walk as walk_tree, loc_of, text_of
+from ..intexpr import CInt, op
 from ..ir import Access, Guard, Loop, Nest
 from ..planning.promotion import certain_write
 from ..records import dataclass
 from ..symbolic import Poly
-from .kernel import CodegenError, _flat, c_to_poly, simplify
+from .kernel import CodegenError
 
 
 @dataclass
@@ -28,14 +29,14 @@ class ArrayPlan:
     name: str
     ctype: str
     ndims: int
-    extents: tuple[str, ...]      # C expressions of the inner extents (row-major strides), len ndims-1
+    extents: tuple[CInt, ...]     # the inner extents (row-major strides), len ndims-1
     read: bool
     written: bool
-    alloc: str                    # elements to allocate on the device (from index `low`)
-    copy_in: tuple[str, str] | None    # (first element, count)
-    copy_out: tuple[str, str] | None
+    alloc: CInt                   # elements to allocate on the device (from index `low`)
+    copy_in: tuple[CInt, CInt] | None    # (first element, count)
+    copy_out: tuple[CInt, CInt] | None
     why: str = ""
-    low: str = "0"                # first element the device copy holds: negative for a pointer into an object
+    low: CInt = CInt.const(0)     # first element the device copy holds: negative for a pointer into an object
     #                               (`p = buf + 1; ... p[i - 1]`); d_<name> then points `-low` elements into it
     written_in_full: bool = False  # every run writes every element copied out: the copy-out puts back nothing
     #                               the nest did not write (else it puts back what was copied in)
@@ -44,8 +45,30 @@ class ArrayPlan:
     #                               the device block (the box of subscripts, row-major) and scatters back
 
 
-def _c(pw, params) -> str:
-    return ph.to_c(pw, list(params))
+ZERO = CInt.const(0)
+
+
+def _c(pw, params) -> CInt:
+    return ph.to_cint(pw, list(params))
+
+
+def flat_index(per_dim: list[CInt], extents: tuple[CInt, ...]) -> CInt:
+    """Row-major flat index from per-dimension indices (spelt as codegen.kernel._flat spells it)."""
+    text, expr = f"({per_dim[0]})", per_dim[0].expr
+    for k, e in enumerate(extents):
+        text = f"({text} * ({e}) + ({per_dim[k + 1]}))"
+        expr = op("+", op("*", expr, e.expr), per_dim[k + 1].expr)
+    return CInt.folded(text, expr)
+
+
+def _count(first: CInt, last: CInt) -> CInt:
+    """The elements from `first` to `last`."""
+    return CInt.folded(f"({last}) - ({first}) + 1", op("+", op("-", last.expr, first.expr), Poly.const(1)))
+
+
+def _up_to(last: CInt, low: CInt) -> CInt:
+    """The elements from `low` to `last` (an allocation's size)."""
+    return CInt.folded(f"({last}) + 1 - ({low})", op("-", op("+", last.expr, Poly.const(1)), low.expr))
 
 
 def _array_shape(nest: Nest, accesses: list[Access]) -> tuple[int, tuple[Poly, ...], bool]:
@@ -183,33 +206,32 @@ def _written_before_read_exactly(nest: Nest, accesses: list[Access], flat: bool)
         return False
 
 
-def _declared_bounds(info, ndims: int, flat: bool) -> list[tuple[str | None, str | None]]:
+def _declared_bounds(info, ndims: int, flat: bool) -> list[tuple[CInt | None, CInt | None]]:
     """Per dimension, the index range the declaration allows: ranges computed with a non-affine guard left
     out may overshoot it (fdtd's `if (i == 0) ... else hz[i-1]`), and a C program cannot touch outside it."""
     dims = info.dims
     # an array's first element is its element 0; a pointer may point into an object (`p = buf + 1` makes
     # p[-1] legal C), so nothing bounds its subscripts from below
-    first = "0" if dims and dims[0] is not None else None
+    first = ZERO if dims and dims[0] is not None else None
     if flat or len(dims) != ndims:
         # a pointer (or a view that does not match the declaration): at most the start is known
         return [(first, None)] + [(None, None)] * (ndims - 1)
-    return [(first, None if d is None else (d - 1).to_c()) for d in dims]
+    return [(first, None if d is None else CInt.of_poly(d - 1)) for d in dims]
 
 
-def _clamp(expr: str, low: str | None = None, high: str | None = None) -> str:
-    p = c_to_poly(expr)
+def _clamp(expr: CInt, low: CInt | None = None, high: CInt | None = None) -> CInt:
+    """`expr`, at least `low` and at most `high`: folded where the difference is a constant."""
     for bound, keep_larger in ((low, True), (high, False)):
         if bound is None:
             continue
-        b = c_to_poly(bound)
+        p, b = expr.poly, bound.poly
         if p is not None and b is not None and (p - b).is_const():
-            d = (p - b).const_value()
-            if (d < 0) == keep_larger:
-                expr, p = bound, b
+            if ((p - b).const_value() < 0) == keep_larger:
+                expr = bound
             continue
-        op = ">" if keep_larger else "<"
-        expr = f"(({expr}) {op} ({bound}) ? ({expr}) : ({bound}))"
-        p = c_to_poly(expr)
+        compare = ">" if keep_larger else "<"
+        expr = CInt(f"(({expr}) {compare} ({bound}) ? ({expr}) : ({bound}))",
+                    op("?:", op(compare, expr.expr, bound.expr), expr.expr, bound.expr))
     return expr
 
 
@@ -237,21 +259,21 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
             raise CodegenError(f"cannot bound the elements of '{name}' the nest touches")
         reads = [a for a in accs if a.kind == "read"]
         writes = [a for a in accs if a.kind == "write"]
-        ext_c = tuple(e.to_c() for e in extents)
+        ext_c = tuple(CInt.of_poly(e) for e in extents)
         bounds = _declared_bounds(info, ndims, flat)
         _check_maybe_touched(nest, name, accs, ndims, flat, bounds)
-        lo = _flat(nest, [_clamp(_c(lo, params), low=b[0]) for (lo, _), b in zip(ranges, bounds)], ext_c)
-        hi = _flat(nest, [_clamp(_c(hi, params), high=b[1]) for (_, hi), b in zip(ranges, bounds)], ext_c)
-        count = _only_when_touched(nest, accs, simplify(f"({hi}) - ({lo}) + 1"))
+        lo = flat_index([_clamp(_c(lo, params), low=b[0]) for (lo, _), b in zip(ranges, bounds)], ext_c)
+        hi = flat_index([_clamp(_c(hi, params), high=b[1]) for (_, hi), b in zip(ranges, bounds)], ext_c)
+        count = _only_when_touched(nest, accs, _count(lo, hi))
         copy_in = (lo, count)
         why = "read by the nest" if reads else ""
         copy_out, dense = None, False
         if writes:
             dense = _dense(nest, writes, extents, flat)
             wr = ph.subscript_ranges(nest, writes, ndims, flat)
-            wlo = _flat(nest, [_clamp(_c(l, params), low=b[0]) for (l, _), b in zip(wr, bounds)], ext_c)
-            whi = _flat(nest, [_clamp(_c(h, params), high=b[1]) for (_, h), b in zip(wr, bounds)], ext_c)
-            copy_out = (wlo, _only_when_touched(nest, writes, simplify(f"({whi}) - ({wlo}) + 1")))
+            wlo = flat_index([_clamp(_c(l, params), low=b[0]) for (l, _), b in zip(wr, bounds)], ext_c)
+            whi = flat_index([_clamp(_c(h, params), high=b[1]) for (_, h), b in zip(wr, bounds)], ext_c)
+            copy_out = (wlo, _only_when_touched(nest, writes, _count(wlo, whi)))
             if not reads:
                 if dense:
                     copy_in, why = None, "written in full, not read: no copy-in"
@@ -262,9 +284,9 @@ def plan_arrays(nest: Nest, kernel_lids: set[int]) -> list[ArrayPlan]:
                 # element copied out is written by every run (matmul's C = 0, then += over k)
                 copy_in, why = None, "written in full before it is read: no copy-in"
         # the device copy starts at element 0, or lower when a pointer is indexed below it
-        low = "0" if bounds[0][0] == "0" else _clamp(lo, high="0")
+        low = ZERO if bounds[0][0] is not None else _clamp(lo, high=ZERO)
         plans.append(ArrayPlan(name, info.elem_type, ndims, ext_c, bool(reads), bool(writes),
-                               _only_when_touched(nest, accs, simplify(f"({hi}) + 1 - ({low})")), copy_in, copy_out,
+                               _only_when_touched(nest, accs, _up_to(hi, low)), copy_in, copy_out,
                                why, low, dense, info.fields))
     return plans
 
@@ -290,13 +312,13 @@ def _table_plan(nest: Nest, info, accs: list[Access]) -> ArrayPlan:
     his = [_c(hi.gist(runs) if runs is not None else hi, params) for _, hi in ranges]
     # an inner extent is the number of subscripts the dimension spans: row-major indexing with it maps the box
     # one to one (each dimension's subscripts are that many consecutive values), whatever the first one is
-    extents = tuple(simplify(f"({h}) - ({lo}) + 1") for lo, h in zip(los[1:], his[1:]))
-    first, last = _flat(nest, los, extents), _flat(nest, his, extents)
-    count = _only_when_touched(nest, accs, simplify(f"({last}) - ({first}) + 1"))
+    extents = tuple(_count(lo, h) for lo, h in zip(los[1:], his[1:]))
+    first, last = flat_index(los, extents), flat_index(his, extents)
+    count = _only_when_touched(nest, accs, _count(first, last))
     writes = any(a.kind == "write" for a in accs)
-    low = _clamp(first, high="0")        # (as for other arrays: the device block holds element 0 or lower)
+    low = _clamp(first, high=ZERO)       # (as for other arrays: the device block holds element 0 or lower)
     return ArrayPlan(name, info.elem_type, ndims, extents, any(a.kind == "read" for a in accs), writes,
-                     _only_when_touched(nest, accs, simplify(f"({last}) + 1 - ({low})")),
+                     _only_when_touched(nest, accs, _up_to(last, low)),
                      (first, count), (first, count) if writes else None,
                      f"the rows it touches ({info.rows_source}) gathered into one block and back", low, False,
                      info.fields, _row_scan(name, touched, params))
@@ -446,14 +468,15 @@ def _first_test(st) -> set:
             for n, _ in walk_tree(part) if isinstance(n, c_ast.ArrayRef)}
 
 
-def _only_when_touched(nest: Nest, accesses: list[Access], count: str) -> str:
+def _only_when_touched(nest: Nest, accesses: list[Access], count: CInt) -> CInt:
     """`count` elements where the sizes make the nest run one of `accesses`, else none: the range of a region
     is defined only for those sizes (a statement in a loop that runs at some sizes only: `for (j = 0; j < m;
     j++)` with m <= 0), and the wrapper runs for every size that runs any statement."""
     touched, runs = ph.run_params(nest, accesses), ph.run_params(nest)
     if touched is None or runs is None or runs.is_subset(touched):
         return count
-    return f"(({ph.to_c(touched.gist(runs), list(nest.params))}) ? ({count}) : 0)"
+    cond = ph.to_cint(touched.gist(runs), list(nest.params))
+    return CInt(f"(({cond}) ? ({count}) : 0)", op("?:", cond.expr, count.expr, Poly.const(0)))
 
 
 def _gathered(info, accs: list[Access], scattered: bool = False) -> ArrayPlan:
@@ -472,11 +495,14 @@ def _gathered(info, accs: list[Access], scattered: bool = False) -> ArrayPlan:
     if any(len(a.subscripts) != len(info.dims) for a in accs):
         raise CodegenError(f"array '{info.name}' has a non-affine access ({bad.text}) that does not index every "
                            "dimension")
-    ext_c = tuple(d.to_c() for d in info.dims[1:])
-    total = simplify(" * ".join(f"({d.to_c()})" for d in info.dims))
+    ext_c = tuple(CInt.of_poly(d) for d in info.dims[1:])
+    size = info.dims[0]
+    for d in info.dims[1:]:
+        size = size * d
+    total = CInt.of_poly(size)
     if written:
         how = f"updated through {bad.text} (atomics)" if scattered else f"read through {bad.text} and written"
-        return ArrayPlan(info.name, info.elem_type, len(info.dims), ext_c, True, True, total, ("0", total),
-                         ("0", total), f"{how}: the whole array is copied in and out", fields=info.fields)
-    return ArrayPlan(info.name, info.elem_type, len(info.dims), ext_c, True, False, total, ("0", total), None,
+        return ArrayPlan(info.name, info.elem_type, len(info.dims), ext_c, True, True, total, (ZERO, total),
+                         (ZERO, total), f"{how}: the whole array is copied in and out", fields=info.fields)
+    return ArrayPlan(info.name, info.elem_type, len(info.dims), ext_c, True, False, total, (ZERO, total), None,
                      f"read through {bad.text}: the whole array is copied in", fields=info.fields)

@@ -812,7 +812,7 @@ def wide_index(plan: ArrayPlan) -> bool:
     the case worth a GPU; it costs a few integer instructions per access.  Known sizes past 32 bits are
     refused by _check_index_range.
     """
-    return plan.ndims > 1 and _const_of(plan.alloc) is None
+    return plan.ndims > 1 and plan.alloc.constant() is None
 
 
 def _check_index_range(kernel, extents, grid, arrays: dict[str, ArrayPlan], by_id) -> None:
@@ -839,7 +839,7 @@ def _check_index_range(kernel, extents, grid, arrays: dict[str, ArrayPlan], by_i
                     raise CodegenError(f"loop '{m.c_var}' reaches {int(bound.const_value())}: beyond the 32-bit "
                                        f"(int) index arithmetic of the emitted kernel")
     for name, plan in sorted(arrays.items()):
-        n = _const_of(plan.alloc)
+        n = plan.alloc.constant()
         if n is not None and n - 1 > INT_MAX:
             raise CodegenError(f"array '{name}' spans {n} elements: its indices overflow the kernel's 32-bit "
                                f"(int) index arithmetic (at most {INT_MAX}); c2gpu does not port this nest")

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
+from ..intexpr import IntExpr, op
 from ..ir import Constraint, Guard
+from ..symbolic import Poly
 from .objects import _constant
 from .ctypes import FLOAT_TYPES, int_result, is_unsigned
 from .context import NestContext
@@ -25,8 +27,41 @@ def guard_of(ctx: NestContext, cond: c_ast.Node, negated: bool, stmt_sid: int | 
         cons = alternatives[0] if len(alternatives) == 1 else None
         alternatives = None if cons is not None else alternatives
     reads = tuple(sorted({n.name if n.name in ctx.loop_vars else ctx.ir_name(n.name) for n in _ids(cond)}))
+    value = int_value(cond)
+    if negated and value is not None:
+        value = op("!", value)
     return Guard(("!(" + text_of(cond) + ")") if negated else text_of(cond), cons, ctx.loc(cond), negated, ast=cond,
-                 reads=reads, depth=len(ctx.loop_ids), stmt_sid=stmt_sid, alternatives=alternatives)
+                 reads=reads, depth=len(ctx.loop_ids), stmt_sid=stmt_sid, alternatives=alternatives, value=value)
+
+
+_INT_CAST_WORDS = {"unsigned", "signed", "int", "long", "short", "char", "size_t"}
+_INT_OPS = {"+", "-", "*", "/", "%", "<<", ">>", "==", "!=", "<", "<=", ">", ">=", "&&", "||"}
+
+
+def int_value(e: c_ast.Node) -> IntExpr | None:
+    """An expression of integer literals and names (`i % 2 == 0`, `(unsigned)i * i < n`) as an IntExpr over
+    the names as written, or None (an array element, a call, a floating-point literal, a side effect)."""
+    v = _constant(e)
+    if v is not None:
+        return Poly.const(v)
+    if isinstance(e, c_ast.ID):
+        return Poly.var(e.name)
+    if isinstance(e, c_ast.Cast):
+        decl = e.to_type.type
+        words = getattr(getattr(decl, "type", None), "names", None)
+        if isinstance(decl, c_ast.TypeDecl) and words and set(words) <= _INT_CAST_WORDS:
+            return int_value(e.expr)
+        return None
+    if isinstance(e, c_ast.UnaryOp) and e.op in ("-", "+", "!"):
+        a = int_value(e.expr)
+        return None if a is None else a if e.op == "+" else op("neg" if e.op == "-" else "!", a)
+    if isinstance(e, c_ast.BinaryOp) and e.op in _INT_OPS:
+        a, b = int_value(e.left), int_value(e.right)
+        return None if a is None or b is None else op(e.op, a, b)
+    if isinstance(e, c_ast.TernaryOp):
+        parts = [int_value(x) for x in (e.cond, e.iftrue, e.iffalse)]
+        return None if None in parts else op("?:", *parts)
+    return None
 
 
 def _constraints(ctx: NestContext, cond: c_ast.Node) -> tuple[Constraint, ...] | None:

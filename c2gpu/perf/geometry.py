@@ -10,7 +10,7 @@ import numpy as np
 from ..ir import Loop, Statement
 from ..planning.plan import SPLIT_THREADS
 from ..records import dataclass
-from .cexpr import CExprError, compile_vector
+from ..intexpr import EvaluationError, vector
 from .sampling import loop_span_np, origin_values, poly_np, sample_blocks, sym_np, warp_lanes
 
 
@@ -173,7 +173,9 @@ def _guard_value(g, env):
         except KeyError:
             return None
         return out
+    if g.value is None:
+        return None
     try:
-        return compile_vector(g.text)(env) != 0
-    except (CExprError, KeyError, TypeError, ValueError):
+        return vector(g.value, env) != 0
+    except (EvaluationError, TypeError):
         return None

@@ -37,8 +37,8 @@ from ..model.prediction import Prediction
 from ..model.roofline import Roofline, roofline
 from ..model.occupancy import Occupancy
 from .categories import TimeCategories, kernel_categories
-from .cexpr import CExprError, evaluate
 from ..drivers.options import block_for
+from ..intexpr import EvaluationError
 from ..planning.plan import SPLIT_THREADS, Kernel, NestPlan, require_plan
 from ..planning.shared_tiles import tiles_for_kernel
 from .machine import machine_params
@@ -242,7 +242,7 @@ def model_predictions(prof, machine, phys_machine, models) -> tuple[dict[str, Mo
 
 
 def transfers_of(nest, code, gpu: GPU, env: dict[str, int]) -> tuple[list[Transfer], list[str]]:
-    """Host<->device copies from codegen's ArrayPlans (counts are C expressions over the parameters)."""
+    """Host<->device copies from codegen's ArrayPlans (their first elements and counts evaluated for the sizes `env`)."""
     out, notes = [], []
     if code is None:
         return out, notes
@@ -253,13 +253,13 @@ def transfers_of(nest, code, gpu: GPU, env: dict[str, int]) -> tuple[list[Transf
             if copy is None:
                 continue
             try:
-                n = max(0, evaluate(copy[1], env))
-            except CExprError as e:
+                n = max(0, copy[1].evaluate(env))
+            except EvaluationError as e:
                 notes.append(f"copy-{direction} size of '{plan.name}' ({copy[1]}) not evaluated: {e}")
                 continue
             try:
-                offset = float(evaluate(copy[0], env) * es)
-            except CExprError:
+                offset = float(copy[0].evaluate(env) * es)
+            except EvaluationError:
                 offset = None
             nbytes = float(n * es)
             seconds = gpu.transfer_time_s(nbytes)

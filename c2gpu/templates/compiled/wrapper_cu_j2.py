@@ -151,7 +151,7 @@ def root(context, missing=missing):
     for l_1_a in environment.getattr((undefined(name='w') if l_0_w is missing else l_0_w), 'arrays'):
         _loop_vars = {}
         pass
-        if (environment.getattr(l_1_a, 'low') == '0'):
+        if (context.call(environment.getattr(environment.getattr(l_1_a, 'low'), 'constant'), _loop_vars=_loop_vars) == 0):
             pass
             yield '  '
             yield str(environment.getattr(l_1_a, 'ctype'))
@@ -385,7 +385,7 @@ def root(context, missing=missing):
         pass
         yield '  C2GPU_CHECK(cudaFree(d_'
         yield str(environment.getattr(l_1_a, 'name'))
-        yield str(('' if (environment.getattr(l_1_a, 'low') == '0') else '_mem'))
+        yield str(('' if (context.call(environment.getattr(environment.getattr(l_1_a, 'low'), 'constant'), _loop_vars=_loop_vars) == 0) else '_mem'))
         yield '));\n'
     l_1_a = missing
     yield '}\n'
