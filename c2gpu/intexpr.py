@@ -154,3 +154,31 @@ class CInt:
 
     def evaluate(self, env: Mapping[str, int]) -> int:
         return evaluate(self.expr, env)
+
+
+def plain_c(e: IntExpr, wide: bool = False, top: bool = True) -> str:
+    """`e` as C that needs no helper (min, max and floor division written out as conditionals), every operation
+    parenthesised but the outermost (`top`); wide: min and max and floor division computed in 64 bits
+    (`long long`), as host code mixing int and long long values needs."""
+    if isinstance(e, Poly):
+        text = e.to_c()
+        return text if top or text.isidentifier() or text.isdigit() else f"({text})"
+    args = [plain_c(a, wide, top=False) for a in e.args]
+    if e.name == "neg":
+        text = f"-{args[0]}"
+    elif e.name == "!":
+        text = f"!{args[0]}"
+    elif e.name == "?:":
+        text = f"{args[0]} ? {args[1]} : {args[2]}"
+    else:
+        if wide and e.name in ("min", "max", "floord"):
+            args = [f"((long long){a})" for a in args]
+        if e.name in ("min", "max"):
+            a, b = args
+            text = f"{a} {'<' if e.name == 'min' else '>'} {b} ? {a} : {b}"
+        elif e.name == "floord":            # rounds toward minus infinity; its divisor is a positive constant
+            a, d = args
+            text = f"{a} >= 0 ? {a} / {d} : -((-{a} + {d} - 1) / {d})"
+        else:
+            text = f"{args[0]} {e.name} {args[1]}"
+    return text if top else f"({text})"

@@ -16,7 +16,7 @@ import pytest
 from c2gpu.analysis import isl_sets as ph
 from c2gpu.codegen import build_nest_code
 from c2gpu.frontend import PreprocessOptions, load_program
-from c2gpu.intexpr import EvaluationError, Op, evaluate, op, vector
+from c2gpu.intexpr import CInt, EvaluationError, Op, evaluate, op, plain_c, vector
 from c2gpu.pipeline import PassManager
 from c2gpu.planning.plan import NestPlan, SharedMemoryPlan
 from c2gpu.registry import available_passes
@@ -88,36 +88,47 @@ def _plans(path):
         mapping = mgr.result("mapping", nest)
         assert mapping is not None, nest.name            # every kernel above is proven parallel
         code = build_nest_code(nest, NestPlan(nest.name, mapping, SharedMemoryPlan()))
-        yield nest, code.arrays
+        yield nest, code
 
 
 @requires_tool("gcc")
 def test_copy_regions_print_what_the_model_evaluates(tmp_path):
-    """Every size an array plan holds (allocation, first element and count of each copy, lowest element),
-    printed as the port prints it and compiled by gcc, has the value the model computes, at sizes where the
-    nests run and where they do not."""
-    exprs, names = [], set()
-    for nest, arrays in _plans(write_c(tmp_path, KERNELS)):
+    """Every size an array plan holds (allocation, first element and count of each copy, lowest element) and
+    every kernel's threads and blocks per dimension, printed as the port prints them (and in plain C) and
+    compiled by gcc, have the values c2gpu computes, at sizes where the nests run and where they do not."""
+    exprs, grids, names = [], [], set()
+    for nest, code in _plans(write_c(tmp_path, KERNELS)):
         names |= set(nest.params)
-        for a in arrays:
-            for c in (a.alloc, a.low, *(a.copy_in or ()), *(a.copy_out or ())):
-                exprs.append(c)
+        for a in code.arrays:
+            exprs += [a.alloc, a.low, *(a.copy_in or ()), *(a.copy_out or ())]
+        for k in code.kernels:
+            exprs += k.extents
+            grids += [(g, e) for g, e in zip(k.grid, k.extents)]     # blocks, where the threads needed are > 0
     assert any(isinstance(c.expr, Op) for c in exprs)       # conditions, minima and selections, not only polynomials
+    assert any(isinstance(g.expr, Op) for g, _ in grids)
+    # the plain spelling (RowScan's loops: min, max and floord written out, in 64 bits or not) of each, and of
+    # the operations isl prints that the kernels above do not need
+    made = [op("floord", op("neg", n) + 7, Poly.const(3)), op("max", op("min", n, m - 1), op("neg", m)),
+            op("?:", op("&&", op(">=", n, Poly.const(2)), op("!", op("==", m, Poly.const(0)))), n * m, -n)]
+    exprs += [CInt(plain_c(e, wide), e) for e in [c.expr for c in exprs] + made for wide in (False, True)]
     names = sorted(names)
     sizes = [dict(zip(names, vals)) for vals in itertools.product([-2, 0, 1, 2, 5, 7, 150], repeat=len(names))]
     program = ["#include <stdio.h>",
                "#define min(a, b) ((a) < (b) ? (a) : (b))", "#define max(a, b) ((a) > (b) ? (a) : (b))",
                "int main(void) {", f"  long long {', '.join(names)};"]
+    expected = []
     for env in sizes:
         program.append("  " + " ".join(f"{k} = {v};" for k, v in env.items()))
-        program += [f'  printf("%lld\\n", (long long)({c.c}));' for c in exprs]
+        shown = exprs + [g for g, threads in grids if threads.evaluate(env) > 0]
+        program += [f'  printf("%lld\\n", (long long)({c.c}));' for c in shown]
+        expected += [c.evaluate(env) for c in shown]
     program += ["  return 0;", "}"]
     src = write_c(tmp_path, "\n".join(program), "values.c")
     exe = tmp_path / "values"
     subprocess.run(["gcc", "-O0", "-o", str(exe), str(src)], check=True)
     printed = [int(line) for line in subprocess.run([str(exe)], capture_output=True, text=True,
                                                     check=True).stdout.split()]
-    assert printed == [c.evaluate(env) for env in sizes for c in exprs]
+    assert printed == expected
 
 
 def test_conditions_of_ifs_are_integer_expressions(tmp_path):

@@ -341,7 +341,7 @@ def to_cint(pw: isl.PwAff | isl.Set, params: list[str]) -> CInt:
     ctx = isl.Set(f"[{', '.join(params)}] -> {{ : }}")
     build = isl.AstBuild.from_context(ctx)
     e = build.expr_from_set(pw) if isinstance(pw, isl.Set) else build.expr_from_pw_aff(pw)
-    return CInt(_expr_c(e), _expr_tree(e))
+    return CInt(_expr_c(e), expr_tree(e))
 
 
 _TREE_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pdiv_q": "/", "pdiv_r": "%", "zdiv_r": "%",
@@ -350,7 +350,7 @@ _TREE_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pdiv_q": "/", "pdi
              "or_else": "||"}
 
 
-def _expr_tree(e) -> IntExpr:
+def expr_tree(e) -> IntExpr:
     """isl's AST expression as an IntExpr (the operations isl prints for affine functions and their domains)."""
     kind = e.get_type()
     if kind == isl.ast_expr_type.int:
@@ -360,7 +360,7 @@ def _expr_tree(e) -> IntExpr:
     name = e.get_op_type().name
     if name not in _TREE_OPS:
         raise ValueError(f"isl expression operation {name} has no IntExpr form")
-    args = [_expr_tree(e.get_op_arg(k)) for k in range(e.get_op_n_arg())]
+    args = [expr_tree(e.get_op_arg(k)) for k in range(e.get_op_n_arg())]
     if name in ("min", "max", "add", "mul", "and_", "and_then", "or_", "or_else") and len(args) > 2:
         out = args[0]
         for a in args[1:]:

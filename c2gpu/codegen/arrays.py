@@ -7,19 +7,18 @@ arrays as planned here.
 """
 from __future__ import annotations
 
-import re
 
 import islpy as isl
 from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
 from ..frontend.syntax import _walk as walk_tree, loc_of, text_of
-from ..intexpr import CInt, op
+from ..intexpr import CInt, op, plain_c
 from ..ir import Access, Guard, Loop, Nest
 from ..planning.promotion import certain_write
 from ..records import dataclass
 from ..symbolic import Poly
-from .kernel import CodegenError
+from .kernel import CodegenError, flat_index
 
 
 @dataclass
@@ -50,15 +49,6 @@ ZERO = CInt.const(0)
 
 def _c(pw, params) -> CInt:
     return ph.to_cint(pw, list(params))
-
-
-def flat_index(per_dim: list[CInt], extents: tuple[CInt, ...]) -> CInt:
-    """Row-major flat index from per-dimension indices (spelt as codegen.kernel._flat spells it)."""
-    text, expr = f"({per_dim[0]})", per_dim[0].expr
-    for k, e in enumerate(extents):
-        text = f"({text} * ({e}) + ({per_dim[k + 1]}))"
-        expr = op("+", op("*", expr, e.expr), per_dim[k + 1].expr)
-    return CInt.folded(text, expr)
 
 
 def _count(first: CInt, last: CInt) -> CInt:
@@ -326,62 +316,54 @@ def _table_plan(nest: Nest, info, accs: list[Access]) -> ArrayPlan:
 
 @dataclass(frozen=True)
 class RowScan:
-    """How the host visits the rows of a table that a nest touches (ArrayPlan.packed): `loops`, C by isl that
-    scans the touched rows and runs `ROW(e0, ..., ek);` for each, with the row's subscripts; in a row,
-    subscripts `first` to `last` (C over the parameters and the row's subscripts, named `rows`)."""
-    loops: str
+    """How the host visits the rows of a table that a nest touches (ArrayPlan.packed): the loops isl builds to
+    scan the touched rows, as `steps`, each a line of C or, where a row is visited, its indentation and the
+    row's subscripts; in a row, subscripts `first` to `last` (over the parameters and the row's subscripts,
+    named `rows`)."""
+    steps: tuple[tuple[str, tuple[str, ...] | None], ...]
     rows: tuple[str, ...]
-    first: str
-    last: str
+    first: CInt
+    last: CInt
 
     def code(self, body: str) -> list[str]:
         """The scan with `body` (C that names the row's subscripts `rows`) run for each touched row."""
         out = []
-        for line in self.loops.splitlines():
-            m = re.match(r"(\s*)ROW\((.*)\);\s*$", line)
-            if m is None:
-                out.append(line)
+        for text, values in self.steps:
+            if values is None:
+                out.append(text)
                 continue
-            values = _top_level_split(m.group(2))
             named = ", ".join(f"{r} = {v}" for r, v in zip(self.rows, values))
-            out.append(f"{m.group(1)}{{ const long long {named}; {body} }}")
+            out.append(f"{text}{{ const long long {named}; {body} }}")
         return out
 
 
-def _plain_c(text: str) -> str:
-    """isl's C with its `min`, `max` and `floord` calls written out, in 64 bits: the host code has no such
-    functions for mixed int and long long arguments."""
-    m = re.search(r"\b(min|max|floord)\(", text)
-    if m is None:
-        return text
-    depth, end = 0, m.end() - 1
-    for end in range(m.end() - 1, len(text)):
-        depth += text[end] == "("
-        depth -= text[end] == ")"
-        if depth == 0:
-            break
-    args = [f"(long long)({_plain_c(a)})" for a in _top_level_split(text[m.end():end])]
-    if m.group(1) == "floord":
-        call = ph.floor_div_c(*args)
-    else:
-        op = "<" if m.group(1) == "min" else ">"
-        call = args[0]
-        for b in args[1:]:
-            call = f"(({call}) {op} ({b}) ? ({call}) : ({b}))"
-    return text[:m.start()] + call + _plain_c(text[end + 1:])
-
-
-def _top_level_split(text: str) -> list[str]:
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-            continue
-        depth += ch == "("
-        depth -= ch == ")"
-        cur += ch
-    return parts + [cur.strip()]
+def _scan_steps(node, depth: int = 0) -> list[tuple[str, tuple[str, ...] | None]]:
+    """RowScan.steps of isl's AST `node`: its loops and conditions as plain 64-bit C (the host code has no
+    min, max or floord for mixed int and long long values), its calls as rows."""
+    pad = "  " * depth
+    kind = node.get_type()
+    if kind == isl.ast_node_type.block:
+        children = node.block_get_children()
+        return [s for k in range(children.n_ast_node()) for s in _scan_steps(children.get_at(k), depth)]
+    if kind == isl.ast_node_type.mark:
+        return _scan_steps(node.mark_get_node(), depth)
+    if kind == isl.ast_node_type.for_:
+        v = node.for_get_iterator().get_id().get_name()
+        init, cond, inc = (plain_c(ph.expr_tree(e), wide=True)
+                           for e in (node.for_get_init(), node.for_get_cond(), node.for_get_inc()))
+        return [(f"{pad}for (int {v} = {init}; {cond}; {v} += {inc}) {{", None),
+                *_scan_steps(node.for_get_body(), depth + 1), (f"{pad}}}", None)]
+    if kind == isl.ast_node_type.if_:
+        out = [(f"{pad}if ({plain_c(ph.expr_tree(node.if_get_cond()), wide=True)}) {{", None),
+               *_scan_steps(node.if_get_then_node(), depth + 1)]
+        if node.if_has_else_node():
+            out += [(f"{pad}}} else {{", None), *_scan_steps(node.if_get_else_node(), depth + 1)]
+        return out + [(f"{pad}}}", None)]
+    if kind == isl.ast_node_type.user:
+        call = node.user_get_expr()
+        return [(pad, tuple(plain_c(ph.expr_tree(call.get_op_arg(k)), wide=True)
+                            for k in range(1, call.get_op_n_arg())))]
+    raise CodegenError("isl scans the rows of a table with a construct c2gpu does not print")
 
 
 def _row_scan(name: str, touched: isl.Set, params: list[str]) -> RowScan:
@@ -395,16 +377,17 @@ def _row_scan(name: str, touched: isl.Set, params: list[str]) -> RowScan:
     row_set = touched.project_out(isl.dim_type.set, n - 1, 1).set_tuple_name("ROW")
     build = isl.AstBuild.from_context(row_set.params()).set_iterators(iterators)
     schedule = isl.UnionMap.from_map(isl.Map.identity(row_set.get_space().map_from_set()).intersect_domain(row_set))
-    loops = _plain_c(build.node_from_schedule_map(schedule).to_C_str())
+    steps = _scan_steps(build.node_from_schedule_map(schedule))
     # the range of the last subscript in one row: the row's subscripts as parameters
     npar = touched.dim(isl.dim_type.param)
     in_row = touched.move_dims(isl.dim_type.param, npar, isl.dim_type.set, 0, n - 1)
     for k, r in enumerate(rows):
         in_row = in_row.set_dim_name(isl.dim_type.param, npar + k, r)
     context = in_row.params()
-    first = _plain_c(ph.to_c(in_row.dim_min(0).gist(context), params + list(rows)))
-    last = _plain_c(ph.to_c(in_row.dim_max(0).gist(context), params + list(rows)))
-    return RowScan(loops, rows, f"({first})", f"({last})")
+    first, last = (ph.to_cint(pw.gist(context), params + list(rows)).expr
+                   for pw in (in_row.dim_min(0), in_row.dim_max(0)))
+    return RowScan(tuple(steps), rows, CInt(f"({plain_c(first, wide=True)})", first),
+                   CInt(f"({plain_c(last, wide=True)})", last))
 
 
 def _check_maybe_touched(nest: Nest, name: str, accs: list[Access], ndims: int, flat: bool, bounds) -> None:

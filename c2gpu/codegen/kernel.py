@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 
-import functools
 import re
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from pycparser import c_ast, c_generator
 
 from ..analysis import isl_sets as ph
 from ..frontend.syntax import _array_chain
+from ..intexpr import CInt, op
 from ..ir import Loop, Nest, ordered_reduction, reduction_type
 from ..planning.promotion import Promotion, promotions
 from ..symbolic import Poly
@@ -39,69 +39,24 @@ class CodegenError(Exception):
     """The plan cannot be turned into code; the message says why (shown to the user)."""
 
 
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_]\w*)|(.))")
+ONE = CInt.const(1)
+
+def flat_index(per_dim: "list[CInt | str]", extents: "tuple[CInt, ...]") -> "CInt | str":
+    """Row-major flat index from per-dimension indices: a CInt when every index is one (spelt as one polynomial
+    when it is one), else C.  An index given as a string is C whose value c2gpu does not know."""
+    text = f"({per_dim[0]})"
+    for k, e in enumerate(extents):
+        text = f"({text} * ({e}) + ({per_dim[k + 1]}))"
+    if not all(isinstance(x, CInt) for x in per_dim):
+        return text
+    expr = per_dim[0].expr
+    for k, e in enumerate(extents):
+        expr = op("+", op("*", expr, e.expr), per_dim[k + 1].expr)
+    return CInt.folded(text, expr)
 
 
-@functools.lru_cache(maxsize=16384)
-def c_to_poly(text: str) -> Poly | None:
-    """Parse a C expression made of integers, names, + - * and parentheses; None for anything else.  Kept per
-    text (Poly is immutable): code generation simplifies the same subscripts and bounds for every candidate
-    kernel the performance pass compares (PolyBench: 7,800 parses)."""
-    toks = [(m.group(1), m.group(2), m.group(3)) for m in _TOKEN.finditer(text) if m.group(0).strip()]
-    pos = 0
-
-    def peek():
-        return toks[pos] if pos < len(toks) else (None, None, None)
-
-    def atom():
-        nonlocal pos
-        num, name, op = peek()
-        pos += 1
-        if num is not None:
-            return Poly.const(int(num))
-        if name is not None:
-            return Poly.var(name)
-        if op == "(":
-            v = expr()
-            if peek()[2] != ")":
-                raise ValueError
-            pos += 1
-            return v
-        if op == "-":
-            return -atom()
-        raise ValueError
-
-    def term():
-        nonlocal pos
-        v = atom()
-        while peek()[2] == "*":
-            pos += 1
-            v = v * atom()
-        return v
-
-    def expr():
-        nonlocal pos
-        v = term()
-        while peek()[2] in ("+", "-"):
-            op = peek()[2]
-            pos += 1
-            v = v + term() if op == "+" else v - term()
-        return v
-
-    try:
-        v = expr()
-    except (ValueError, IndexError):
-        return None
-    return v if pos == len(toks) else None
-
-
-def simplify(text: str) -> str:
-    p = c_to_poly(text)
-    return p.to_c() if p is not None else text
-
-
-def _flat(nest: Nest, per_dim: list[str], extents: tuple[str, ...], wide: bool = False) -> str:
-    """Row-major flat index from per-dimension indices (C text), simplified when it is a polynomial.
+def _flat(per_dim: "list[CInt | str]", extents: "tuple[CInt, ...]", wide: bool = False) -> str:
+    """flat_index as the kernel prints it.
 
     wide: compute it in 64 bits.  C indexes `A[i][j]` by pointer arithmetic, which does not overflow
     where `i * M + j` in int would (an array of more than 2^31 elements with int subscripts).
@@ -110,10 +65,11 @@ def _flat(nest: Nest, per_dim: list[str], extents: tuple[str, ...], wide: bool =
         return "(" + " + ".join([f"(long long)({per_dim[0]})" + "".join(f" * ({e})" for e in extents)] +
                                 [f"(long long)({d})" + "".join(f" * ({e})" for e in extents[k + 1:])
                                  for k, d in enumerate(per_dim[1:])]) + ")"
-    expr = f"({per_dim[0]})"
-    for k, e in enumerate(extents):
-        expr = f"({expr} * ({e}) + ({per_dim[k + 1]}))"
-    return simplify(expr)
+    return str(flat_index(per_dim, extents))
+
+
+def _name(text: str) -> Poly | None:
+    return Poly.var(text) if text.isidentifier() else None
 
 
 # --------------------------------------------------------------------------- kernel bodies
@@ -163,12 +119,12 @@ class KernelPrinter(c_generator.CGenerator):
         base, subs = _array_chain(n)
         if isinstance(base, c_ast.ID) and base.name in self.scratch:
             plan = self.arrays[base.name]
-            idx = _flat(None, [self.visit(s) for s in subs], plan.extents, wide_index(plan)) if len(subs) > 1 \
+            idx = _flat([self.index(s) for s in subs], plan.extents, wide_index(plan)) if len(subs) > 1 \
                 else self.visit(subs[0])
             return f"c2gpu_scratch_{base.name}[(long long)({idx}) * c2gpu_threads + c2gpu_gtid]"
         if isinstance(base, c_ast.ID) and base.name in self.arrays and len(subs) > 1:
             plan = self.arrays[base.name]
-            idx = _flat(None, [self.visit(s) for s in subs], plan.extents, wide_index(plan))
+            idx = _flat([self.index(s) for s in subs], plan.extents, wide_index(plan))
             return f"{base.name}[{idx}]"
         return super().visit_ArrayRef(n)
 
@@ -187,9 +143,35 @@ class KernelPrinter(c_generator.CGenerator):
             base, subs = _array_chain(n.name)
             plan = self.arrays.get(base.name) if isinstance(base, c_ast.ID) else None
             if plan is not None and plan.fields and n.field.name in plan.fields:
-                per_dim = [self.visit(s) for s in subs] + [str(plan.fields.index(n.field.name))]
-                return f"{base.name}[{_flat(None, per_dim, plan.extents, wide_index(plan))}]"
+                per_dim = [self.index(s) for s in subs] + [CInt.const(plan.fields.index(n.field.name))]
+                return f"{base.name}[{_flat(per_dim, plan.extents, wide_index(plan))}]"
         return super().visit_StructRef(n)
+
+    def index(self, node: c_ast.Node) -> "CInt | str":
+        """A subscript as this kernel prints it, with its polynomial when it is one."""
+        p = self._poly(node)
+        text = self.visit(node)
+        return CInt(text, p) if p is not None else text
+
+    def _poly(self, node: c_ast.Node) -> Poly | None:
+        """The polynomial of what `visit` prints for `node`, over the names it prints (None for anything but
+        integers, names, + - * and negation: a call, an array element, a cast, a division)."""
+        if self.registers and (reg := self.registers.get(id(node))):
+            return _name(reg)
+        if isinstance(node, c_ast.ArrayRef) and self.renames and (name := self.renames.get(_PLAIN.visit(node))):
+            return _name(name)
+        if isinstance(node, c_ast.ID):
+            return _name(self.visit(node))
+        if isinstance(node, c_ast.Constant):
+            v = node.value
+            return Poly.const(int(v)) if node.type == "int" and v.isdigit() and (v == "0" or v[0] != "0") else None
+        if isinstance(node, c_ast.UnaryOp) and node.op == "-":
+            a = self._poly(node.expr)
+            return None if a is None else -a
+        if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*"):
+            a, b = self._poly(node.left), self._poly(node.right)
+            return None if a is None or b is None else a + b if node.op == "+" else a - b if node.op == "-" else a * b
+        return None
 
     def visit(self, node):
         if self.registers and (reg := self.registers.get(id(node))):
@@ -214,8 +196,8 @@ class KernelPrinter(c_generator.CGenerator):
 def register_lines(p: Promotion, plan: ArrayPlan) -> tuple[list[str], list[str]]:
     """The load of a promoted element before its loop and its store after it (promotion.py), only when the loop
     runs at least once: C touches the element then, and only then."""
-    subs = [x.to_c() for x in p.subscripts]
-    element = f"{p.array}[{subs[0] if len(subs) == 1 else _flat(None, subs, plan.extents, wide_index(plan))}]"
+    subs = [CInt.of_poly(x) for x in p.subscripts]
+    element = f"{p.array}[{subs[0] if len(subs) == 1 else _flat(subs, plan.extents, wide_index(plan))}]"
     when = "" if p.runs is None else f"if (({p.runs.to_c()}) >= 0) "
     load = [f"{when}{p.register} = {element};"] if p.load else []
     store = [f"{when}{element} = {p.register};"] if p.store else []
@@ -339,8 +321,8 @@ class KernelCode:
     locals: list[str]            # declarations at the top of the active region
     body: str
     block: tuple[int, int, int]
-    grid: tuple[str, str, str]   # blocks per dimension (C expressions)
-    extents: tuple[str, str, str]
+    grid: tuple[CInt, CInt, CInt]      # blocks per dimension
+    extents: tuple[CInt, CInt, CInt]   # threads needed per dimension (the largest trip count of its loop)
     launch_if: str               # condition for a non-empty grid ("" when it is always non-empty)
     reductions: list[dict] = field(default_factory=list)
     why: str = ""
@@ -383,8 +365,8 @@ def _path_to(nest: Nest, lid: int) -> list[Loop]:
     return walk(nest.root, []) or []
 
 
-def _max_trip(nest: Nest, path: list[Loop], loop: Loop, fixed: frozenset[int] = frozenset()) -> str:
-    """Largest trip count of `loop` over the iterations of the loops enclosing it, as C.  `fixed`: enclosing loops
+def _max_trip(nest: Nest, path: list[Loop], loop: Loop, fixed: frozenset[int] = frozenset()) -> CInt:
+    """Largest trip count of `loop` over the iterations of the loops enclosing it.  `fixed`: enclosing loops
     (host loops around a kernel) whose variables stay parameters, as the wrapper names them, and whose domain
     only simplifies the answer: the largest for their current iteration."""
     outer = [lp for lp in path[:-1] if lp.lid not in fixed]
@@ -403,10 +385,10 @@ def _max_trip(nest: Nest, path: list[Loop], loop: Loop, fixed: frozenset[int] = 
     if held:
         most = most.gist_params(isl.Set(f"[{', '.join(params)}] -> {{ : "
                                         f"{' and '.join(ph.domain_constraints(held, names)) or '1 = 1'} }}"))
-    return ph.to_c(most, params)
+    return ph.to_cint(most, params)
 
 
-def _trip_per_launch(nest: Nest, path: list[Loop], loop: Loop, host_lids: set[int]) -> str | None:
+def _trip_per_launch(nest: Nest, path: list[Loop], loop: Loop, host_lids: set[int]) -> CInt | None:
     """_max_trip for the current iteration of the host loops around the kernel; None when no host loop moves the
     trip count or isl cannot say (then the largest over every iteration stands)."""
     host = frozenset(lp.lid for lp in path[:-1] if lp.lid in host_lids)
@@ -489,7 +471,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
 
     # thread indices, guards, original loop variables
     index_lines, guards, locals_ = [], [], list(device_reads)
-    grid, extents, per_launch = ["1", "1", "1"], ["1", "1", "1"], ["1", "1", "1"]
+    grid, extents, per_launch = [ONE] * 3, [ONE] * 3, [ONE] * 3
     block = kernel.block
     host_lids = {lp.lid for lp in path if lp.lid not in mapped_ids}
     for m in kernel.loops:
@@ -498,11 +480,11 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         # the grid of each launch covers the iterations of that launch: a loop whose bounds move with a host loop
         # (lu's i, j > k) launches fewer blocks as its domain shrinks (the model prices it so: Geometry)
         per_launch[k] = _trip_per_launch(nest, _path_to(nest, m.lid), by_id[m.lid], host_lids) or extents[k]
-        grid[k] = simplify_div(per_launch[k], block[k]) if m.dim != kernel.split_dim else "1"
+        grid[k] = blocks_for(per_launch[k], block[k]) if m.dim != kernel.split_dim else ONE
     # a split reduction's loop (Kernel.split_dim): the threads along its dimension take turns over its iterations
     split = next((m for m in kernel.loops if m.dim == kernel.split_dim), None)
     for m in kernel.loops:
-        ext = _const_of(extents["xyz".index(m.dim)])
+        ext = extents["xyz".index(m.dim)].constant()
         itype = _index_type(m, by_id[m.lid], ext)
         if m is split:
             split_loop = (f"for ({itype} {m.var} = threadIdx.{m.dim}; {m.var} < {m.trip.to_c()}; "
@@ -635,7 +617,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
                 result = f"c2gpu_{key}_result"
             else:                           # &y[i]: the element, indexed as the kernel indexes the array
                 plan = arrays[r.array_access.array]
-                result = f"&{r.array_access.array}[" + _flat(None, [p.to_c() for p in subscripts],
+                result = f"&{r.array_access.array}[" + _flat([CInt.of_poly(p) for p in subscripts],
                                                               plan.extents, wide_index(plan)) + "]"
             decls = [] if n else [f"{t} {part} = {ident};" if er is None else
                                   f"{t} {part}[{er.count}] = {{{', '.join([ident] * er.count)}}};"]
@@ -666,7 +648,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
                                  [(f"d_{kernel.name}_{reduction_key(r)}_pr", "long long", len(o.rank)) for r in
                                   kernel.reductions if (o := ordered.get(r.target))])
     _check_index_range(kernel, extents, grid, {a: arrays[a] for a in used_arrays}, by_id)
-    dynamic = [e for e in per_launch if not ((p := c_to_poly(e)) is not None and p.is_const() and p.const_value() > 0)]
+    dynamic = [e for e in per_launch if not ((n := e.constant()) is not None and n > 0)]
     launch_if = " && ".join(dict.fromkeys(f"({e}) > 0" for e in dynamic))
     body = "\n".join(line.rstrip() for line in body.strip().splitlines() if line.strip())
     from ..frontend.ctypes import SIZES
@@ -782,11 +764,6 @@ INT_MAX = 2 ** 31 - 1
 GRID_LIMITS = {"x": 2 ** 31 - 1, "y": 65535, "z": 65535}   # blocks per grid dimension (compute capability >= 3.0)
 
 
-def _const_of(text: str) -> int | None:
-    p = c_to_poly(text)
-    return int(p.const_value()) if p is not None and p.is_const() else None
-
-
 WIDE_INTS = ("long", "long int", "long long", "long long int", "unsigned long", "unsigned long int",
              "unsigned long long", "unsigned long long int", "size_t", "ptrdiff_t", "int64_t", "uint64_t")
 
@@ -823,11 +800,11 @@ def _check_index_range(kernel, extents, grid, arrays: dict[str, ArrayPlan], by_i
     """
     for m in kernel.loops:
         k = "xyz".index(m.dim)
-        ext = _const_of(extents[k])
+        ext = extents[k].constant()
         if ext is not None and ext > INT_MAX:
             raise CodegenError(f"loop '{m.c_var}' runs {ext} iterations: more than a 32-bit thread index counts "
                                f"(at most {INT_MAX}); c2gpu emits int indices, so it does not port this nest")
-        blocks = _const_of(grid[k])
+        blocks = grid[k].constant()
         if blocks is not None and blocks > GRID_LIMITS[m.dim]:
             raise CodegenError(f"loop '{m.c_var}' needs {blocks} thread blocks in grid dimension {m.dim}: "
                                f"CUDA allows at most {GRID_LIMITS[m.dim]}")
@@ -845,9 +822,11 @@ def _check_index_range(kernel, extents, grid, arrays: dict[str, ArrayPlan], by_i
                                f"(int) index arithmetic (at most {INT_MAX}); c2gpu does not port this nest")
 
 
-def simplify_div(ext: str, b: int) -> str:
-    """Blocks needed for `ext` threads: ceil(ext / b), folded when ext is a constant."""
-    p = c_to_poly(ext)
-    if p is not None and p.is_const():
-        return str(max(0, -(-int(p.const_value()) // b)))
-    return f"(unsigned)((({ext}) + {b - 1}) / {b})"
+def blocks_for(threads: CInt, b: int) -> CInt:
+    """Blocks of `b` threads needed for `threads` threads: ceil(threads / b), folded when it is a constant.  (The
+    emitted C converts to unsigned, as dim3 holds it; a launch runs only where `threads` > 0: `launch_if`.)"""
+    n = threads.constant()
+    if n is not None:
+        return CInt.const(max(0, -(-n // b)))
+    return CInt(f"(unsigned)((({threads}) + {b - 1}) / {b})",
+                op("/", op("+", threads.expr, Poly.const(b - 1)), Poly.const(b)))

@@ -24,6 +24,7 @@ from .arrays import ArrayPlan, _c, _clamp, _declared_bounds
 from .kernel import CodegenError, KernelCode, KernelPrinter, _flat, register_maps, wide_index
 from .precompiled import templates
 from ..frontend.syntax import _array_chain, loc_of
+from ..intexpr import CInt
 from ..ir import Loc, Loop, Nest
 from ..planning.promotion import access_nodes
 from ..planning.shared_tiles import tile_region
@@ -63,8 +64,9 @@ def _tile_geometry(nest: Nest, o):
     for d in o.dims:
         n_elems *= d.extent
     idx, decls = _element_indices([d.extent for d in o.dims])
-    g = [f"(c2gpu_{o.tile_name}_b{d} + {idx[d]})" for d in range(len(o.dims))]
-    return tuple(e.to_c() for e in extents), n_elems, idx, decls, g
+    g = [CInt(f"(c2gpu_{o.tile_name}_b{d} + {idx[d]})", Poly.var(f"c2gpu_{o.tile_name}_b{d}") + Poly.var(idx[d]))
+         for d in range(len(o.dims))]
+    return tuple(CInt.of_poly(e) for e in extents), n_elems, idx, decls, g
 
 
 def _mapped_lo(kernel, var: str) -> str | None:
@@ -157,7 +159,7 @@ def _store_tile(nest: Nest, kernel, o, arrays: dict[str, ArrayPlan], block: dict
     store = [f"for (int c2gpu_e = c2gpu_tid; c2gpu_e < {n_elems}; c2gpu_e += c2gpu_nthreads) {{",
              *["  " + line for line in decomp],
              f"  if (c2gpu_mask_{o.tile_name}{sh})",
-             f"    {o.array}[{_flat(nest, g, ext_c, wide_index(arrays[o.array]))}] = c2gpu_sh_{o.tile_name}{sh};", "}"]
+             f"    {o.array}[{_flat(g, ext_c, wide_index(arrays[o.array]))}] = c2gpu_sh_{o.tile_name}{sh};", "}"]
     subs, _ = ph.access_shape(nest, o.accesses[0])
     index = "".join(f"[({s.to_c()}) - c2gpu_{o.tile_name}_b{d}]" for d, s in enumerate(subs))
     a = o.accesses[0]
@@ -213,7 +215,7 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
         highs = [_clamp(_c(hi, params), high=b[1]) for (_, hi), b in zip(ranges, bounds)]
         ext_c, n_elems, idx_names, decomp, g = _tile_geometry(nest, o)
         cond = " && ".join(f"{g[d]} >= ({lows[d]}) && {g[d]} <= ({highs[d]})" for d in range(ndims))
-        flat = _flat(nest, g, ext_c, wide_index(plan_a))
+        flat = _flat(g, ext_c, wide_index(plan_a))
         sh_index = "".join(f"[{idx_names[d]}]" for d in range(ndims))
         load = [f"for (int c2gpu_e = c2gpu_tid; c2gpu_e < {n_elems}; c2gpu_e += c2gpu_nthreads) {{",
                 *["  " + line for line in decomp],

@@ -14,6 +14,7 @@ from typing import Callable
 import islpy as isl
 
 from ..analysis import isl_sets as ph
+from ..intexpr import CInt
 from ..ir import Loop, Nest, line_of
 from ..pipeline import memo
 from ..planning.plan import Kernel, NestPlan, require_plan
@@ -22,6 +23,7 @@ from .kernel import CodegenError, KernelCode, _flat, device_function, kernel_cod
 from .precompiled import templates
 from .tiled import tiled_kernel
 from ..records import dataclass
+from ..symbolic import Poly
 
 NARROW_INTS = {"int", "signed int", "unsigned int", "unsigned", "signed", "short", "unsigned short", "char",
                "signed char", "unsigned char", "_Bool"}
@@ -413,7 +415,8 @@ def _pack_lines(a: ArrayPlan, gather: bool) -> list[str]:
     block `c2gpu_pack_<name>`, laid out as on the device, or scatter them back from there."""
     scan = a.packed
     k = f"c2gpu_{a.name}_k"
-    staged = f"c2gpu_pack_{a.name}[{_flat(None, [*scan.rows, k], a.extents, wide_index(a))} - ({a.low})]"
+    cell = [CInt.of_poly(Poly.var(v)) for v in (*scan.rows, k)]
+    staged = f"c2gpu_pack_{a.name}[{_flat(cell, a.extents, wide_index(a))} - ({a.low})]"
     row = a.name + "".join(f"[{r}]" for r in scan.rows) + f"[{k}]"
     copy = f"{staged} = {row};" if gather else f"{row} = {staged};"
     return scan.code(f"for (long long {k} = {scan.first}; {k} <= {scan.last}; {k}++) {copy}")
