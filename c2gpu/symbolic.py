@@ -167,30 +167,29 @@ class Poly:
     def __str__(self) -> str:
         return self.to_c()
 
-    def to_c(self) -> str:
-        """C-syntax rendering; rational coefficients appear only for trip counts of sums."""
-        if not self.terms:
-            return "0"
+    def printed_terms(self) -> tuple[int, list[tuple[str, tuple[str, ...]]]]:
+        """How to_c writes the polynomial: the common denominator, and in order each term's sign ("+" or "-")
+        and factors (its magnitude first unless it is 1, then its variables, repeated for powers)."""
         # Print a common denominator once: (N*N + N)/2 reads better than N*N/2 + N/2.
         den = 1
         for _, c in self.terms:
             den = den * c.denominator // _gcd(den, c.denominator)
-        parts: list[str] = []
-        ordered = sorted(self.terms, key=lambda t: (-sum(p for _, p in t[0]), t[0]))
-        for m, c in ordered:
+        out = []
+        for m, c in sorted(self.terms, key=lambda t: (-sum(p for _, p in t[0]), t[0])):
             n = c * den
-            factors = [v if p == 1 else "*".join([v] * p) for v, p in m]
-            body = "*".join(factors)
+            variables = tuple(v for v, p in m for _ in range(p))
             mag = abs(n)
-            if body:
-                text = body if mag == 1 else f"{mag}*{body}"
-            else:
-                text = str(mag)
-            sign = "-" if n < 0 else "+"
-            parts.append((sign, text))
-        s = ("-" if parts[0][0] == "-" else "") + parts[0][1]
-        for sign, text in parts[1:]:
-            s += f" {sign} {text}"
+            out.append(("-" if n < 0 else "+", variables if variables and mag == 1 else (str(mag),) + variables))
+        return den, out
+
+    def to_c(self) -> str:
+        """C-syntax rendering; rational coefficients appear only for trip counts of sums."""
+        if not self.terms:
+            return "0"
+        den, terms = self.printed_terms()
+        s = ("-" if terms[0][0] == "-" else "") + "*".join(terms[0][1])
+        for sign, factors in terms[1:]:
+            s += f" {sign} {'*'.join(factors)}"
         if den != 1:
             s = f"({s})/{den}"
         return s

@@ -10,9 +10,10 @@ statement instances reordered.  PPCG finds it with isl's scheduler; so does c2gp
 2. isl's scheduler (its own algorithm, not Feautrier's, with outer coincidence: the options PPCG uses to look
    for parallel loops first) computes a schedule that respects every dependence (validity) and prefers
    loops that carry none (coincidence) and short reuse distances (proximity);
-3. isl's code generator writes the new loops; each statement runs where isl puts it, with its loop
-   variables computed from the new ones, as C; the frontend describes that C, and the dependence analysis
-   proves on it which loops are parallel, as for any nest.
+3. isl's code generator builds the new loops; each statement runs where isl puts it, with its loop
+   variables computed from the new ones, as a syntax tree (built node by node, transform/syntax.py); the
+   frontend describes that tree, and the dependence analysis proves on it which loops are parallel, as for
+   any nest.
 
 Only nests whose every dependence is known qualify: affine accesses and bounds, no aliasing doubt, call,
 guard, scalar written, or loop variable read after the nest.  The port is checked against the original C
@@ -28,14 +29,14 @@ import time
 from dataclasses import replace
 
 import islpy as isl
-from pycparser import c_ast, c_parser
+from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
 from ..ir import Loop, Nest, Statement
 from ..frontend.libc import MATH_FUNCTIONS
 from .normalize import normalize_nest
 from ..symbolic import Poly
-from .wavefront import _replace, _with_coord
+from .syntax import declaration, integer, isl_expr, with_coord
 
 MAX_STATEMENTS = 12
 SCHEDULE_SECONDS = 10.0    # isl finds lu's order in milliseconds; past this, the order as written is kept
@@ -178,77 +179,67 @@ def _bounded_schedule(sc: isl.ScheduleConstraints) -> isl.Schedule | None:
     return isl.Schedule.read_from_str(sc.get_ctx(), text) if text else None
 
 
-# --------------------------------------------------------------------------- isl's AST as C
-
-_BINARY = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pdiv_q": "/", "pdiv_r": "%", "zdiv_r": "%",
-           "eq": "==", "le": "<=", "lt": "<", "ge": ">=", "gt": ">", "and_": "&&", "and_then": "&&",
-           "or_": "||", "or_else": "||"}
-
+# --------------------------------------------------------------------------- isl's AST as syntax trees
 
 def _name(ident: str) -> str:
     return re.sub(r"^c(\d+)$", ITERATOR + r"\1", ident)
 
 
-def _expr(e) -> str:
-    """An isl AST expression as plain C (min, max and floor division as conditionals: the frontend reads
-    `a < b ? a : b` as a bound, and no C header defines isl's `floord`)."""
-    t = e.get_type()
-    if t == isl.ast_expr_type.id:
-        return _name(e.get_id().get_name())
-    if t == isl.ast_expr_type.int:
-        return str(e.get_val().to_python())
-    op = e.get_op_type().name
-    args = [_expr(e.get_op_arg(k)) for k in range(e.get_op_n_arg())]
-    if op in _BINARY:
-        return "(" + f" {_BINARY[op]} ".join(args) + ")"
-    if op == "minus":
-        return f"(-{args[0]})"
-    if op in ("min", "max"):
-        out = args[0]
-        for a in args[1:]:
-            out = f"({out} {'<' if op == 'min' else '>'} {a} ? {out} : {a})"
-        return out
-    if op == "fdiv_q":
-        a, d = args
-        return f"({a} >= 0 ? {a} / {d} : -((-{a} + {d} - 1) / {d}))"
-    if op in ("cond", "select"):
-        return f"({args[0]} ? {args[1]} : {args[2]})"
-    raise ValueError(f"isl expression '{op}' has no C form here")
-
-
-def _c(node, depth: int, stmts: dict[int, Statement], nest: Nest, runs: dict) -> str:
-    pad = "  " * depth
+def _tree(node, stmts: dict[int, Statement], nest: Nest, runs: dict) -> list[c_ast.Node]:
+    """isl's AST `node` as C statements: its loops and conditions, and at each statement instance the statement
+    itself, after its loop variables computed from the new ones (`runs` gathers which new loop runs which of the
+    nest's loops, for the report)."""
     t = node.get_type()
     if t == isl.ast_node_type.block:
         children = node.block_get_children()
-        return "".join(_c(children.get_at(k), depth, stmts, nest, runs) for k in range(children.n_ast_node()))
+        return [s for k in range(children.n_ast_node()) for s in _tree(children.get_at(k), stmts, nest, runs)]
     if t == isl.ast_node_type.for_:
         v = _name(node.for_get_iterator().get_id().get_name())
-        inc = _expr(node.for_get_inc())
-        return (f"{pad}for (int {v} = {_expr(node.for_get_init())}; {_expr(node.for_get_cond())}; {v} += {inc}) {{\n"
-                f"{_c(node.for_get_body(), depth + 1, stmts, nest, runs)}{pad}}}\n")
+        return [c_ast.For(c_ast.DeclList([declaration(v, "int", isl_expr(node.for_get_init(), _name))]),
+                          isl_expr(node.for_get_cond(), _name),
+                          c_ast.Assignment("+=", c_ast.ID(v), isl_expr(node.for_get_inc(), _name)),
+                          c_ast.Compound(_tree(node.for_get_body(), stmts, nest, runs)))]
     if t == isl.ast_node_type.if_:
-        text = f"{pad}if ({_expr(node.if_get_cond())}) {{\n{_c(node.if_get_then_node(), depth + 1, stmts, nest, runs)}{pad}}}\n"
-        if node.if_has_else_node():
-            text += f"{pad}else {{\n{_c(node.if_get_else_node(), depth + 1, stmts, nest, runs)}{pad}}}\n"
-        return text
+        other = c_ast.Compound(_tree(node.if_get_else_node(), stmts, nest, runs)) if node.if_has_else_node() \
+            else None
+        return [c_ast.If(isl_expr(node.if_get_cond(), _name),
+                         c_ast.Compound(_tree(node.if_get_then_node(), stmts, nest, runs)), other)]
     if t == isl.ast_node_type.mark:
-        return _c(node.mark_get_node(), depth, stmts, nest, runs)
+        return _tree(node.mark_get_node(), stmts, nest, runs)
     if t == isl.ast_node_type.user:
         call = node.user_get_expr()
         sid = int(call.get_op_arg(0).get_id().get_name()[1:])
-        values = [_expr(call.get_op_arg(k)) for k in range(1, call.get_op_n_arg())]
-        lines = []
+        values = [isl_expr(call.get_op_arg(k), _name) for k in range(1, call.get_op_n_arg())]
+        items: list[c_ast.Node] = []
         for lp, value in zip(ph.loop_path(nest, stmts[sid]), values):
-            if value.startswith(ITERATOR):        # the new loop runs this original loop, for this statement
-                runs.setdefault(value, {}).setdefault(lp.origin.var if lp.origin else lp.var, set()).add(
+            if isinstance(value, c_ast.ID) and value.name.startswith(ITERATOR):
+                # the new loop runs this original loop, for this statement
+                runs.setdefault(value.name, {}).setdefault(lp.origin.var if lp.origin else lp.var, set()).add(
                     stmts[sid].loc.line)
-            lines.append(f"const {lp.c_type} {lp.var} = {value};")
+            items.append(declaration(lp.var, lp.c_type, value, const=True))
             if lp.origin is not None:
                 o = lp.origin
-                lines.append(f"const {lp.c_type} {o.var} = {(o.lower + Poly.var(lp.var) * o.step).to_c()};")
-        return f"{pad}{{ {' '.join(lines)} c2gpu_statement_{sid}(); }}\n"
+                items.append(declaration(o.var, lp.c_type, _poly(o.lower + Poly.var(lp.var) * o.step), const=True))
+        # the statement's place: _statements_in puts the statement there once the new nodes have their line
+        return [c_ast.Compound(items + [c_ast.FuncCall(c_ast.ID(f"c2gpu_statement_{sid}"), None)])]
     raise ValueError("isl AST node with no C form here")
+
+
+def _poly(p: Poly) -> c_ast.Node:
+    """A polynomial with integer coefficients as C, as Poly.to_c writes it."""
+    den, terms = p.printed_terms()
+    if den != 1:
+        raise ValueError("a rational loop bound")
+    out = None
+    for sign, factors in terms:
+        leaves = [c_ast.Constant("int", f) if f.isdigit() else c_ast.ID(f) for f in factors]
+        if out is None and sign == "-":
+            leaves[0] = c_ast.UnaryOp("-", leaves[0])        # (C's unary minus binds to the first factor)
+        term = leaves[0]
+        for leaf in leaves[1:]:
+            term = c_ast.BinaryOp("*", term, leaf)
+        out = term if out is None else c_ast.BinaryOp(sign, out, term)
+    return out if out is not None else integer(0)
 
 
 def _loops_text(runs: dict[str, dict[str, set[int]]]) -> str:
@@ -291,20 +282,13 @@ def rescheduled(nest: Nest, deps) -> Nest | None:
     tree = isl.AstBuild.from_context(ctx_set).node_from_schedule(schedule)
     runs: dict[str, dict[str, set[int]]] = {}
     try:
-        body = _c(tree, 1, stmts, nest, runs)
+        body = _tree(tree, stmts, nest, runs)
     except ValueError:
         return None
-    if body.lstrip().startswith("{") or not body.lstrip().startswith("for"):
+    if len(body) != 1 or not isinstance(body[0], c_ast.For):
         return None                      # not one loop nest (several, or none): not a nest's replacement
-    try:
-        fn = c_parser.CParser().parse(f"void c2gpu_f(void) {{\n{body}}}\n").ext[0]
-    except Exception:
-        return None
-    items = fn.body.block_items
-    if len(items) != 1 or not isinstance(items[0], c_ast.For):
-        return None
-    root = items[0]
-    _with_coord(root, nest.root.ast.coord)
+    root = body[0]
+    with_coord(root, nest.root.ast.coord)
     _statements_in(root, stmts)
     try:
         new = nest.relower(root)

@@ -14,7 +14,7 @@ k*d_i + d_j >= 1, i.e. the sink's front is later than the source's; the smallest
 that holds is taken.  Dependences carried by the loops around them stay with the host loops, those inside
 one iteration (carried by inner loops, or loop-independent) stay in its thread, in order.
 
-The rewrite (`rewritten`) is C: the nest is rewritten as
+The rewrite (`rewritten`) is a syntax tree, built node by node (transform/syntax.py): the nest becomes
 
     for (int c2gpu_wave = 0; c2gpu_wave < WAVES; c2gpu_wave++)
       for (i ...as written...) {
@@ -32,11 +32,14 @@ import copy
 from dataclasses import replace
 
 import islpy as isl
-from pycparser import c_ast, c_generator, c_parser
+from typing import Any
+
+from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
 from ..ir import Loop, Nest
 from .normalize import normalize_nest
+from .syntax import declaration, integer, isl_expr, replace_node, with_coord
 from ..records import dataclass
 
 MAX_FACTOR = 4
@@ -50,7 +53,7 @@ class Wavefront:
     outer: Loop          # i (normalized)
     inner: Loop          # j: the whole body of i
     factor: int          # k: the front of iteration (i, j) is k*i + j, in normalized iterations
-    waves: str           # the number of fronts, as C over the nest's parameters
+    waves: Any           # the number of fronts, over the nest's parameters (a syntax tree)
     depth: int           # loops around `outer`
 
 
@@ -114,7 +117,7 @@ def _factor(nest: Nest, deps, path: list[Loop], outer: Loop, inner: Loop) -> Wav
     return None if waves is None else Wavefront(outer, inner, k, waves, depth)
 
 
-def _waves(nest: Nest, loops: list[Loop], k: int) -> str | None:
+def _waves(nest: Nest, loops: list[Loop], k: int) -> c_ast.Node | None:
     """1 + the largest front k*i + j over the whole domain, as C over the parameters (None: not one affine
     expression where the nest runs at all)."""
     names = {lp.var: ph.dim(lp.lid) for lp in loops}
@@ -127,7 +130,8 @@ def _waves(nest: Nest, loops: list[Loop], k: int) -> str | None:
     pieces = top.get_pieces()
     if len(pieces) != 1:
         return None
-    return f"{ph.to_c(isl.PwAff.from_aff(pieces[0][1]), list(nest.params))} + 1"
+    build = isl.AstBuild.from_context(isl.Set(f"[{', '.join(nest.params)}] -> {{ : }}"))
+    return c_ast.BinaryOp("+", isl_expr(build.expr_from_pw_aff(isl.PwAff.from_aff(pieces[0][1]))), integer(1))
 
 
 # --------------------------------------------------------------------------- the rewrite
@@ -142,36 +146,6 @@ def _start(node: c_ast.For) -> c_ast.Node | None:
     return None
 
 
-def _replace(node: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> c_ast.Node:
-    """`node` with `old` (somewhere under it) replaced by `new`: the nodes on the way are copies."""
-    if node is old:
-        return new
-    clone, changed = copy.copy(node), False
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        value = getattr(node, attr)
-        if isinstance(value, c_ast.Node):
-            got = _replace(value, old, new)
-            if got is not value:
-                setattr(clone, attr, got)
-                changed = True
-        elif isinstance(value, list):
-            got = [_replace(x, old, new) if isinstance(x, c_ast.Node) else x for x in value]
-            if any(a is not b for a, b in zip(got, value)):
-                setattr(clone, attr, got)
-                changed = True
-    return clone if changed else node
-
-
-def _with_coord(node: c_ast.Node, coord) -> None:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        n.coord = coord
-        stack.extend(c for _, c in n.children())
-
-
 def rewritten(nest: Nest, wf: Wavefront) -> Nest | None:
     """The nest with `wf`'s loops run as fronts (module docstring), described again and normalized; None when
     the C cannot be written (an unusual loop header) or described."""
@@ -179,33 +153,38 @@ def rewritten(nest: Nest, wf: Wavefront) -> Nest | None:
     start1, start2 = _start(f1), _start(f2)
     if start1 is None or start2 is None or f2.cond is None:
         return None
-    gen = c_generator.CGenerator()
     i_c = wf.outer.origin.var if wf.outer.origin else wf.outer.var
     j_c = wf.inner.origin.var if wf.inner.origin else wf.inner.var
     step1 = wf.outer.origin.step if wf.outer.origin else 1
     step2 = wf.inner.origin.step if wf.inner.origin else 1
-    i_n = {1: f"({i_c} - ({gen.visit(start1)}))", -1: f"(({gen.visit(start1)}) - {i_c})"}.get(
-        step1, f"(({i_c} - ({gen.visit(start1)})) / {step1})")
-    front = f"({WAVE} - {wf.factor} * {i_n})"
     used = {lp.var for lp in nest.loops()} | {s.source_name for s in nest.scalars} | set(nest.params)
     if WAVE in used:
         return None
-    text = (f"void c2gpu_f(void) {{ for (int {WAVE} = 0; {WAVE} < {wf.waves}; {WAVE}++) for (;;) {{ "
-            f"{wf.inner.c_type} {j_c} = ({gen.visit(start2)}) + ({step2}) * {front}; "
-            f"if ({front} >= 0 && ({gen.visit(f2.cond)})) ; }} }}")
-    try:
-        fn = c_parser.CParser().parse(text).ext[0]
-    except Exception:                # a type or an expression only the file's typedefs explain
-        return None
-    waves = fn.body.block_items[0]
-    _with_coord(waves, f1.coord)
-    for_i = waves.stmt
-    decl, cond = for_i.stmt.block_items
-    _with_coord(decl, f2.coord)
-    _with_coord(cond, f2.coord)
+
+    def front() -> c_ast.Node:
+        """c2gpu_wave - k * (the iteration of i, counted from 0)"""
+        start = copy.deepcopy(start1)
+        i_n = c_ast.BinaryOp("-", c_ast.ID(i_c), start) if step1 == 1 else \
+            c_ast.BinaryOp("-", start, c_ast.ID(i_c)) if step1 == -1 else \
+            c_ast.BinaryOp("/", c_ast.BinaryOp("-", c_ast.ID(i_c), start), integer(step1))
+        return c_ast.BinaryOp("-", c_ast.ID(WAVE), c_ast.BinaryOp("*", integer(wf.factor), i_n))
+
+    #   for (int c2gpu_wave = 0; c2gpu_wave < WAVES; c2gpu_wave++)
+    #     for (i ...as written...) { T j = START_J + STEP_J * FRONT; if (FRONT >= 0 && COND_J) BODY }
+    decl = declaration(j_c, wf.inner.c_type,
+                       c_ast.BinaryOp("+", copy.deepcopy(start2), c_ast.BinaryOp("*", integer(step2), front())))
+    cond = c_ast.If(c_ast.BinaryOp("&&", c_ast.BinaryOp(">=", front(), integer(0)), copy.deepcopy(f2.cond)),
+                    c_ast.EmptyStatement(), None)
+    for_i = c_ast.For(None, None, None, c_ast.Compound([decl, cond]))
+    waves = c_ast.For(c_ast.DeclList([declaration(WAVE, "int", integer(0))]),
+                      c_ast.BinaryOp("<", c_ast.ID(WAVE), copy.deepcopy(wf.waves)), c_ast.UnaryOp("p++", c_ast.ID(WAVE)),
+                      for_i)
+    with_coord(waves, f1.coord)
+    with_coord(decl, f2.coord)
+    with_coord(cond, f2.coord)
     for_i.init, for_i.cond, for_i.next = f1.init, f1.cond, f1.next
     cond.iftrue = f2.stmt
-    root = _replace(nest.root.ast, f1, waves)
+    root = replace_node(nest.root.ast, f1, waves)
     try:
         new = nest.relower(root)
     except Exception:                # the frontend refuses what it cannot describe: then no wavefront
