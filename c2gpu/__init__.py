@@ -17,7 +17,8 @@ if TYPE_CHECKING:   # pragma: no cover
 
 
 def __getattr__(name: str):
-    # the API is imported on first use, so that `import c2gpu` (and the command line) stays light
+    # start-up: the API is imported on first use, so that `import c2gpu` (and the command line) stays light: it
+    # imports the analysis stack, ~200 ms
     if name in __all__ and name != "__version__":
         from .drivers import api
         return getattr(api, name)

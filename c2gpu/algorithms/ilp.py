@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
-    import networkx as nx     # imported where a graph is built or walked: ~0.2 s that a run may not need
+    import networkx as nx     # imported where a graph is built or walked (start-up: ~80 ms that most runs never need)
 
 # A three-address instruction: (dest or None for a store, op, source operands).
 Instr = Tuple[Optional[str], str, Sequence[str]]
@@ -34,7 +34,7 @@ def build_dfg(instructions: Iterable[Instr], latency: Optional[Mapping[str, floa
     redefined we link to the most recent definition, i.e. we assume renaming).
     Operands never defined in the block (inputs, constants) add no edge.
     """
-    import networkx as nx
+    import networkx as nx     # start-up: ~80 ms, see the top of this module
     g = nx.DiGraph()
     last_def: Dict[str, int] = {}
     for i, (dest, op, srcs) in enumerate(instructions):
@@ -52,7 +52,7 @@ def build_dfg(instructions: Iterable[Instr], latency: Optional[Mapping[str, floa
 def longest_path_length(dfg: nx.DiGraph, weight: Optional[str] = None) -> float:
     """Length of the longest path counted in nodes (or summed node attribute
     `weight`, missing -> 1).  Raises ValueError on a cycle (not SSA)."""
-    import networkx as nx
+    import networkx as nx     # start-up: ~80 ms, see the top of this module
     if not nx.is_directed_acyclic_graph(dfg):
         raise ValueError("data-flow graph has a cycle; eq. 6.1 needs a DAG (SSA)")
     finish: Dict = {}

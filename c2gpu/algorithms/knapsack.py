@@ -18,6 +18,9 @@ import math
 import random
 from functools import reduce
 from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
 from ..records import dataclass
 
 
@@ -132,7 +135,6 @@ def _dp(sizes: List[int], freqs: List[float], g: int, cap: int) -> List[bool]:
     # Classic O(n * cap) table; keep[i][c] records whether item i improves capacity c.  Each row is one
     # vector step: every capacity reads the previous row (0/1: an item is taken at most once), and the strict
     # comparison breaks ties as the scalar loop did (an item that does not improve is left out).
-    import numpy as np
     best = np.zeros(cap + 1)
     keep = []
     for s, f in zip(sizes, freqs):

@@ -22,6 +22,7 @@ import islpy as isl
 from pycparser import c_ast, c_generator
 
 from ..analysis import isl_sets as ph
+from ..frontend.ctypes import SIZES
 from ..frontend.syntax import _array_chain
 from ..intexpr import CInt, op
 from ..ir import Loop, Nest, ordered_reduction, reduction_type
@@ -651,7 +652,6 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     dynamic = [e for e in per_launch if not ((n := e.constant()) is not None and n > 0)]
     launch_if = " && ".join(dict.fromkeys(f"({e}) > 0" for e in dynamic))
     body = "\n".join(line.rstrip() for line in body.strip().splitlines() if line.strip())
-    from ..frontend.ctypes import SIZES
     tree_bytes = sum(block[0] * block[1] * block[2] * (SIZES.get(r["type"], 8) + 8 * len(r["ordered"] or ()))
                      for r in reductions)
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),

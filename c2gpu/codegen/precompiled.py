@@ -17,21 +17,22 @@ from pathlib import Path
 
 import jinja2
 
+from .. import templates as template_package
+from ..drivers.cache import template_bytecode_cache
+
 PACKAGE = "c2gpu.templates.compiled"
 MANIFEST = "manifest.json"
 
 
 def directory() -> Path:
     """Where the compiled templates are: the package c2gpu.templates.compiled (c2gpu/templates/compiled/ here)."""
-    from .. import templates
-    return Path(templates.__file__).resolve().parent / "compiled"
+    return Path(template_package.__file__).resolve().parent / "compiled"
 
 
 @functools.lru_cache(maxsize=1)
 def templates() -> jinja2.Environment:
     """The environment of the CUDA templates.  One per process: jinja2 keeps the loaded templates in it; those
     compiled ahead of time come from the package, the others from jinja2's bytecode cache or are compiled."""
-    from ..drivers.cache import template_bytecode_cache
     return jinja2.Environment(loader=PrecompiledLoader(jinja2.PackageLoader("c2gpu.templates", ".")),
                               keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
                               undefined=jinja2.StrictUndefined, bytecode_cache=template_bytecode_cache())

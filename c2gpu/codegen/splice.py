@@ -13,6 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from pycparser import c_ast
+
 from .. import __version__
 from ..drivers import process
 from ..ir import Program
@@ -94,7 +96,6 @@ def _user_nodes(program: Program):
 
 
 def _names(node) -> list[str]:
-    from pycparser import c_ast
     if isinstance(node, c_ast.IdentifierType):
         return list(node.names)
     return [v for v in (getattr(node, "name", None), getattr(node, "declname", None), getattr(node, "field", None))
@@ -102,7 +103,6 @@ def _names(node) -> list[str]:
 
 
 def _is_void_ptr(t) -> bool:
-    from pycparser import c_ast
     return (isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.TypeDecl)
             and isinstance(t.type.type, c_ast.IdentifierType) and t.type.type.names == ["void"])
 
@@ -114,7 +114,6 @@ def c_only_constructs(program: Program) -> list[str]:
     converted implicitly to another pointer type (`int *p = v;`; malloc's is shimmed), designated
     initializers.  Each reason names the construct and its line.
     """
-    from pycparser import c_ast
     reasons = []
     for ext in program.ast.ext if program.ast is not None else ():
         if isinstance(ext, c_ast.FuncDef) and ext.param_decls:   # see frontend.parse.ansi_parameters

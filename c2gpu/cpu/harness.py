@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..drivers import process
+from ..drivers.cache import cache_dir as where
 from ..diagnostics import C2GPUError
 from ..frontend import PreprocessOptions, load_program
 from ..ir import Nest, Program
@@ -225,7 +226,6 @@ class CompilerNotFound(C2GPUError):
 
 def cache_path(cache_dir: str | os.PathLike | None = None) -> Path | None:
     """Where results are cached: cache_dir, else $C2GPU_CACHE_DIR, else ~/.cache/c2gpu (c2gpu/drivers/cache.py)."""
-    from ..drivers.cache import cache_dir as where
     d = where(cache_dir)
     return None if d is None else d / CACHE_FILE
 

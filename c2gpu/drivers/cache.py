@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import jinja2
 import platformdirs
 
 
@@ -33,7 +34,6 @@ def cache_dir(given: str | os.PathLike | None = None) -> Path | None:
 def template_bytecode_cache():
     """jinja2's compiled templates on disk (compiling the CUDA templates is a tenth of a second per process),
     or None when the cache directory cannot be made."""
-    import jinja2
     d = cache_dir()
     if d is None:
         return None

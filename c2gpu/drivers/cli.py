@@ -14,13 +14,15 @@ import atexit
 import gc
 import json
 import os
+import shlex
 import sys
+import time
 from dataclasses import replace
 from typing import Sequence
 
 from .. import __version__, units
 from . import process
-from ..diagnostics import C2GPUError
+from ..diagnostics import CODES, C2GPUError
 from .deep import deep_call
 from .options import (BLOCK_HELP, MAP_HELP, Options, OptionsError, load_gpu_option, parse_block, parse_defines,
                       parse_map, parse_params)
@@ -28,6 +30,15 @@ from ..pipeline import ANALYZE, PORT
 from ..registry import discover
 from ..report import ir_json
 from ..report.rules import RULES, Finding
+
+# Imports go at the top of a module unless a measured start-up cost says otherwise.  This module is imported by every
+# command, so each command imports its implementation inside its function (marked "start-up"): `c2gpu --help`, `c2gpu
+# codes` and `c2gpu gpus` never load the analysis stack.  Measured on the development machine (2 cores; time to import
+# after this module, bytecode compiled, best of 9): the analysis stack (c2gpu.drivers.driver: frontend, pass manager,
+# perf model, codegen, reports; islpy, numpy, jinja2, pycparser) ~200 ms; port, verify, annotate load most of it
+# (~150-200 ms each); the HTML report ~8 ms more (pygments); the GPU catalog and its table ~12 ms; the default-GPU
+# configuration (tomllib) ~3 ms; the model list ~2.5 ms; a process pool ~8 ms.  This module with its own imports:
+# ~20 ms (`python -X importtime -c "import c2gpu.drivers.cli"`, cumulative); `c2gpu codes` loads nothing more.
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_VERIFY_FAILED, EXIT_INTERNAL = 0, 1, 2, 3, 4
 
@@ -265,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_analyze(args) -> int:
+    # start-up: the analysis stack ~200 ms, the GPU configuration ~3 ms (see the top)
     from .config import choose_gpu
     from .driver import TextStyle, manager_for, merge_timings
     passes = tuple(p for p in args.passes.split(",") if p) if args.passes else None
@@ -289,11 +301,13 @@ def cmd_analyze(args) -> int:
     for r in results:
         merge_timings(manager.timings, r.timings)
     if args.format == "sarif":
+        # start-up: with the analysis stack (see the top)
         from ..report.sarif import sarif_document
         out = json.dumps(sarif_document([r.report for r in results if r.report is not None], errors), indent=2) + "\n"
     else:
         out = (json.dumps(ir_json.document(files, errors), indent=2) + "\n") if args.format == "json" else "".join(texts)
     if args.html:
+        # start-up: ~8 ms over the analysis stack (pygments; see the top)
         from ..report.html import render_html
         with open(args.html, "w", encoding="utf-8") as f:
             f.write(render_html([r.report for r in results if r.report is not None], errors))
@@ -364,6 +378,7 @@ def _port_outcomes_report(outcomes, notes=()) -> str:
 def _port_options(args) -> Options:
     """port/emit/verify's options: the plan analyze predicts for (the same default GPU, sizes and register counts),
     so that the kernels emitted are the kernels whose times analyze printed."""
+    # start-up: ~3 ms (see the top)
     from .config import choose_gpu
     args.gpu = choose_gpu(args.gpu).name
     return _options(args, pipeline=PORT.name, registers=args.registers, params=parse_params(args.param),
@@ -372,6 +387,7 @@ def _port_options(args) -> Options:
 
 
 def cmd_port(args) -> int:
+    # start-up: ~150-200 ms (see the top)
     from .driver import manager_for
     from .port import port_file
     options = _port_options(args)
@@ -385,6 +401,7 @@ def cmd_port(args) -> int:
     print(_port_outcomes_report(result.outcomes, result.notes), file=sys.stderr)
     print(f"wrote {out}: {len(result.ported)} of {len(result.outcomes)} nests ported", file=sys.stderr)
     if result.host_text is not None:
+        # start-up (see the top)
         from .port import host_name_for
         host = host_name_for(out)
         _not_the_input(host, args.file)
@@ -402,13 +419,13 @@ def cmd_port(args) -> int:
 def _not_worth(args, options) -> dict[str, str]:
     """port --worth: the portable nests analyze does not recommend (verdict other than PORT, on the same plan
     and GPU), by name, with their verdict.  One analysis, as `analyze` runs it (CPU baseline included)."""
-    from dataclasses import replace as with_fields
+    # start-up: ~200 ms (see the top)
     from .driver import analyze
     if options.gpu is None:
         raise UsageError("--worth needs a GPU to predict for (--gpu NAME, not none)")
-    report = analyze(args.file, with_fields(options, run_cpu=not args.no_run, cc=args.cc, cflags=tuple(args.cflags.split()),
-                                            runs=args.runs, timeout=args.timeout,
-                                            extra_sources=tuple(args.extra_source), break_even=False))
+    report = analyze(args.file, replace(options, run_cpu=not args.no_run, cc=args.cc, cflags=tuple(args.cflags.split()),
+                                        runs=args.runs, timeout=args.timeout,
+                                        extra_sources=tuple(args.extra_source), break_even=False))
     return {n.name: f"left on the CPU (--worth): {n.verdict}: {n.reason}" for n in report.nests
             if n.ported and n.verdict_class != "port"}
 
@@ -437,11 +454,11 @@ def _not_an_input(written: str, sources) -> None:
 
 def _q(path: str) -> str:
     """A file name as a shell word (the build hints are meant to be pasted)."""
-    import shlex
     return shlex.quote(path)
 
 
 def _check_compile(path: str, options) -> int:
+    # start-up: ~120 ms, the code generator (see the top)
     from ..codegen.nvcc import compile_cuda
     res = compile_cuda(path, defines=options.defines, include_dirs=options.include_dirs)
     if res is None:
@@ -458,6 +475,7 @@ def _check_compile(path: str, options) -> int:
 
 
 def cmd_annotate(args) -> int:
+    # start-up: ~150 ms (see the top)
     from .annotate import annotate_file
     if args.output:
         _not_the_input(args.output, args.file)
@@ -480,6 +498,7 @@ def cmd_annotate(args) -> int:
 
 
 def cmd_emit(args) -> int:
+    # start-up: ~150-200 ms (see the top)
     from .driver import manager_for
     from ..codegen import emit_header, emit_kernels
     from .port import analyse_for_port
@@ -502,6 +521,7 @@ def cmd_emit(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    # start-up: ~150-200 ms (see the top)
     from .driver import manager_for
     from .verify import verify
     options = _port_options(args)
@@ -531,6 +551,7 @@ def _kind_of_difference(args, options, res) -> str:
     same port with the sums in C's order (--exact-fp) is verified again.  If that one matches, the port computes
     the right thing in another order, and this input makes the order matter (its terms cancel); if it does not,
     the difference is something else."""
+    # start-up (see the top)
     from .driver import manager_for
     from .verify import verify
     failing = res.worst.label.split("|", 1)[0] if res.worst is not None else None
@@ -562,6 +583,7 @@ def _kind_of_difference(args, options, res) -> str:
 # here; the report itself is c2gpu.perf.report.
 
 def _add_performance_args(a: argparse.ArgumentParser) -> None:
+    # start-up: ~2.5 ms for commands without these options (see the top)
     from ..model import MODELS
     have = set(a._option_string_actions)
     a.add_argument("--gpu", metavar="NAME|FILE.toml",
@@ -595,6 +617,7 @@ def _gpus_args(g: argparse.ArgumentParser) -> None:
 
 
 def cmd_gpus(args) -> int:
+    # start-up: ~12 ms for the commands other than gpus (see the top)
     from ..model.gpu import list_gpus
     from ..perf.report import gpus_table
     gpus = list_gpus()
@@ -643,6 +666,7 @@ def _add_baseline_build_args(a: argparse.ArgumentParser) -> None:
 
 def _colour(args) -> bool:
     """Colour only for a terminal: never in a file written with -o, nor under NO_COLOR."""
+    # start-up: ~3 ms (see the top)
     from ..report.verdict_text import use_colour
     return not getattr(args, "output", None) and use_colour()
 
@@ -711,7 +735,6 @@ class _Ticker:
     rewritten in place, from TICKER_AFTER_S seconds on; only when stderr is a terminal, and cleared at the end."""
 
     def __init__(self, path: str, stream=None):
-        import time
         self.clock, self.path, self.stream = time.monotonic, path, stream or sys.stderr
         self.active = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.start, self.shown = self.clock(), False
@@ -735,6 +758,7 @@ TICKER_AFTER_S = 2.0
 def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: TextStyle | None,
                  want_report: bool) -> list[FileAnalysis]:
     """Every file, results in the order given; --jobs N > 1 uses a process pool (output identical)."""
+    # start-up: ~200 ms (see the top)
     from .driver import analyze_file, analyze_worker
     if jobs is None or jobs < 0:
         raise UsageError("--jobs must be 0 (one per CPU) or a positive number")
@@ -760,9 +784,10 @@ def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: 
             progress.step(path)
         progress.clear()
         return results
+    # start-up: a process pool, ~8 ms, for --jobs only (see the top)
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    results: list = [None] * len(paths)
     import multiprocessing
+    results: list = [None] * len(paths)
     # spawned workers (not forked: this process runs threads), each with the deep stack main() gives
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(deep_call, analyze_worker, path, options, style, want_report): k
@@ -804,6 +829,7 @@ def _check_args(c: argparse.ArgumentParser) -> None:
 
 
 def cmd_check(args) -> int:
+    # start-up: ~200 ms (see the top)
     from ..report.sarif import sarif_document
     from ..report.check_json import check_document
     from .config import choose_gpu
@@ -886,7 +912,6 @@ def _check_nest(nest, minimum: float, kernel_only: bool, strict: bool) -> Findin
 
 
 def cmd_codes(args) -> int:
-    from ..diagnostics import CODES
     width = max(map(len, CODES))
     for code, d in sorted(CODES.items()):
         print(f"{code:<{width}}  {d.kind:<8}  {d.summary}")

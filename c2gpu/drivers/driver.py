@@ -12,12 +12,18 @@ from typing import Callable, Sequence
 
 from ..diagnostics import C2GPUError, silence
 from ..frontend import load_program_recovering
-from .options import Options, OptionsError
+from .options import Options, OptionsError, check_map_loops, planned_kernels, unmatched_block_keys
+from ..perf.registers import run_with_one_nvcc_call
+from ..perf.report import performance_json, performance_text
 from ..pipeline import PassManager, PipelineError
 from ..pipeline import PIPELINES, with_performance
 from ..registry import discover
 from ..report import ir_json, text
-from ..report.model import Report, build_report
+from ..report.advisor import AdvisorOptions, advise, performance_of
+from ..report.model import Report, build_report, loop_reports, plan_sentence
+from ..report.program_view import program_json, program_text, whole_program
+from ..report.verdict_json import verdict_json
+from ..report.verdict_text import nest_table
 from ..analysis.subscript_bounds import findings
 from ..records import dataclass
 
@@ -113,16 +119,13 @@ def _analyze_file(path: str, options: Options, manager: PassManager, *, source: 
         status = 1
     if program is None:
         return FileAnalysis(path, None, "", errors, status)
-    from .options import check_map_loops
     try:
         check_map_loops((options.map or ()) + tuple(options.map_host), program, path)
     except C2GPUError as e:
         err(f"{path}: error: {e.message}")
         errors.append({"path": path, "message": e.message, "location": None})
         return FileAnalysis(path, None, "", errors, 1)
-    from ..perf.registers import run_with_one_nvcc_call
     program = run_with_one_nvcc_call(manager, program)
-    from .options import planned_kernels, unmatched_block_keys
     for message in unmatched_block_keys(options.block, planned_kernels(program, manager)):
         err(f"{path}: warning: {message}")
     advice = _advise(options, path, program, manager, source)
@@ -131,7 +134,6 @@ def _analyze_file(path: str, options: Options, manager: PassManager, *, source: 
                  for nest in program.nests}
         fd = _with_verdict_json(_with_performance_json(_with_loop_verdicts_json(
             ir_json.program(program, flags), program, manager), program, manager), program, advice)
-        from ..report.program_view import program_json, whole_program
         view = whole_program(program, advice, manager)
         if view is not None:
             fd["whole_program"] = program_json(view)
@@ -164,7 +166,6 @@ def analyze(path: str, options: Options, source: str | None = None) -> Report:
 def _advise(options: Options, path: str, program, manager: PassManager, source: str | None):
     if "performance" not in {p.name for p in manager.steps}:
         return None
-    from ..report.advisor import AdvisorOptions, advise
     aopts = AdvisorOptions(run_cpu=options.run_cpu, cc=options.cc, cflags=options.cflags,
                            repeats=options.runs, timeout=options.timeout, extra_sources=options.extra_sources,
                            break_even=options.break_even,
@@ -204,8 +205,6 @@ def _text(program, flags, manager: PassManager, advice, style: TextStyle, view=N
 
 def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None = None, view=None) -> str:
     """The verdict table of each nest; with `flags` (by nest name), its diagnostics below it, compiler-style."""
-    from ..report.model import loop_reports, plan_sentence
-    from ..report.verdict_text import nest_table
     gpu = manager.options.get("gpu")
     n = len(program.nests)
     # the file's own diagnostics (a nest not described, a pragma not understood): no nest disappears unsaid
@@ -218,9 +217,7 @@ def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None
         head += f", predicted on {gpu.key} ({gpu.name}"
         head += ", the default GPU; --gpu NAME, C2GPU_GPU or c2gpu.toml choose another)" if origin == "default" else \
             f", from {origin})" if origin not in ("", "--gpu") else ")"
-    from ..report.program_view import program_text
     parts = [head + "\n" + (program_text(view, gpu.key) if gpu is not None and view is not None else "")]
-    from ..report.advisor import performance_of
     for nest in program.nests:
         plan = manager.result("plan", nest)
         errs = manager.errors_of(nest)
@@ -240,7 +237,6 @@ def _with_loop_verdicts_json(fd: dict, program, manager) -> dict:
     a GPU), when the dependence pass ran."""
     if "dependence" not in {p.name for p in manager.steps}:
         return fd
-    from ..report.model import loop_reports
     for nd, nest in zip(fd["nests"], program.nests):
         nd["loop_verdicts"] = [
             {"var": lp.var, "line": lp.location.line, "status": lp.status, "reason": lp.reason, "role": lp.role}
@@ -251,7 +247,6 @@ def _with_loop_verdicts_json(fd: dict, program, manager) -> dict:
 def _with_verdict_json(fd: dict, program, advice) -> dict:
     if advice is None:
         return fd
-    from ..report.verdict_json import verdict_json
     for nd, nest in zip(fd["nests"], program.nests):
         nd["verdict"] = verdict_json(advice.get(nest.name))
     return fd
@@ -260,7 +255,6 @@ def _with_verdict_json(fd: dict, program, advice) -> dict:
 def _performance_text_hook(manager):
     if "performance" not in {p.name for p in manager.steps}:
         return None
-    from ..perf.report import performance_text
 
     def extra(nest) -> str:
         perf = manager.result("performance", nest)
@@ -272,7 +266,6 @@ def _performance_text_hook(manager):
 
 def _with_performance_json(file_dict: dict, program, manager) -> dict:
     if "performance" in {p.name for p in manager.steps}:
-        from ..perf.report import performance_json
         for nd, nest in zip(file_dict["nests"], program.nests):
             errs = [f.message for f in manager.errors_of(nest)]
             nd["performance"] = performance_json(manager.result("performance", nest),

@@ -205,7 +205,6 @@ def check_map_loops(names, program, path: str) -> None:
     loops = sorted({lp.origin.var if lp.origin is not None else lp.var for n in program.nests for lp in n.loops()})
     unknown = [x for x in dict.fromkeys(names or ()) if x not in loops]
     if unknown:
-        from ..diagnostics import C2GPUError
         raise C2GPUError(f"--map names {', '.join(repr(x) for x in unknown)}, which no loop nest of {path} has "
                          f"(its loops: {', '.join(loops) or 'none'})")
 
@@ -230,6 +229,7 @@ def _parse_shape(text: str) -> tuple[int, ...]:
 def load_gpu_option(key: str):
     """The GPU of --gpu: a catalog key, or a description file.  An unknown key is a bad option; a description
     file that cannot be used is a bad input (its GPUDescriptionError, a C2GPUError, goes on)."""
+    # start-up: the GPU catalog costs ~8 ms for commands that never use it (this module is imported by the CLI)
     from ..model.gpu import GPUDescriptionError, load_gpu
     try:
         return load_gpu(key)

@@ -19,9 +19,11 @@ from ..frontend.lower import lower_program
 from ..frontend.parse import parse_c
 from ..frontend.preprocess import preprocess_missing_headers
 from ..ir import Loc, Nest
+from ..perf.registers import run_with_one_nvcc_call
 from ..pipeline import PassManager
 from ..pipeline import PORT
 from ..records import dataclass
+from .options import check_map_loops, planned_kernels, unmatched_block_keys
 
 PIPELINE = list(PORT.passes)
 
@@ -88,12 +90,9 @@ def _analyse_for_port(path: str, options: PreprocessOptions, manager: PassManage
         if missing:   # an undeclared type name is a syntax error for the parser
             raise C2GPUError(f"{e.message} ({headers} could not be found: a name used here may be declared there)", e.loc) from None
         raise
-    from ..perf.registers import run_with_one_nvcc_call
-    from .options import check_map_loops
     program = lower_program(ast, path, options, original_source=source)
     check_map_loops(list(manager.options.get("map") or ()) + list(manager.options.get("map_host") or ()), program, path)
     program = run_with_one_nvcc_call(manager, program)
-    from .options import planned_kernels, unmatched_block_keys
     for message in unmatched_block_keys(manager.options.get("block"), planned_kernels(program, manager)):
         warn(C2GPUError(f"{path}: {message}"))
     declared = _declared_names(ast) if missing else set()

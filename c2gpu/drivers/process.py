@@ -12,6 +12,7 @@ and a runaway output fills a file whose size is checked, not our memory.  Standa
 from __future__ import annotations
 
 import os
+import resource
 import select
 import signal
 import subprocess
@@ -135,7 +136,6 @@ def _address_space_limit(limit: int | None):
     """A preexec_fn setting RLIMIT_AS (inherited by what the child starts), or None."""
     if limit is None:
         return None
-    import resource
 
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

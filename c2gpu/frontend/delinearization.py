@@ -7,6 +7,7 @@ syntax; statement lowering calls it.
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
 
 from ..symbolic import Poly
 from .ctypes import CType
@@ -104,7 +105,6 @@ def _common_factor(p: Poly, loop_vars: set[str]) -> Poly | None:
     params = sorted(v for v in (shared or set()) if v not in loop_vars)
     if len(params) == 1:
         return Poly.var(params[0])
-    from math import gcd
     g = 0
     for _, c in p.terms:
         if c.denominator != 1:

@@ -38,7 +38,7 @@ import copy
 from dataclasses import field
 from typing import Any
 
-from pycparser import c_ast
+from pycparser import c_ast, c_generator
 
 from ..records import dataclass
 from .syntax import nodes as _nodes
@@ -224,7 +224,6 @@ def _mentions(node, name: str) -> int:
 
 
 def _text(node: c_ast.Node) -> str:
-    from pycparser import c_generator
     return c_generator.CGenerator().visit(node)
 
 

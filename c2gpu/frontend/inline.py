@@ -27,6 +27,7 @@ from typing import Callable
 from pycparser import c_ast
 
 from .ctypes import CType, decl_type
+from .objects import _constant, _text
 from .syntax import changed_here, copy_tree, has_side_effect, nodes as _nodes
 
 _BUILTIN = {"void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "_Bool"}
@@ -420,7 +421,6 @@ def _field(n: c_ast.ID, parents: dict) -> bool:
 
 
 def _extent(e: c_ast.Node | None) -> str | None:
-    from .objects import _constant, _text
     if e is None:
         return None
     v = _constant(e)

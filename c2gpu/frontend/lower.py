@@ -623,7 +623,6 @@ def _unique_names(nests: list[Nest]) -> list[Nest]:
     """Nest names key every analysis and name the generated kernels: two nests on one line
     (`for (...) a[i] = 1; for (...) b[i] = a[i];`) must not share one.  The first keeps
     `function@line`, the others get `function@line_column`."""
-    from dataclasses import replace
     seen: set[str] = set()
     out = []
     for n in nests:

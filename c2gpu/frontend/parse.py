@@ -9,6 +9,8 @@ from pycparser import c_ast, c_parser
 
 from ..diagnostics import C2GPUError
 from ..ir import Loc
+from .preprocess import INCLUDE_DIR
+from .recover import parse_recovering
 
 _PARSE_ERR = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)$", re.S)
 _MARKER = re.compile(r'^[ \t]*#[ \t]*(?:line[ \t]+)?(\d+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?', re.M)
@@ -156,7 +158,6 @@ def header_prefix(text: str) -> tuple[str, int]:
     (the one being read, between its includes) only markers and blank lines.  The declarations are the
     headers' parts with their own markers, without the blank parts of the other files, so that they are the
     same text for every file that includes the same headers first.  ("", 0) when there is no such prefix."""
-    from .preprocess import INCLUDE_DIR
     ours = str(INCLUDE_DIR) + "/"
     markers = list(_LINE_MARKER.finditer(text))
     parts = []
@@ -218,7 +219,6 @@ def parse_c_recovering(text: str, path: str) -> tuple[c_ast.FileAST, list[C2GPUE
     Returns the AST of what parsed and the errors of what did not; raises the first
     error when nothing parsed.
     """
-    from .recover import parse_recovering
     _raise_limit()
     parser = _Parser()
     try:

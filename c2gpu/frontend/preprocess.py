@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import field
 from pathlib import Path
 
@@ -151,7 +152,6 @@ def _preprocess(path: str, options: PreprocessOptions, source: str | None,
             if missing and len(errors) < MAX_STUB_HEADERS:
                 err, name = missing[0]
                 if stub_dir is None:
-                    import tempfile
                     stub_dir = tempfile.mkdtemp(prefix="c2gpu_stubs_")
                 if not _make_stub(stub_dir, name):
                     raise err

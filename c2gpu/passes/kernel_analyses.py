@@ -19,13 +19,16 @@ Options read from the pipeline options: gpu (key, file or GPU), params
 from __future__ import annotations
 
 from c2gpu.codegen import build_nest_code
+from c2gpu.model.gpu import GPU, load_gpu
+from c2gpu.perf.predict import kernel_items, predict_nest
+from c2gpu.perf.profile import KernelAnalysis, PerfError, kernel_source
+from c2gpu.perf.registers import arch_for, collecting, request
 from c2gpu.pipeline import Pass, PassFailed, memo
 from c2gpu.planning.plan import NestPlan, SharedMemoryPlan, StructureTrial
 from c2gpu.planning.shared_tiles import candidate_budgets, plan_shared_memory
 
 
 def _gpu(ctx):
-    from c2gpu.model.gpu import GPU, load_gpu
     g = ctx.options.get("gpu")
     if g is None:
         raise PassFailed("performance analyses need a GPU: give --gpu NAME (see `c2gpu gpus`)", code="needs-gpu")
@@ -60,7 +63,6 @@ def _plain_code(nest, mapping):
 def _launches_at_least(nest, mapping, env: dict) -> float:
     """A lower bound on the launches of a mapping: each kernel once per iteration of the host loops around it
     whose trip count the sizes fix (0 for one that depends on an outer loop: no bound from it)."""
-    from c2gpu.perf.predict import kernel_items
     total = 0.0
     for _kernel, host in kernel_items(mapping):
         n = 1.0
@@ -81,8 +83,6 @@ def _requested_registers(nest, mapping, gpu, shared, opts) -> bool:
     asking for every structure's compiled 312 kernels where 220 were used).  What it then predicts is
     collected where the prediction asks for it and compiled in the next round, as is anything missing when the
     first candidate's kernels are cached (the file was analysed before: the others are not built here)."""
-    from c2gpu.perf.profile import kernel_source
-    from c2gpu.perf.registers import arch_for, collecting, request
     if not collecting() or opts.get("registers", "auto") == "estimate":
         return False
     arch = arch_for(gpu)
@@ -126,8 +126,6 @@ class KernelAnalyses(Pass):
     provides = ("kernel-analysis",)
 
     def run(self, nest, ctx):
-        from c2gpu.perf.predict import kernel_items
-        from c2gpu.perf.profile import KernelAnalysis, PerfError
         plan = ctx.get("plan", nest)
         gpu = _gpu(ctx)
         code, _err = _nest_code(nest, plan)
@@ -148,7 +146,6 @@ class _PerKernel(Pass):
     requires = ("kernel-analysis",)
 
     def run(self, nest, ctx):
-        from c2gpu.perf.profile import PerfError
         out = {}
         for name, ka in ctx.get("kernel-analysis", nest).items():
             try:
@@ -297,8 +294,6 @@ class Performance(Pass):
 
     @staticmethod
     def predict(nest, mapping, gpu, shared, opts):
-        from c2gpu.perf.predict import predict_nest
-        from c2gpu.perf.profile import PerfError
         plan = NestPlan(nest.name, mapping, shared or SharedMemoryPlan())   # a candidate the pass compares
         code, err = _nest_code(nest, plan) if shared is not None else _plain_code(nest, mapping)
         try:

@@ -24,6 +24,7 @@ from functools import cached_property
 
 from pycparser import c_ast
 
+from ..algorithms.ilp import build_dfg
 from ..algorithms.intensity import IntensityResult, classify
 from ..records import dataclass
 
@@ -40,7 +41,6 @@ class TAC:
 
     def dfg(self):
         """The networkx DiGraph of c2gpu.algorithms.ilp.build_dfg (what the functions below compute from)."""
-        from ..algorithms.ilp import build_dfg
         return build_dfg(self.instrs)
 
     @cached_property

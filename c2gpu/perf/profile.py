@@ -97,6 +97,7 @@ from functools import cached_property
 from typing import Optional
 
 from ..analysis.counting import evaluate_instances
+from ..codegen import templates
 from ..model.gpu import GPU
 from ..ir import Loop, Nest, Statement
 from ..pipeline import memo
@@ -434,5 +435,4 @@ def kernel_source(code) -> str:
 
 
 def _render_kernel(code) -> str:
-    from ..codegen import templates
     return templates().get_template("kernel.cu.j2").render(k=code)

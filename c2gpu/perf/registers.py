@@ -32,7 +32,9 @@ from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
 
+from ..codegen import nvcc
 from ..drivers import process
+from ..drivers.cache import cache_dir
 from ..algorithms.spills import belady_min, from_three_address
 from ..model.gpu import GPU
 from ..pipeline import at_work
@@ -87,8 +89,7 @@ _memory_cache: dict[tuple[str, str], tuple[int, int, int] | None] = {}
 @lru_cache(maxsize=1)
 def supported_archs() -> tuple[int, ...]:
     """Compute capabilities (as 75, 80, ...) this nvcc can compile for; () without nvcc."""
-    from ..codegen.nvcc import nvcc_path
-    exe = nvcc_path()
+    exe = nvcc.nvcc_path()
     if exe is None:
         return ()
     try:
@@ -130,7 +131,6 @@ def _missed(batch: _Batch, key: tuple[str, str, str]) -> None:
 
 
 def _cache_file(arch: str, kernel_name: str, kernel_text: str) -> Path | None:
-    from ..drivers.cache import cache_dir
     cdir = cache_dir()
     digest = hashlib.sha256(f"{arch}\0{kernel_name}\0{kernel_text}".encode()).hexdigest()
     return cdir / "ptxas" / f"{digest}.json" if cdir is not None else None
@@ -216,7 +216,6 @@ def compile_batch(requests) -> int:
     counts; returns how many were cached.  ptxas compiles each entry on its own, so when it refuses one (too
     much shared memory for one candidate) the others' counts stand and the refused one gets None, as it does
     compiled alone.  A front-end error caches nothing: each kernel is then compiled alone when it is asked for."""
-    from ..codegen.nvcc import scoped_name
     done = 0
     by_arch: dict[str, list[tuple[str, str]]] = {}
     for arch, name, text in requests:
@@ -228,7 +227,7 @@ def compile_batch(requests) -> int:
             continue
         found: dict[int, tuple[int, int, int] | None] = {}
         for k in res.kernels:
-            scope = scoped_name(k.mangled)
+            scope = nvcc.scoped_name(k.mangled)
             m = _BATCH.fullmatch(scope[0]) if len(scope) == 2 else None
             if m is None or int(m.group(1)) >= len(items) or k.name != items[int(m.group(1))][0]:
                 continue
@@ -246,17 +245,16 @@ def compile_batch(requests) -> int:
 def _compile_kernels(kernels: str, arch: str, timeout: float, slim: bool = True):
     """nvcc's result for the kernel text `kernels` (a cubin, ptxas verbose), against the slim runtime header
     when they compile with it, else against CUDA's own; None without nvcc."""
-    from ..codegen.nvcc import compile_cuda
     with tempfile.TemporaryDirectory(prefix="c2gpu_regs_") as tmp:
         src = Path(tmp) / "kernels.cu"
         if slim:
             src.write_text(SLIM_PRELUDE + kernels, encoding="utf-8")
-            res = compile_cuda(str(src), arch=arch, timeout=timeout, extra=("-cubin",),
+            res = nvcc.compile_cuda(str(src), arch=arch, timeout=timeout, extra=("-cubin",),
                                runtime_header=SLIM_RUNTIME_HEADER)
             if res is None or res.ok or _only_entry_errors(res):
                 return res
         src.write_text(PRELUDE + kernels, encoding="utf-8")
-        return compile_cuda(str(src), arch=arch, timeout=timeout, extra=("-cubin",))
+        return nvcc.compile_cuda(str(src), arch=arch, timeout=timeout, extra=("-cubin",))
 
 
 def _only_entry_errors(res) -> bool:

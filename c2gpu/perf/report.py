@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 from .. import units
 from ..model.gpu import GPU, list_gpus
+from .categories import CATEGORIES, nest_categories
 
 if TYPE_CHECKING:       # names for annotations only: `c2gpu gpus` (gpus_table) must not import the model stack
     from .predict import KernelPerformance, LaunchCost, NestPerformance
@@ -89,7 +90,6 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
 
 def _categories_text(tc, per: str) -> str:
     """One line: a kernel's seed-002 time categories (c2gpu.perf.categories) and its limiter."""
-    from .categories import CATEGORIES
     t = tc.time_s
     parts = ", ".join(f"{CATEGORIES[c]} {units.seconds(s)}" + (f" ({s / t:.0%})" if t > 0 and s > 0 else "")
                       for c, s in tc.per_launch_s.items())
@@ -99,7 +99,6 @@ def _categories_text(tc, per: str) -> str:
 def _nest_categories_text(perf: NestPerformance, p: str) -> str:
     """The nest's GPU time as seed 002 splits it: communicate (the transfers), the launches, and the kernels'
     categories over all their launches."""
-    from .categories import CATEGORIES, nest_categories
     nc = nest_categories(perf)
     kernels = ", ".join(f"{CATEGORIES[c]} {units.seconds(s)}" for c, s in nc.kernels_s.items())
     ctx = f" + context creation {units.seconds(nc.context_s)}" if nc.context_s else ""
@@ -260,7 +259,6 @@ def performance_json(perf: NestPerformance | None, error: str | None = None) -> 
 
 
 def _nest_categories_json(perf: NestPerformance, model: str) -> dict:
-    from .categories import nest_categories
     nc = nest_categories(perf, model)
     return {"communicate_s": nc.communicate_s, "launches_s": nc.launches_s, "launches": nc.launches,
             "context_s": nc.context_s, "kernels_s": dict(nc.kernels_s), "total_s": nc.total_s}

@@ -21,6 +21,7 @@ removes them (the classic [32][33] tile).
 from __future__ import annotations
 
 import numbers
+from dataclasses import replace as _replace
 from fractions import Fraction
 
 from ..algorithms.banks import bank_conflict_degree
@@ -287,7 +288,6 @@ def _decompose(sub, ranges: dict[str, int]):
 
 def _name_tiles(opps: list[SharedOpportunity]) -> list[SharedOpportunity]:
     """Each tile gets its own shared array name: the array's, numbered when an array has several tiles."""
-    from dataclasses import replace as _replace
     count: dict[str, int] = {}
     for o in opps:
         count[o.array] = count.get(o.array, 0) + 1

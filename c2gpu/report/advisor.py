@@ -10,9 +10,12 @@ import re
 from dataclasses import field, replace
 from pathlib import Path
 
+from ..codegen import build_nest_code
 from ..cpu import CpuTiming, cpu_baseline, measure_file, static_estimate
 from ..frontend import PreprocessOptions, load_program
 from ..ir import Nest, Program
+from ..perf.predict import predict_nest
+from ..perf.profile import PerfError
 from .. import units
 from .verdict import BreakEven, Verdict, decide, find_break_even, kernel_bound
 from ..records import dataclass
@@ -225,9 +228,6 @@ def _price_at_sizes(nest: Nest, manager, cpu: CpuTiming | None, needs: tuple[str
         return ()
     if any(not set(needs) <= set(a.env) for a in cpu.sizes):
         return ()
-    from ..codegen import build_nest_code
-    from ..perf.predict import predict_nest
-    from ..perf.profile import PerfError
     opts = manager.options
     code = build_nest_code(nest, plan)
     out = []

@@ -25,9 +25,14 @@ from typing import Iterable
 
 import jinja2
 from markupsafe import Markup
+from pygments.lexers import CudaLexer
+from pygments.token import Comment, Keyword, Name, Number, String
 
 from .. import __version__, units
+from ..drivers.cache import template_bytecode_cache
+from ..perf.categories import CATEGORIES, MEANING
 from .model import VERDICT_LABELS, NestReport, Report
+from .program_view import share_text
 
 # --------------------------------------------------------------------------- styles
 
@@ -49,7 +54,6 @@ def _e(s) -> str:
 def _css_class(kind, text: str) -> str:
     """The page's class of a Pygments token: keywords, types, CUDA's own words, numbers, strings, comments,
     preprocessor lines ("" for the rest)."""
-    from pygments.token import Comment, Keyword, Name, Number, String
     if kind in Comment.Preproc or kind in Comment.PreprocFile:
         return "t-pp"
     if kind in Comment:
@@ -71,8 +75,7 @@ def highlight_c(code: str, first_line: int = 1, marked: Iterable[int] = ()) -> M
     """C/CUDA source as HTML: one `<span class="line">` per line, tokens in `<span class="t-...">`
     (keywords, types, CUDA built-ins, numbers, strings, comments, preprocessor lines, launches); the lines
     numbered in `marked` get the class `blocks` too (the lines that block a port).  The source is lexed by
-    Pygments' CUDA lexer (imported here: only the HTML report needs it)."""
-    from pygments.lexers import CudaLexer
+    Pygments' CUDA lexer."""
     marked = set(marked)
     pieces: list[list[str]] = []       # [css class or "", text], runs of one class merged
     for kind, text in CudaLexer(stripnl=False, ensurenl=False).get_tokens(code):
@@ -500,7 +503,6 @@ def categories_chart(rows: list[tuple[str, str, list[tuple[str, str, float]]]]) 
 def _categories_view(perf: dict, model: str) -> dict | None:
     """The "where the time goes" block of a nest: the chart, the legend (with the nest's seconds per part) and
     each kernel's limiter, from the JSON's time_categories (computed once, in c2gpu.perf.categories)."""
-    from ..perf.categories import CATEGORIES, MEANING
     nest = (perf.get("time_categories") or {}).get(model)
     if nest is None:
         return None
@@ -636,7 +638,6 @@ def _without_refusal(message: str, refusal: str) -> str:
 
 
 def _environment() -> jinja2.Environment:
-    from ..drivers.cache import template_bytecode_cache
     env = jinja2.Environment(loader=jinja2.PackageLoader("c2gpu.templates", "."), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
                              bytecode_cache=template_bytecode_cache())
@@ -649,7 +650,6 @@ REST_COLOUR = "#d0d7de"      # the program's time outside its loop nests
 
 
 def _program_view(rep: Report, anchors: dict[str, str]) -> dict | None:
-    from .program_view import share_text
     """The whole-program view of one file (report.program_view.WholeProgram) for the page's first card: two
     bars to one scale (the program now, and with the recommended nests ported), and one row per nest."""
     w = rep.program

@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import units
+from ..codegen import build_nest_code
 from ..ir import Loc, loop_words
+from ..planning.plan import SPLIT_THREADS, Kernel
+from . import ir_json
+from .advisor import performance_of
 from .verdict import KEEP, PORT, RESIDENT, BreakEven, kernel_bound
 from ..records import dataclass
 
@@ -199,7 +203,6 @@ class Report:
 
     def to_json(self, indent: int | None = 2) -> str:
         """The same document as `c2gpu analyze --format json` (schema c2gpu/schemas/analysis.schema.json)."""
-        from . import ir_json
         files = [self.data] if self.data else []
         return json.dumps(ir_json.document(files, list(self.input_errors)), indent=indent) + "\n"
 
@@ -259,7 +262,6 @@ def _nest_source(path: str, nest, source: str | None) -> str:
 def _nest_report(nest, nd: dict, manager, adv, path: str, source: str | None) -> NestReport:
     deps = manager.result("dependence", nest)
     plan = manager.result("plan", nest)
-    from .advisor import performance_of
     perf = performance_of(nest, manager, adv)
     loops = loop_reports(nest, deps, plan)
     errs = manager.errors_of(nest)
@@ -325,7 +327,6 @@ def _loop_roles(nest, mapping) -> dict:
     interchange), by its name and place in the source, -> what the plan does with it ("grid y", "host loop",
     "grid x in k1, in each thread in k2" when kernels differ: kN is the kernel's own number).  Never by name alone:
     gramschmidt has four loops named i, and isl's scheduler writes several loops named c2gpu_c1 at one place."""
-    from ..planning.plan import SPLIT_THREADS, Kernel
     kernels, out = mapping.kernels(), {}
 
     def walk(items):
@@ -401,7 +402,6 @@ def _blocking(nest, deps, refusal: str = "") -> list[RelatedLocation]:
 
 
 def _describe_mapping(rep: NestReport, nest, mapping) -> None:
-    from ..planning.plan import Kernel
     host = []
 
     def walk(items):
@@ -430,7 +430,6 @@ def mapping_sentence(kernels, host_loops=()) -> str:
 
 def plan_sentence(plan) -> str:
     """`mapping_sentence` of a NestPlan, host loops by name only (the loop lines say why they stay)."""
-    from ..planning.plan import Kernel
     host = []
 
     def walk(items):
@@ -449,7 +448,6 @@ def plan_sentence(plan) -> str:
 def _code_and_decisions(nest, plan) -> tuple[str | None, list[SharedMemoryDecision]]:
     """The CUDA of the nest's plan (as `c2gpu port --gpu` writes it) and every shared-memory opportunity with
     its decision."""
-    from ..codegen import build_nest_code
     try:
         text = build_nest_code(nest, plan).wrapper
     except Exception:

@@ -6,6 +6,7 @@ import sys
 
 from .. import units
 from ..ir import line_of
+from ..perf.categories import CATEGORIES
 from .verdict import KEEP, PORT, RESIDENT
 
 COLOURS = {PORT: "32", RESIDENT: "33", KEEP: "31"}   # green, yellow, red
@@ -115,7 +116,6 @@ def sizes_rows(advice) -> list[tuple[str, str]]:
 def kernel_time_rows(perf, model: str, at=None) -> list[tuple[str, str]]:
     """One row per kernel: where its predicted time goes (seed 002's categories, c2gpu.perf.categories), the
     largest first; shares under 1% are left out.  `at`: the PricedSize `perf` is of (said in the row)."""
-    from ..perf.categories import CATEGORIES
     rows = []
     for k in perf.kernels:
         tc = k.categories.get(model)
