@@ -15,11 +15,13 @@ from __future__ import annotations
 import os
 
 from dataclasses import field, replace
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-from .intexpr import IntExpr
 from .symbolic import Poly, Sym
 from .records import dataclass
+
+if TYPE_CHECKING:    # for annotations only: intexpr's evaluation needs numpy, which `c2gpu --help` should not load
+    from .intexpr import IntExpr
 
 
 @dataclass(frozen=True, order=True)
