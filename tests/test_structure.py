@@ -232,3 +232,29 @@ def test_a_block_dimension_no_loop_is_mapped_to_runs_each_iteration_once(tmp_pat
     assert out.returncode == 0 and "PASS: 2 nests checked" in out.stdout, out.stdout + out.stderr
     out = c2("emit", "u.c", "--block", "32x8x2", cwd=tmp_path)
     assert "if (!(i < 1000 && threadIdx.y == 0 && threadIdx.z == 0))" in out.stdout, out.stdout
+
+
+# a local declared in the outer loop's body and read by both inner loops: as one kernel per inner loop under a host
+# loop, the body cannot be split (code generation refuses it), and without its code, its copies were not costed
+SPLIT_LOCAL = """
+void f(int n, int m, float A[n][m], float B[n][m]) {
+  for (int i = 0; i < n; i++) {
+    float s = i * 2.0f;
+    for (int j = 0; j < m; j++) A[i][j] = s * j;
+    for (int j = 0; j < m; j++) B[i][j] = s + j;
+  }
+}
+"""
+
+
+def test_a_structure_code_generation_cannot_emit_is_never_chosen():
+    """Before, the model chose the split structure (no transfers costed) and the nest was refused as not
+    generated: a missed port of a loop proven parallel."""
+    nest = c2gpu.analyze(SPLIT_LOCAL, gpu="h100-sxm", run_cpu=False, name="local.c", assume_no_alias=True,
+                         params={"n": 64, "m": 100000}).nests[0]
+    assert nest.verdict_class != "not-portable", nest.refusal
+    trials = {t["structure"]: t for t in nest.data["performance"]["structure_decision"]}
+    assert trials["grid i"]["chosen"] and not trials["grid i"]["not_generated"]
+    split = trials["host i; grid j"]
+    assert not split["chosen"] and "cannot be split" in split["not_generated"]
+    assert roles(nest)["i"].startswith("grid")

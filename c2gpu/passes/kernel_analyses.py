@@ -250,6 +250,8 @@ class Performance(Pass):
             key = _tiles_key(plan)
             if key not in seen:
                 seen[key] = (self.predict(nest, mapping, gpu, plan, dict(opts, shared_budget=budget)), budget)
+            if seen[key][0].not_generated:
+                continue                 # tiles code generation cannot emit: not a port (the plain kernels are)
             # the same tiles on the mapping's blocks: the same prediction, whose block search planned the tiles of
             # every other block under the budget it was made with (the plan must use that one)
             trials.append((budget, why) + seen[key])
@@ -287,9 +289,12 @@ class Performance(Pass):
             predicted.append((cand, p))
         if not predicted:
             return mapping, None, []
-        best, plain = min(predicted, key=lambda t: round(t[1].total_s(), 12))
+        # a structure code generation cannot emit is not a port, however fast the model finds it (without its
+        # code, its transfers are not even costed): the fastest of those it can emit, when there is one
+        best, plain = min([t for t in predicted if not t[1].not_generated] or predicted,
+                          key=lambda t: round(t[1].total_s(), 12))
         trials = [StructureTrial(c.structure, len(c.kernels()), sum(k.launches for k in p.kernels), p.total_s(),
-                                 c is best) for c, p in predicted]
+                                 c is best, not_generated=p.not_generated) for c, p in predicted]
         return best, plain, trials + pruned
 
     @staticmethod
@@ -305,6 +310,7 @@ class Performance(Pass):
             raise PassFailed(str(e), code="not-predicted") from None
         if err:
             perf.notes.append(f"no CUDA code for this nest ({err}): registers estimated, transfers not costed")
+            perf.not_generated = err
         if not perf.kernels:
             raise PassFailed("; ".join(perf.notes) or "no kernel could be analysed", code="not-predicted")
         # "with the shared-memory tiles port adds" (none, maybe) against "plain kernels, no tiles" (the plain

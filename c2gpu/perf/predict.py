@@ -183,6 +183,8 @@ class NestPerformance:
     # the kernel structure (performance pass): the Mapping predicted, and the structures compared (StructureTrial)
     mapping: object = None
     structure_trials: list = field(default_factory=list)
+    # code generation's refusal of the plan predicted ("" when it has code): such a plan is never the port
+    not_generated: str = ""
 
     def kernel_s(self, model: str) -> float:
         return sum(k.predictions[model].time_s * k.launches for k in self.kernels)

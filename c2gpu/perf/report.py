@@ -78,7 +78,8 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
         for t in perf.structure_trials:
             out.append(f"{p}  {t.structure:<28} {t.kernels} kernel{'s' if t.kernels != 1 else ' '}  "
                        f"{t.launches:>8.0f} launch{'es' if t.launches != 1 else '  '}  {units.seconds(t.total_s):>9}"
-                       f"{'  <- chosen' if t.chosen else ''}{'  ' + t.bound if t.bound else ''}")
+                       f"{'  <- chosen' if t.chosen else ''}{'  ' + t.bound if t.bound else ''}"
+                       f"{'  not generated: ' + t.not_generated if t.not_generated else ''}")
     ctx = f" + context creation {units.seconds(perf.context_s)}" if perf.include_context else \
         f" (CUDA context creation {units.seconds(perf.context_s)} not included; --include-context)"
     totals = ", ".join(f"{m} {units.seconds(perf.total_s(m))}{' (default)' if m == d else ''}" for m in models)
@@ -234,7 +235,8 @@ def performance_json(perf: NestPerformance | None, error: str | None = None) -> 
         "default_model": perf.default_model,
         "shared_memory_tiles": perf.shared_memory,
         "structure_decision": [{"structure": t.structure, "kernels": t.kernels, "launches": t.launches,
-                                "total_s": t.total_s, "chosen": t.chosen, "bound": t.bound or None}
+                                "total_s": t.total_s, "chosen": t.chosen, "bound": t.bound or None,
+                                "not_generated": t.not_generated or None}
                                for t in perf.structure_trials] or None,
         "shared_memory_decision": None if not perf.shared_trials else {
             "budget_bytes": perf.shared_budget, "without_shared_s": perf.without_shared_s,

@@ -274,6 +274,7 @@ class StructureTrial:
     total_s: float               # predicted kernels + launches + transfers, default model
     chosen: bool
     bound: str = ""              # not predicted: total_s is a lower bound, and why
+    not_generated: str = ""      # code generation cannot emit it (its reason): never chosen while another can be
 
 
 @dataclass(frozen=True)
