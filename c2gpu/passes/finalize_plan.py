@@ -3,8 +3,8 @@
 Without a GPU the plan is the mapping with its default block shapes and the tiles the shared-memory pass
 chose under the default budget.  With a GPU (--gpu) the performance pass has compared block shapes (seed
 004, section 5.2.1) and shared-memory budgets by predicted time; the plan takes its choice: the kernels get
-the block shapes that won, and the tiles are chosen again under the budget that won (tiles are sized by the
-block), or dropped when the plain kernels are predicted faster.  Everything after this pass (code generation,
+the block shapes that won, and the tiles the winning prediction was made with (tiles are sized by the block,
+under the budget that won), or none when the plain kernels are predicted faster.  Everything after this pass (code generation,
 the port, the reports) reads the plan and decides nothing again.
 """
 from __future__ import annotations
@@ -14,7 +14,6 @@ from c2gpu.analysis import isl_sets
 from c2gpu.codegen import CodegenError, build_nest_code
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.planning.plan import BudgetTrial, NestPlan, SharedDecision, SharedMemoryPlan, with_blocks
-from c2gpu.planning.shared_tiles import plan_shared_memory
 from .dependence import may_share_memory
 
 PLAIN_FASTER = "the plain kernel is predicted faster than the tiled one (see the budget trials)"
@@ -85,7 +84,8 @@ def finalize(nest: Nest, mapping, tiles: SharedMemoryPlan | None, perf, options:
     if plain_won:
         tiles = SharedMemoryPlan()
     elif ran_shared:
-        tiles = found = plan_shared_memory(nest, mapping, options, budget)
+        # the tiles the prediction was made with, on each kernel's chosen block (not planned again)
+        tiles = found = SharedMemoryPlan({k.name: k.shared for k in perf.kernels if k.shared is not None})
     return NestPlan(nest.name, mapping, tiles, _decisions(found, plain_won), trials=trials, budget=budget,
                     structures=tuple(perf.structure_trials))
 

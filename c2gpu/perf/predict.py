@@ -39,7 +39,7 @@ from ..model.occupancy import Occupancy
 from .categories import TimeCategories, kernel_categories
 from ..drivers.options import block_for
 from ..intexpr import EvaluationError
-from ..planning.plan import SPLIT_THREADS, Kernel, NestPlan, require_plan
+from ..planning.plan import SPLIT_THREADS, Kernel, KernelSharedPlan, NestPlan, require_plan
 from ..planning.shared_tiles import tiles_for_kernel
 from .machine import machine_params
 from .geometry import Geometry
@@ -119,6 +119,9 @@ class KernelPerformance:
     notes: list[str] = field(default_factory=list)
     # model -> seed 002's time categories of its prediction (c2gpu.perf.categories), computed once here
     categories: dict[str, TimeCategories] = field(default_factory=dict)
+    # the shared-memory plan of the kernel on the chosen block (tiles are sized by the block): the plan pass
+    # takes it as it is (None: nothing staged)
+    shared: Optional[KernelSharedPlan] = None
 
 
 @dataclass
@@ -497,7 +500,7 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
             kernel.name, a.launches, chosen, how, a.geometry(chosen), a.registers, a.occupancy(chosen), a.ilp,
             a.mlp, a.hot_region[1], a.intensity(chosen), a.instructions(chosen), mem, bound, preds, benefits, hot,
             ordered, strat, tiles, notes + mem.flags,
-            {m: kernel_categories(r, prof, mach, bound, a.launches) for m, r in preds.items()}))
+            {m: kernel_categories(r, prof, mach, bound, a.launches) for m, r in preds.items()}, a.shared))
     perf.shared_memory = any(k.tiles for k in perf.kernels)    # the performance pass says more (tiles considered)
     perf.launch = launch_cost(sum(k.launches for k in perf.kernels), gpu, synchronize)
     perf.transfers, tnotes = transfers_of(nest, code, gpu, env)
