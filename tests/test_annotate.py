@@ -182,6 +182,19 @@ int f(int n) {
     assert r.directives == []
 
 
+@requires_tool("gcc")
+def test_a_loop_ended_by_a_conjunction_of_bounds_gets_no_directive(tmp_path):
+    """c2gpu reads `ii < i0 + 32 && ii < n` as a min and proves the loop; OpenMP's canonical loop form has one
+    comparison, so gcc would reject the directive."""
+    r = annotated(tmp_path, """
+void f(int n, int i0, float *restrict a, const float *restrict b) {
+  for (int ii = i0; ii < i0 + 32 && ii < n; ii++)
+    a[ii] = 2 * b[ii];
+}""")
+    assert r.directives == []
+    assert ["canonical form" in x.why for x in r.left] == [True]
+
+
 def test_a_variable_assigned_after_the_loop_before_any_use_is_dead_there(tmp_path):
     r = annotated(tmp_path, """
 double a[100][100], b[100];

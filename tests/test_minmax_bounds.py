@@ -4,7 +4,7 @@
 bound (`Loop.lower_pieces`, `Loop.upper_pieces`), the dependence analysis gives isl one constraint per
 piece, so the iteration domain is exact: a dependence the min rules out is not reported, one it lets in is.
 A `?:` that is not a min or max, or a comparison made in an unsigned type where a negative value may appear,
-is not such a bound.
+is not such a bound.  Hand-tiled code writes the min as a conjunction (`ii < i + T && ii < n`): the same pieces.
 """
 from __future__ import annotations
 
@@ -297,3 +297,67 @@ def test_verify_a_port_with_a_minmax_loop(tmp_path):
     res = verify(str(write_c(tmp_path, PROGRAM)), PreprocessOptions(), make_manager(PIPELINE, {}))
     assert res.ok, res.message
     assert [o.nest.name for o in res.outcomes if o.ported] == ["band@6", "square@12", "relax@18", "main@24"]
+
+
+# --------------------------------------------------------------------------- conjunctions of bounds
+
+TILED = """\
+#include <stdio.h>
+#define N 300
+#define T 32
+float A[N][N], B[N][N];
+int main(void) {
+  int i, j, ii, jj;
+  for (i = 0; i < N; i++) for (j = 0; j < N; j++) A[i][j] = (float)((i * 7 + j) % 13);
+  for (i = 0; i < N; i += T)
+    for (j = 0; j < N; j += T)
+      for (ii = i; ii < i + T && ii < N; ii++)
+        for (jj = j; N > jj && jj < j + T; jj++)
+          B[jj][ii] = A[ii][jj];
+  for (i = 0; i < N; i++)
+    for (jj = 0; jj <= i && jj < 100 && jj < (N < 200 ? N : 200); jj++)
+      A[i][jj] = B[i][jj] * 2;
+  double s = 0;
+  for (i = 0; i < N; i++) for (j = 0; j < N; j++) s += A[i][j] + B[i][j];
+  printf("%f\\n", s);
+  return 0;
+}
+"""
+
+
+def test_a_conjunction_of_bounds_is_their_min(tmp_path):
+    nests = run(write_c(tmp_path, TILED))
+    tiled, = [(n, i) for n, i in nests.values() if len(n.loops()) == 4]
+    nest, info = tiled
+    assert table(info) == [("i", P), ("j", P), ("ii", P), ("jj", P)]
+    _, _, ii, jj = nest.loops()
+    assert ii.upper_pieces == (Poly.var("i_n") * 32 + 32, Poly.const(300))    # (i normalized: i = 32*i_n)
+    assert jj.upper_pieces == (Poly.const(300), Poly.var("j_n") * 32 + 32)    # either side of the comparison
+    (nest, info), = [(n, i) for n, i in nests.values() if n.loops()[-1].upper_pieces and len(n.loops()) == 2]
+    assert nest.loops()[1].upper_pieces == (Poly.var("i") + 1, Poly.const(100), Poly.const(300), Poly.const(200))
+
+
+@pytest.mark.parametrize("cond, why", [
+    ("jj < n && a[jj] > 0", "'a[jj] > 0' does not compare 'jj' with a bound"),   # reads memory: not countable
+    ("jj < n && jj > 2", "does not bound a loop stepping by 1"),             # a start, not an end
+    ("jj < n && n > 2", "does not compare 'jj' with a bound"),
+    ("jj < n || jj < 5", "is not a comparison of 'jj' with a bound"),
+])
+def test_a_conjunction_that_is_not_a_min_is_refused(tmp_path, cond, why):
+    _, info = only(tmp_path, f"""\
+double a[100], b[100];
+void f(int n) {{
+  int jj;
+  for (jj = 0; {cond}; jj++)
+    b[jj] = a[jj];
+}}
+""")
+    assert table(info) == [("jj", U)] and why in reasons(info, "jj"), reasons(info, "jj")
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+def test_verify_a_port_of_hand_tiled_loops(tmp_path):
+    res = verify(str(write_c(tmp_path, TILED)), PreprocessOptions(), make_manager(PIPELINE, {}))
+    assert res.ok, res.message
+    assert len([o for o in res.outcomes if o.ported]) == 4

@@ -115,7 +115,10 @@ def _clauses(program: Program, nest: Nest, loop: Loop, verdict, source: str, fun
     if loop.loc.file != program.path or not _inside(source, nest.root, loop) or function is None \
             or _for_node(function, loop) is None:
         return [], "its code comes from another function or file (an inlined call)"
-    if not _CANONICAL.match(loop.header.strip()):
+    cond = _for_node(function, loop).cond
+    if not _CANONICAL.match(loop.header.strip()) or not (isinstance(cond, c_ast.BinaryOp) and
+                                                         cond.op in ("<", "<=", ">", ">=")):
+        # (a conjunction of bounds, `ii < i + T && ii < n`, is a min to c2gpu, not a test OpenMP accepts)
         return [], f"its header `{loop.header}` is not a loop OpenMP accepts (canonical form)"
     try:
         start, _ = for_span(source, loop.loc.line, loop.loc.col)

@@ -153,6 +153,8 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
             h.problem = f"start '{text_of(init_expr)}': {why}"
     # condition
     cond = node.cond
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
+        return _conjunction(ctx, h, cond)
     if not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=", "!=")):
         h.problem = h.problem or f"condition '{text_of(cond)}' is not a comparison of '{h.var}' with a bound"
         return h
@@ -192,6 +194,52 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
         h.upper = b if op == ">" else b - 1
     else:
         h.problem = h.problem or f"condition '{text_of(cond)}' does not bound a loop stepping by {step}"
+    return h
+
+
+def _conjunction(ctx: NestContext, h: Header, cond: c_ast.BinaryOp) -> Header:
+    """A condition that is a conjunction of bounds on the variable (hand-tiled code's `ii < i + T && ii < n`):
+    the loop ends at the first bound it reaches, the min of the ends (counting down, the max), as if written
+    `ii < min(i + T, n)`.  Each conjunct compares the variable with a bound (a polynomial, or a min or max
+    written as `?:`); the comparisons have no side effects, so evaluating all of them changes nothing."""
+    conjuncts, todo = [], [cond]
+    while todo:
+        c = todo.pop(0)
+        if isinstance(c, c_ast.BinaryOp) and c.op == "&&":
+            todo[:0] = [c.left, c.right]
+        else:
+            conjuncts.append(c)
+    pieces: dict[Poly, c_ast.Node] = {}
+    for c in conjuncts:
+        if not (isinstance(c, c_ast.BinaryOp) and c.op in ("<", "<=", ">", ">=")):
+            h.problem = h.problem or f"condition '{text_of(cond)}': '{text_of(c)}' is not a comparison of " \
+                                     f"'{h.var}' with a bound"
+            return h
+        op, bound = c.op, c.right
+        if not _is_id(c.left, h.var):
+            if not _is_id(c.right, h.var):
+                h.problem = h.problem or f"condition '{text_of(cond)}': '{text_of(c)}' does not compare " \
+                                         f"'{h.var}' with a bound"
+                return h
+            op, bound = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op], c.left
+        kind = "min" if h.step > 0 and op in ("<", "<=") else "max" if h.step < 0 and op in (">", ">=") else None
+        if kind is None:
+            h.problem = h.problem or f"condition '{text_of(c)}' does not bound a loop stepping by {h.step}"
+            return h
+        b, why = ctx.poly(bound)
+        got = [(b, bound)] if b is not None else []
+        if b is None and _is_conditional(bound):
+            got, _, why = _minmax_pieces(ctx, bound, kind)
+        if not got:
+            h.problem = h.problem or f"bound '{text_of(bound)}': {why}"
+            return h
+        shift = {"<": 0, "<=": 1, ">": 0, ">=": -1}[op]     # to the exclusive end
+        for p, n in got:
+            pieces.setdefault(p + shift, n)
+    h.upper_pieces, h.piece_bounds = tuple(pieces), tuple(pieces.values())
+    h.bound = h.piece_bounds[0]
+    if len(pieces) == 1:
+        h.upper, h.upper_pieces, h.piece_bounds = h.upper_pieces[0], (), ()
     return h
 
 
