@@ -40,7 +40,9 @@ _INT_OPS = {"+", "-", "*", "/", "%", "<<", ">>", "==", "!=", "<", "<=", ">", ">=
 
 def int_value(e: c_ast.Node) -> IntExpr | None:
     """An expression of integer literals and names (`i % 2 == 0`, `(unsigned)i * i < n`) as an IntExpr over
-    the names as written, or None (an array element, a call, a floating-point literal, a side effect)."""
+    the names as written, or None (an array element, a call, a floating-point literal, a side effect).  A cast
+    to an integer type is read as the value it converts, exact unless that value wraps: the performance model
+    evaluates these to estimate which threads work, never to prove anything."""
     v = _constant(e)
     if v is not None:
         return Poly.const(v)
