@@ -29,6 +29,7 @@ from .options import (BLOCK_HELP, MAP_HELP, Options, OptionsError, load_gpu_opti
 from ..pipeline import ANALYZE, PORT
 from ..registry import discover
 from ..report import ir_json
+from ..report.catalogue import explain
 from ..report.rules import RULES, Finding
 
 # Imports go at the top of a module unless a measured start-up cost says otherwise.  This module is imported by every
@@ -911,7 +912,17 @@ def _check_nest(nest, minimum: float, kernel_only: bool, strict: bool) -> Findin
                    f"{nest.verdict}, {what} {units.speedup(s)} ({'>=' if ok else '<'} min {minimum:g}x)")
 
 
+def _codes_args(c: argparse.ArgumentParser) -> None:
+    c.add_argument("--explain", metavar="CODE",
+                   help="what the code means, why it keeps a nest off the GPU, how to change the C, and an example")
+
+
 def cmd_codes(args) -> int:
+    if args.explain:
+        if args.explain not in CODES:
+            raise UsageError(f"unknown diagnostic code '{args.explain}' (`c2gpu codes` lists them)")
+        print(explain(args.explain))
+        return EXIT_OK
     width = max(map(len, CODES))
     for code, d in sorted(CODES.items()):
         print(f"{code:<{width}}  {d.kind:<8}  {d.summary}")
@@ -926,7 +937,8 @@ COMMANDS = {"codes": cmd_codes, "gpus": cmd_gpus, "analyze": cmd_analyze, "passe
 SUBCOMMANDS = {
     "analyze": (_analyze_args, {"help": "describe every loop nest of C files"}),
     "passes": (_no_args, {"help": "list the available passes with what they require and provide"}),
-    "codes": (_no_args, {"help": "list the diagnostic codes (what --silence takes) with what each means"}),
+    "codes": (_codes_args, {"help": "list the diagnostic codes (what --silence takes) with what each means; "
+                                    "--explain CODE says more"}),
     "gpus": (_gpus_args, {"help": "list the GPU catalog (key, SMs, clock, DRAM bandwidth, peak, host link)"}),
     "check": (_check_args, {
         "help": "CI gate: fail when a nest's predicted speedup is below --min-speedup",
