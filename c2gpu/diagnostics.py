@@ -30,7 +30,8 @@ class C2GPUError(Exception):
 class Diagnostic:
     """A diagnostic code's entry in CODES: its kind and a one-line summary of what it means."""
     kind: str       # "limit": limits what c2gpu can prove about the loops around it; "refusal": a pass
-                    # refused the nest; "note": about the file (a nest skipped, a pragma); "bug": c2gpu's fault
+                    # refused the nest; "note": about the file (a nest skipped, a pragma); "openmp": an OpenMP
+                    # directive checked against the analysis; "bug": c2gpu's fault
     summary: str
 
 
@@ -56,6 +57,12 @@ CODES: dict[str, Diagnostic] = {
     "unsupported-statement": Diagnostic("limit", "a statement whose control flow c2gpu cannot analyse (break, goto, ...)"),
     "long-double": Diagnostic("refusal", "the nest computes in long double, which CUDA's device code does not have"),
     "errno-read": Diagnostic("refusal", "the nest's math calls set errno, which the file reads and device math never sets"),
+    # what the OpenMP directives get wrong (c2gpu/analysis/openmp.py)
+    "omp-race": Diagnostic("openmp", "the loop of an OpenMP directive carries a dependence: its threads race"),
+    "omp-missing-clause": Diagnostic("openmp", "an OpenMP directive lacks a private, reduction or linear clause the "
+                                               "loop needs"),
+    "omp-unneeded-clause": Diagnostic("openmp", "an OpenMP directive lists a variable as private that its loop "
+                                                "never uses"),
     "not-analysed": Diagnostic("note", "a nest that could not be described (too deep, or an internal error)"),
     "skipped": Diagnostic("note", "a nest left out by a pragma or outside '#pragma scop' regions"),
     "unknown-pragma": Diagnostic("note", "a '#pragma c2gpu' that c2gpu does not know"),

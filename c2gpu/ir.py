@@ -54,6 +54,8 @@ class Flag:
     message: str
     loc: Loc
     loop_ids: tuple[int, ...] | None = None   # lids of the loops around it (None: unknown or the whole nest)
+    level: str = "note"                       # "note", "warning" (a likely bug) or "error" (a bug: OpenMP races)
+    fix: str = ""                             # the line at `loc` as it should read (a fix-it), when there is one
 
 
 @dataclass(frozen=True)
@@ -241,6 +243,7 @@ class Loop:
     declared_in_header: bool = False     # `for (int i = ...)` rather than a variable declared earlier
     perfect: bool = False                # the body holds nothing but `for` loops (pragmas and `;` aside)
     pragmas: tuple[str, ...] = ()        # the `#pragma` lines right before the loop ("omp parallel for private(j)")
+    pragma_locs: tuple[Loc, ...] = ()    # where each is
     declared: tuple[str, ...] = ()       # C names of the variables its body declares (outside inner loops),
     #                                      initialized or not: each iteration has its own
     header_stmt: "Statement | None" = None   # what the header does to variables that outlive the loop: the

@@ -35,7 +35,9 @@ value read after the loop makes the loop carried).
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,11 +46,12 @@ import pytest
 from c2gpu.drivers.cli import main
 from c2gpu.frontend import PreprocessOptions, load_program, load_program_recovering
 from c2gpu.analysis import subscript_bounds
-from c2gpu.analysis.subscript_bounds import CODE, openmp_clause_notes, openmp_clauses, out_of_bounds, pragma_notes
+from c2gpu.analysis.openmp import openmp_clause_notes, openmp_clauses, openmp_findings, pragma_notes
+from c2gpu.analysis.subscript_bounds import CODE, out_of_bounds
 from c2gpu.pipeline import PassManager
 from c2gpu.registry import available_passes
 
-from conftest import sweep
+from conftest import requires_tool, sweep
 
 DRB = Path(__file__).resolve().parent.parent / "testdata" / "corpora" / "dataracebench"
 BENCH = DRB / "micro-benchmarks"
@@ -173,6 +176,7 @@ class PragmaLoop:
     nest: object | None
     verdict: object | None          # its LoopVerdict
     lines: range                    # the lines its races are on: up to the file's next pragma
+    findings: list = field(default_factory=list)   # what `analyze` says about its directive (analysis/openmp.py)
 
     @property
     def status(self) -> str:
@@ -196,16 +200,18 @@ def analyse(files: list[DrbFile]) -> list[PragmaLoop]:
         program, _ = load_program_recovering(str(path), PreprocessOptions())
         manager = PassManager(available_passes(), ["normalize", "dependence"], {})
         program = manager.run(program)
-        loops = {}
+        loops, said = {}, {}
         for nest in program.nests:
             info = manager.result("dependence", nest)
+            for flag in openmp_findings(nest, info) if info is not None else ():
+                said.setdefault(flag.loc.line, []).append(flag)
             for lp in nest.loops():
                 loops.setdefault(lp.loc.line, (lp, nest, info.verdicts[lp.lid] if info is not None else None))
         text_lines = path.read_text(errors="replace").split("\n")
         starts = [line for line, _ in f.pragmas] + [len(text_lines) + 1]
         for k, (line, pragma) in enumerate(f.pragmas):
             lp, nest, verdict = _loop_after(text_lines, line, loops) or (None, None, None)
-            out.append(PragmaLoop(f, line, pragma, lp, nest, verdict, range(line, starts[k + 1])))
+            out.append(PragmaLoop(f, line, pragma, lp, nest, verdict, range(line, starts[k + 1]), said.get(line, [])))
     return out
 
 
@@ -300,6 +306,69 @@ def test_data_sharing_races_name_the_missing_clause(corpus):
         racing = {a.name for a in p.file.accesses if a.line in p.lines}
         print(f"  {p.file.name}: {notes}")
         assert any(f"({s})" in n or f":{s})" in n for n in notes for s in racing), (p.file.name, notes)
+
+
+def test_openmp_directives_checked(corpus):
+    """`analyze` on the directives (analysis/openmp.py) against DataRaceBench's labels: a race reported only
+    where there is one (no omp-race or omp-missing-clause on a -no file, an omp-race only on a dependence race),
+    and every data-sharing race on a loop c2gpu proves gets the missing clause as a warning."""
+    _, loops = corpus
+    codes = lambda p: {f.code for f in p.findings}     # noqa: E731
+    races = dict((id(p), kind) for p, kind in _races(loops))
+    false = [(p.file.name, p.line, f.code) for p in loops if not p.file.race for f in p.findings
+             if f.code in ("omp-race", "omp-missing-clause")]
+    assert not false, false
+    wrong = [(p.file.name, p.line) for p in loops if "omp-race" in codes(p) and races.get(id(p)) != "dependence"]
+    assert not wrong, wrong
+    sharing = [p for p in loops if races.get(id(p)) == "data-sharing" and p.status in PROVEN]
+    assert sharing and all("omp-missing-clause" in codes(p) for p in sharing), \
+        [p.file.name for p in sharing if "omp-missing-clause" not in codes(p)]
+    dependence = [p for p in loops if races.get(id(p)) == "dependence"]
+    found = [p for p in dependence if "omp-race" in codes(p)]
+    print(f"\nDataRaceBench, OpenMP directives checked: dependence races reported as omp-race errors: "
+          f"{len(found)} of {len(dependence)} (the others c2gpu cannot prove either way, and says nothing); "
+          f"data-sharing races on proven loops with the clause as a fix-it: {len(sharing)} of {len(sharing)}; "
+          f"errors or warnings on the {sum(not p.file.race for p in loops)} directives of -no files: 0")
+    assert len(found) >= len(dependence) // 2
+    for p in found:
+        assert all(f.level == "error" for f in p.findings if f.code == "omp-race")
+
+
+def _fixed_source(p: PragmaLoop) -> str:
+    """The file with the directive of `p` replaced by the fix-it of its omp-missing-clause warnings."""
+    fix, = {f.fix for f in p.findings if f.code == "omp-missing-clause"}
+    lines = (BENCH / p.file.name).read_text(errors="replace").split("\n")
+    end = p.line
+    while lines[end - 1].rstrip().endswith("\\"):            # a directive continued on the next lines
+        end += 1
+    return "\n".join(lines[:p.line - 1] + [fix] + lines[end:])
+
+
+def _build(source: Path, exe: Path, openmp: bool) -> None:
+    flags = ["-fopenmp"] if openmp else ["-Wno-unknown-pragmas"]
+    subprocess.run(["gcc", "-O1", *flags, "-I", str(BENCH), "-o", str(exe), str(source), "-lm"], check=True,
+                   capture_output=True)
+
+
+@requires_tool("gcc")
+@pytest.mark.parametrize("runs", sweep([3, 20], default=[3]))
+def test_the_fix_its_make_the_program_print_what_the_sequential_one_prints(corpus, tmp_path, runs):
+    """Each data-sharing race of a loop c2gpu proves, with the directive its fix-it writes, built with gcc
+    -fopenmp and run with 4 threads (20 times with -m slow, 3 by default), prints what the program built without
+    OpenMP prints: the clause was the missing one."""
+    _, loops = corpus
+    races = dict((id(p), kind) for p, kind in _races(loops))
+    sharing = [p for p in loops if races.get(id(p)) == "data-sharing" and p.status in PROVEN]
+    for p in sharing:
+        fixed = tmp_path / p.file.name
+        fixed.write_text(_fixed_source(p))
+        _build(BENCH / p.file.name, tmp_path / "sequential", openmp=False)
+        _build(fixed, tmp_path / "openmp", openmp=True)
+        expected = subprocess.run([str(tmp_path / "sequential")], capture_output=True, text=True, timeout=60)
+        for _ in range(runs):
+            got = subprocess.run([str(tmp_path / "openmp")], capture_output=True, text=True, timeout=60,
+                                 env={**os.environ, "OMP_NUM_THREADS": "4"})
+            assert (got.stdout, got.returncode) == (expected.stdout, expected.returncode), p.file.name
 
 
 def _proven_no_loops(loops: list[PragmaLoop]) -> int:

@@ -1,4 +1,4 @@
-"""Subscripts that leave their array dimension, and OpenMP clauses that disagree with the verdict.
+"""Subscripts that leave their array dimension.
 
 1. Out-of-bounds subscripts.  The dependence analysis equates two cells when
    their subscripts are equal in every dimension.  That is only true while each
@@ -31,11 +31,7 @@
    A guard c2gpu cannot model is dropped from the domain; a finding that may be
    due to that says so in its message (and still blocks: the proof needs it).
 
-2. OpenMP clauses (`openmp_clause_notes`).  For a loop under `#pragma omp
-   parallel for`, compare the pragma's clauses with what the dependence pass
-   found: a scalar c2gpu privatizes or reduces itself, or an inner loop variable
-   declared outside the loop, without the matching clause is a data race in the
-   OpenMP program even though the loop is parallel as sequential C.
+(OpenMP directives are checked against the verdicts in c2gpu/analysis/openmp.py.)
 """
 from __future__ import annotations
 
@@ -222,66 +218,3 @@ class _Domain:
                         pieces.append(str(con(sub({"": Fraction(-1)}, form), ">=")))
                 out.append("(" + " or ".join(f"({x})" for x in pieces) + ")")
         return out, left_out
-
-
-# --------------------------------------------------------------------------- OpenMP clauses
-
-_CLAUSE = re.compile(r"\b(private|firstprivate|lastprivate|linear|reduction|shared)\s*\(([^)]*)\)")
-
-
-def openmp_clauses(pragma: str) -> dict[str, set[str]]:
-    """Clause name -> the variables it lists: 'omp parallel for private(j) reduction(+:s)'."""
-    out: dict[str, set[str]] = {}
-    for name, args in _CLAUSE.findall(pragma):
-        if name in ("reduction", "linear") and ":" in args:
-            args = args.split(":", 1)[1] if name == "reduction" else args.split(":", 1)[0]
-        out.setdefault(name, set()).update(a.strip() for a in args.split(",") if a.strip())
-    return out
-
-
-def pragma_notes(nest: Nest, info) -> list[str]:
-    """openmp_clause_notes for every loop of the nest with a `#pragma omp parallel for` (Loop.pragmas);
-    `info` is the nest's DependenceInfo."""
-    out = []
-    for lp in nest.loops():
-        for pragma in getattr(lp, "pragmas", ()):
-            if re.match(r"\s*(#\s*pragma\s+)?omp\s+parallel\s+for\b", pragma):
-                out.extend(openmp_clause_notes(pragma, None, lp, info.verdicts[lp.lid], nest))
-    return out
-
-
-def openmp_clause_notes(pragma: str, line: int | None, loop: Loop, verdict, nest: Nest) -> list[str]:
-    """What the `#pragma omp parallel for` at `line` before `loop` lacks, given the loop's dependence verdict.
-
-    `verdict` is the LoopVerdict of `loop` (private, reductions, outer_writes
-    and reasons).  Only a loop c2gpu proves (parallel or reduction) can miss a
-    clause: for any other the race is in the loop itself.
-    """
-    if "omp" not in pragma or verdict.status not in ("parallel", "reduction"):
-        return []
-    clauses = openmp_clauses(pragma)
-    privatized = set().union(*(clauses.get(c, set()) for c in ("private", "firstprivate", "lastprivate", "linear")))
-    reduced = clauses.get("reduction", set())
-    where = f"the OpenMP pragma at line {line}" if line else f"the OpenMP pragma of the loop at line {loop.loc.line}"
-    notes = []
-    for s in verdict.private:
-        if s not in privatized | reduced:
-            notes.append(f"{where} has no private({s}) clause, but {s} is written before it is read in every "
-                         "iteration: the threads share one variable (a data race)")
-    ops = {r.target: r.op for r in nest.reductions()}
-    for s in verdict.reductions:
-        if "[" not in s and s not in reduced:
-            notes.append(f"{where} has no reduction({ops.get(s, '+')}:{s}) clause, but {s} is a reduction over "
-                         "the loop: the threads update one variable (a data race)")
-    if loop.lid == nest.root.lid:
-        for ind in nest.inductions:         # frontend/inductions.py: counted, not shared
-            if ind.name not in clauses.get("linear", set()):
-                notes.append(f"{where} has no linear({ind.name}) clause, but {ind.name} is stepped by one in every "
-                             f"iteration (line {ind.line}): the threads share one counter (a data race)")
-    declared = {st.decl for st in loop.statements() if st.decl}
-    for inner in list(loop.loops())[1:]:
-        var = inner.origin.var if inner.origin is not None else inner.var
-        if not inner.declared_in_header and var not in declared and var not in privatized:
-            notes.append(f"{where} has no private({var}) clause, but the inner loop at line {inner.loc.line} "
-                         f"uses {var}, declared outside the loop: the threads share one counter (a data race)")
-    return list(dict.fromkeys(notes))

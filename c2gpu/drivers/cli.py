@@ -30,6 +30,7 @@ from ..pipeline import ANALYZE, PORT
 from ..registry import discover
 from ..report import ir_json
 from ..report.catalogue import explain
+from ..report.text import diagnostic_lines
 from ..report.rules import RULES, Finding
 
 # Imports go at the top of a module unless a measured start-up cost says otherwise.  This module is imported by every
@@ -340,7 +341,7 @@ def cmd_passes(args) -> int:
 def _port_outcomes_report(outcomes, notes=()) -> str:
     """What port did with each nest; `notes`: the file's own diagnostics (a nest not described, a pragma not
     understood), first, so that no nest disappears without a word."""
-    lines = [f"{f.loc}: note: {f.message} [{f.code}]" for f in notes]
+    lines = [line for f in notes for line in diagnostic_lines(f)]
     for o in outcomes:
         if o.ported:
             ks = o.code.kernels

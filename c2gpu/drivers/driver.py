@@ -23,7 +23,9 @@ from ..report.advisor import AdvisorOptions, advise, performance_of
 from ..report.model import Report, build_report, loop_reports, plan_sentence
 from ..report.program_view import program_json, program_text, whole_program
 from ..report.verdict_json import verdict_json
+from ..report.text import diagnostic_lines
 from ..report.verdict_text import nest_table
+from ..analysis.openmp import OPENMP_CODES, openmp_findings
 from ..analysis.subscript_bounds import findings
 from ..records import dataclass
 
@@ -182,12 +184,16 @@ def _priced_at_sizes(advice, nest) -> bool:
 
 
 def diagnostics(nest, manager: PassManager, silenced: tuple[str, ...] = (), priced: bool = False) -> list:
-    """Everything the reports say about `nest`, once: the IR's flags, the subscripts found out of bounds and
-    the passes' refusals, less the codes the user silenced.  `priced`: the advisor priced the nest at the sizes
+    """Everything the reports say about `nest`, once: the IR's flags, the subscripts found out of bounds, what
+    its OpenMP directives get wrong and the passes' refusals, less the codes the user silenced.  `priced`: the advisor priced the nest at the sizes
     its run used, so the performance pass's "give the sizes a value" is answered and not repeated."""
     out, seen = [], set()
-    for f in list(nest.all_flags()) + findings(nest) + manager.errors_of(nest):
+    deps = manager.result("dependence", nest)
+    omp = openmp_findings(nest, deps) if deps is not None else []
+    for f in list(nest.all_flags()) + findings(nest) + omp + manager.errors_of(nest):
         key = (f.code, f.loc.line if f.loc else None)      # a pass refusing over a flag of the IR: said once
+        if f.code in OPENMP_CODES:
+            key += (f.message,)                            # (one directive may miss several clauses)
         if priced and f.code == "not-predicted":
             continue
         if key not in seen:
@@ -226,7 +232,7 @@ def _verdict_text(program, manager, advice, style: TextStyle, flags: dict | None
                                 loop_reports(nest, manager.result("dependence", nest), plan), style.colour,
                                 plan_sentence(plan) if plan is not None else "",
                                 errs[-1].message if errs and plan is None else "")
-                     + "".join(f"  {f.loc}: note: {f.message} [{f.code}]\n" for f in (flags or {}).get(nest.name, [])))
+                     + "".join(f"  {line}\n" for f in (flags or {}).get(nest.name, []) for line in diagnostic_lines(f)))
     if notes:
         parts.append(notes.rstrip("\n"))
     return "\n".join(parts) + "\n"

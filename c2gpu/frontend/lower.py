@@ -54,6 +54,7 @@ class Candidate:
     region: str
     outer: str = ""   # "while" when the for sits inside a while loop
     pragmas: tuple[str, ...] = ()
+    pragma_locs: tuple[Loc, ...] = ()      # where each pragma is
     stands_for: c_ast.Node | None = None   # a rewrite of the nest: the for-statement in the function it replaces
     fields: tuple[tuple[str, str], ...] = ()   # struct fields renamed in it: (variable, the C expression it is)
     inductions: tuple[Induction, ...] = ()     # counters substituted in it (frontend/inductions.py)
@@ -146,7 +147,7 @@ class FileLowerer:
                 storage = "param-array" if t.dims else "param-pointer" if t.pointers else "param"
                 scope.vars[p.name] = Var(t, storage, loc_of(p, Loc(self.path, 0)), p.name)
         cands: list[Candidate] = []
-        self.find(fn.body, scope, cands, state={"scop": False, "marker": None, "pragmas": []}, outer="")
+        self.find(fn.body, scope, cands, state={"scop": False, "marker": None, "pragmas": [], "pragma_locs": []}, outer="")
         facts = FunctionFacts(fn, self.user_functions, self.inlinable)
         nests = []
         for index, cand in enumerate(cands, 1):
@@ -170,6 +171,7 @@ class FileLowerer:
             for item in node.block_items or []:
                 if isinstance(item, c_ast.Pragma):
                     state["pragmas"].append(item.string.strip())
+                    state["pragma_locs"].append(loc_of(item, Loc(self.path, 0)))
                     words = item.string.split()
                     if words[:1] == ["scop"]:
                         state["scop"] = True
@@ -190,7 +192,7 @@ class FileLowerer:
                 self._marker_without_for(state, item)
                 self.find(item, inner, out, state, outer)
                 state["marker"] = None
-                state["pragmas"] = []
+                state["pragmas"], state["pragma_locs"] = [], []
             self._marker_without_for(state, None)
             state["marker"] = None
             return
@@ -204,7 +206,8 @@ class FileLowerer:
                        else None)
             if why_not is None and not (state.get("host") and not marked):
                 region = "pragma" if marker else "scop" if state["scop"] else "auto"
-                out.append(Candidate(node, scope, region, outer, tuple(state["pragmas"])))
+                out.append(Candidate(node, scope, region, outer, tuple(state["pragmas"]),
+                                     tuple(state["pragma_locs"])))
                 self._pragmas_inside_nest(node.stmt, loc)
                 return
             if why_not is not None and not state.get("host"):
@@ -215,7 +218,7 @@ class FileLowerer:
                 if d.name:
                     inner.vars[d.name] = Var(decl_type(d, self.typedefs), "local", loc_of(d, Loc(self.path, 0)), d.name)
             host = state.get("host")
-            state.update(host=True, marker=None, pragmas=[])
+            state.update(host=True, marker=None, pragmas=[], pragma_locs=[])
             self.find(node.stmt, inner, out, state, outer)
             state["host"] = host
             return
@@ -281,7 +284,7 @@ class FileLowerer:
         lowerer = NestLowerer(ctx)
         lowerer.prepass(cand.node)
         ctx.entry_values = _entry_values(ctx, cand.stands_for or cand.node, facts)
-        root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas)
+        root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas, cand.pragma_locs)
         if any(ind.trip is None for ind in cand.inductions):       # the loop they count, as first described
             cand = replace(cand, inductions=tuple(ind if ind.trip is not None else replace(ind, trip=root.trip_count)
                                                   for ind in cand.inductions))

@@ -10,7 +10,7 @@ import copy
 
 from pycparser import c_ast
 
-from ..ir import Access, Flag, Guard, Loop, loop_words, Statement
+from ..ir import Access, Flag, Guard, Loc, Loop, loop_words, Statement
 from ..symbolic import Poly
 from .ctypes import SIZES, CType, decl_type
 from .context import NestContext, Scope, Var
@@ -120,7 +120,8 @@ class NestLowerer:
                 for k, n in enumerate(group, 1):
                     ctx.renamed[id(n)] = f"{name}#{k}"
 
-    def lower_loop(self, node: c_ast.For, guards: tuple[Guard, ...], scope: Scope, pragmas: tuple[str, ...] = ()) -> Loop:
+    def lower_loop(self, node: c_ast.For, guards: tuple[Guard, ...], scope: Scope, pragmas: tuple[str, ...] = (),
+                   pragma_locs: tuple[Loc, ...] = ()) -> Loop:
         ctx = self.ctx
         ctx.forget_written_in(node)        # before the header: its condition is evaluated in every iteration
         h = parse_header(ctx, node)
@@ -191,7 +192,7 @@ class NestLowerer:
         perfect = bool(items) and all(isinstance(i, (c_ast.For, c_ast.Pragma, c_ast.EmptyStatement)) for i in items)
         return Loop(lid=lid, var=var, lower=h.lower, upper=h.upper, step=h.step or 0, trip_count=trip, loc=loc,
                     end_loc=None, header=header, body=tuple(body), guards=guards, flags=tuple(flags),
-                    c_type=c_type, declared_in_header=in_header, perfect=perfect, pragmas=pragmas,
+                    c_type=c_type, declared_in_header=in_header, perfect=perfect, pragmas=pragmas, pragma_locs=pragma_locs,
                     declared=tuple(dict.fromkeys(ctx.loop_decls.pop(lid, ()))),
                     header_stmt=header_stmt, ast=node, lower_pieces=h.lower_pieces, upper_pieces=h.upper_pieces)
 
@@ -236,16 +237,18 @@ class NestLowerer:
             inner = scope.child()
             saved, ctx.scope = ctx.scope, inner
             pragmas: list[str] = []
+            locs: list[Loc] = []
             try:
                 for item in node.block_items or []:
                     if isinstance(item, c_ast.Pragma):
                         pragmas.append(item.string.strip())
+                        locs.append(ctx.loc(item))
                         continue
                     if isinstance(item, c_ast.For):
-                        out.extend(self.lower_for(item, guards, inner, tuple(pragmas)))
+                        out.extend(self.lower_for(item, guards, inner, tuple(pragmas), tuple(locs)))
                     else:
                         out.extend(self.lower_body(item, guards, inner))
-                    pragmas = []
+                    pragmas, locs = [], []
             finally:
                 ctx.scope = saved
             return out
@@ -336,12 +339,13 @@ class NestLowerer:
             out.append(self.make_statement(node, guards, b, text=f"{what} at line {ctx.loc(node).line}"))
         return out
 
-    def lower_for(self, node: c_ast.For, guards: tuple[Guard, ...], scope: Scope, pragmas: tuple[str, ...] = ()) -> list:
+    def lower_for(self, node: c_ast.For, guards: tuple[Guard, ...], scope: Scope, pragmas: tuple[str, ...] = (),
+                  pragma_locs: tuple[Loc, ...] = ()) -> list:
         """An inner `for` as a loop of the nest, or, when its iterations cannot be modelled (bounds read from
         memory, a `break` of its own), as one statement that each iteration of the loops around it runs whole."""
         if self.ctx.loop_ids and _uncountable(self.ctx, node) and (whole := self.runs_whole(node, guards, scope)):
             return whole
-        return [self.lower_loop(node, guards, scope, pragmas)]
+        return [self.lower_loop(node, guards, scope, pragmas, pragma_locs)]
 
     def runs_whole(self, node: c_ast.Node, guards: tuple[Guard, ...], scope: Scope) -> list | None:
         """A loop inside the nest that c2gpu does not count (`for (k = rowstr[j]; k < rowstr[j+1]; k++)`, a `while`

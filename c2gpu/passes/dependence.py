@@ -71,7 +71,7 @@ from c2gpu.frontend.objects import SCALAR, labels_apart
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.analysis.isl_sets import Unencodable, con, parse_set, sub
 
-from c2gpu.analysis import subscript_bounds
+from c2gpu.analysis import openmp, subscript_bounds
 from .references import (Dependence, _apart, _buckets, _collect, _common, _Ctx, _in_iteration, _orders, _Ref,
                          _same_iteration_only, access_map, check_pair)
 from .scalars import live_after, outlives_nest, privatizable, scalar_reduction
@@ -759,6 +759,6 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
             notes.append(f"assumed {named} {'do' if len(pointers) > 1 else 'does'} not alias (declared restrict)")
 
     verdicts = combine(ctx, found, refs, notes)
-    notes.extend(subscript_bounds.pragma_notes(nest, DependenceInfo(verdicts, ())))
+    notes.extend(openmp.pragma_notes(nest, DependenceInfo(verdicts, ())))
     deps = tuple(dict.fromkeys(d for d, _, _ in found))
     return DependenceInfo(verdicts, deps, tuple(dict.fromkeys(notes)))

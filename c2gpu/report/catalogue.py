@@ -192,6 +192,45 @@ void f(int n, float *restrict a) {
         "sets it.",
         "Check the arguments before the call instead of `errno` after it, or compile the C with "
         "-fno-math-errno if the program does not need it."),
+    "omp-race": _E(
+        "The loop under `#pragma omp parallel for` carries a dependence c2gpu proves exactly (the message names "
+        "the two accesses and the distance): with threads, iterations run at the same time and the result "
+        "depends on their timing.",
+        "Remove the directive, or change the algorithm so that the iterations are independent (a separate "
+        "output array, a scan); a directive does not make a loop parallel.",
+        """void f(int n, float *restrict a) {
+  #pragma omp parallel for
+  for (int i = 1; i < n; i++)
+    a[i] = a[i - 1] + 1;
+}""",
+        """void f(int n, float *restrict a, const float *restrict b) {
+  #pragma omp parallel for
+  for (int i = 1; i < n; i++)
+    a[i] = b[i - 1] + 1;
+}"""),
+    "omp-missing-clause": _E(
+        "The loop is parallel as sequential C, but a scalar it writes before reading (a temporary), a sum it "
+        "accumulates, an inner loop counter declared outside it, or a counter it steps is shared by the "
+        "threads of the OpenMP program unless a clause says otherwise: they race on it.",
+        "Add the clause the message names (private, reduction, linear); the fix-it line is the directive with "
+        "it, for an editor or `clang-apply-replacements`-style tool to apply.",
+        """float f(int n, const float *restrict a) {
+  float sum = 0;
+  #pragma omp parallel for
+  for (int i = 0; i < n; i++)
+    sum += a[i];
+  return sum;
+}""",
+        """float f(int n, const float *restrict a) {
+  float sum = 0;
+  #pragma omp parallel for reduction(+:sum)
+  for (int i = 0; i < n; i++)
+    sum += a[i];
+  return sum;
+}"""),
+    "omp-unneeded-clause": _E(
+        "A private, firstprivate or lastprivate clause names a variable the loop never uses: it does nothing.",
+        "Remove it from the clause."),
     "not-analysed": _E(
         "c2gpu could not describe the nest (deeper than it analyses, or an internal error, reported as such).",
         "Nothing to change in the C for a depth limit; report an internal error."),
@@ -311,7 +350,7 @@ def explain(code: str) -> str:
     d, e = CODES[code], CATALOGUE[code]
     kinds = {"limit": "a limit on what c2gpu can prove about the loops around it",
              "refusal": "a reason a pass refuses the nest", "note": "a note about the file",
-             "bug": "a bug in c2gpu"}
+             "openmp": "an OpenMP directive checked against c2gpu's analysis", "bug": "a bug in c2gpu"}
     out = [f"{code} ({kinds[d.kind]}): {d.summary}", "", f"Why: {e.why}", "", f"Fix: {e.fix}"]
     if e.before:
         out += ["", "Before (c2gpu reports it):", "", *("    " + line for line in e.before.splitlines()),

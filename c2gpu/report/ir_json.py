@@ -23,7 +23,12 @@ def expr(p: Poly | Sym | None) -> str | None:
 
 
 def flag(f: Flag) -> dict:
-    return {"code": f.code, "message": f.message, "location": loc(f.loc)}
+    out = {"code": f.code, "message": f.message, "location": loc(f.loc)}
+    if f.level != "note":
+        out["level"] = f.level
+    if f.fix:
+        out["fix"] = {"line": f.loc.line, "replacement": f.fix}     # the whole line at `location`, as it should read
+    return out
 
 
 def guard(g: Guard) -> dict:

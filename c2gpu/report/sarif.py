@@ -1,6 +1,8 @@
 """SARIF 2.1.0 output (`c2gpu analyze --gpu NAME --format sarif`), for editors and code-scanning tools.
 
-One result per loop nest, at the nest's `for`: the rule is the verdict class's (`c2gpu/port`,
+One result per loop nest, at the nest's `for`, and one per finding on its OpenMP directives (`c2gpu/omp-race`,
+`c2gpu/omp-missing-clause` with the directive as it should read as a fix, `c2gpu/omp-unneeded-clause`; their
+rules' text is the catalogue's).  A nest's result: the rule is the verdict class's (`c2gpu/port`,
 `c2gpu/port-if-resident`, `c2gpu/keep-on-cpu`, `c2gpu/not-portable`, `c2gpu/no-verdict`; the table is
 c2gpu/report/rules.py), or for `check` the gate's outcome (`c2gpu/below-min-speedup`, ...), the message gives the
 verdict with the speedup and the time breakdown, the related locations point at the memory hotspots of the
@@ -20,7 +22,11 @@ from urllib.parse import quote
 
 from .. import __version__, units
 from .model import NestReport, Report
+from ..analysis.openmp import OPENMP_CODES
+from ..diagnostics import CODES
+from .catalogue import CATALOGUE
 from .rules import RULE_OF_CLASS, RULES, Finding
+from .text import line_span
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -29,10 +35,43 @@ RULE_IDS = tuple(RULES)
 
 
 def _rules() -> list[dict]:
-    return [{"id": r.id, "name": r.name, "shortDescription": {"text": r.summary},
-             "fullDescription": {"text": f"{r.summary} {r.help}"}, "help": {"text": r.help},
-             "defaultConfiguration": {"level": "note"},
-             "properties": {"tags": ["performance", "gpu", "cuda"]}} for r in RULES.values()]
+    verdicts = [{"id": r.id, "name": r.name, "shortDescription": {"text": r.summary},
+                 "fullDescription": {"text": f"{r.summary} {r.help}"}, "help": {"text": r.help},
+                 "defaultConfiguration": {"level": "note"},
+                 "properties": {"tags": ["performance", "gpu", "cuda"]}} for r in RULES.values()]
+    # the OpenMP checks (c2gpu/analysis/openmp.py): their text is the catalogue's (`c2gpu codes --explain CODE`)
+    openmp = [{"id": f"c2gpu/{code}", "name": "".join(w.capitalize() for w in code.split("-")),
+               "shortDescription": {"text": CODES[code].summary},
+               "fullDescription": {"text": CATALOGUE[code].why}, "help": {"text": CATALOGUE[code].fix},
+               "defaultConfiguration": {"level": level},
+               "properties": {"tags": ["openmp", "correctness"]}}
+              for code, level in zip(OPENMP_CODES, ("error", "warning", "note"))]
+    return verdicts + openmp
+
+
+def _openmp_results(n: NestReport, rule_index: dict[str, int], base: str | None) -> list[dict]:
+    """What `analyze` found wrong in the nest's OpenMP directives (its flags of OPENMP_CODES), a result each, with
+    the directive as it should read as a fix."""
+    out = []
+    for f in n.data.get("flags", ()):
+        if f["code"] not in OPENMP_CODES:
+            continue
+        where = f["location"]
+        rule = f"c2gpu/{f['code']}"
+        result = {"ruleId": rule, "ruleIndex": rule_index[rule], "level": f.get("level", "note"),
+                  "message": {"text": f["message"]},
+                  "locations": [_location(where["file"], where["line"], where.get("col") or 0, None, base)]}
+        if "fix" in f:
+            start, end = line_span(where["file"], f["fix"]["line"])
+            uri, relative = artifact_uri(where["file"], base)
+            result["fixes"] = [{"description": {"text": "the directive with the clauses the loop needs"},
+                                "artifactChanges": [{
+                                    "artifactLocation": {"uri": uri, **({"uriBaseId": "SRCROOT"} if relative else {})},
+                                    "replacements": [{"deletedRegion": {"startLine": f["fix"]["line"],
+                                                                        "startColumn": start, "endColumn": end},
+                                                      "insertedContent": {"text": f["fix"]["replacement"]}}]}]}]
+        out.append(result)
+    return out
 
 
 def artifact_uri(path: str, base: str | None = None) -> tuple[str, bool]:
@@ -149,8 +188,9 @@ def sarif_document(reports: list[Report], errors: list[dict] | None = None, base
     rules = _rules()
     index = {r["id"]: k for k, r in enumerate(rules)}
     findings = findings or {}
-    results = [_result(n, findings.get(id(n)) or analyze_finding(n, rep.gpu), index, base)
-               for rep in reports for n in rep.nests]
+    results = [r for rep in reports for n in rep.nests
+               for r in [_result(n, findings.get(id(n)) or analyze_finding(n, rep.gpu), index, base),
+                         *_openmp_results(n, index, base)]]
     notifications = []
     for e in errors or []:
         note: dict = {"level": "error", "message": {"text": e["message"]}}

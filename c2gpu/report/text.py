@@ -1,6 +1,8 @@
 """Plain-text rendering of the IR for the terminal."""
 from __future__ import annotations
 
+import linecache
+
 from ..analysis.counting import enclosing_loops, instances
 from ..ir import Flag, Loop, Nest, Program
 from ..symbolic import Poly
@@ -63,8 +65,26 @@ def nest_ir(n: Nest) -> str:
     return "\n".join(lines)
 
 
+def diagnostic_lines(f: Flag) -> list[str]:
+    """A diagnostic as a compiler prints it (`file:line:col: warning: message [code]`), then its fix-it as clang
+    prints one for tools to apply: `fix-it:"file":{line:col-line:col}:"replacement"`, the whole line replaced."""
+    out = [f"{f.loc}: {f.level}: {f.message} [{f.code}]"]
+    if f.fix:
+        start, end = line_span(f.loc.file, f.loc.line)
+        fixed = f.fix.replace("\\", "\\\\").replace('"', '\\"')
+        out.append(f'fix-it:"{f.loc.file}":{{{f.loc.line}:{start}-{f.loc.line}:{end}}}:"{fixed}"')
+    return out
+
+
+def line_span(path: str, line: int) -> tuple[int, int]:
+    """The columns a fix-it replaces on a line of the user's file: from its first non-blank character to its
+    end (exclusive), 1-based."""
+    text = linecache.getline(path, line).rstrip("\n")
+    return len(text) - len(text.lstrip()) + 1, len(text) + 1
+
+
 def _flags(flags: list[Flag]) -> list[str]:
-    return [f"  {f.loc}: note: {f.message} [{f.code}]" for f in flags]
+    return ["  " + line for f in flags for line in diagnostic_lines(f)]
 
 
 def program(p: Program, flags: dict[str, list[Flag]], extra=None) -> str:
@@ -82,5 +102,5 @@ def program(p: Program, flags: dict[str, list[Flag]], extra=None) -> str:
             out.append("  flags:")
             out.extend("  " + line for line in _flags(flags[n.name]))
     for f in p.diagnostics:
-        out.append(f"{f.loc}: note: {f.message} [{f.code}]")
+        out.extend(diagnostic_lines(f))
     return "\n".join(out) + "\n\n"
