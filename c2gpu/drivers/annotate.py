@@ -8,9 +8,11 @@ a guess:
   private(v)      the scalars the analysis privatized (written before read in every iteration, dead after), the
                   variables of the loops inside it declared outside it, and its own variable when it is declared
                   outside the `for` (OpenMP makes that one private anyway: said for the reader)
-  reduction(op:s) each scalar reduction (+, * on any arithmetic type; max and min on integers)
+  reduction(op:s) each scalar reduction (+, * on any arithmetic type; max and min on integers), and each array
+                  of one dimension and known extent whose elements it reduces into, as an array section
+                  (`reduction(+:rms[0:5])`, OpenMP 4.5)
 A loop is left alone, with the reason, when OpenMP would not compute what the C computes or the analysis cannot
-say that it would: a reduction into an array element, a scatter, a counter stepped in each iteration, a scalar
+say that it would: a reduction into an element of a pointer or of a multi-dimensional array, a scatter, a counter stepped in each iteration, a scalar
 written in it and read after it, an array made private that is not an array of the function, a float max or min
 (the order decides which NaN or signed zero survives), a variable made private that the function reads after the
 loop (a private copy leaves it unspecified), a header OpenMP does not accept, a loop that already has an OpenMP
@@ -23,6 +25,9 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
+import islpy as isl
+
+from ..analysis import isl_sets as ph
 from ..frontend import load_program_recovering, parse_c_recovering, preprocess
 from ..frontend.source import SpanError, for_span, line_offsets
 from ..frontend.syntax import nodes
@@ -142,15 +147,20 @@ def _clauses(program: Program, nest: Nest, loop: Loop, verdict, source: str, fun
         return [], f"it steps {_names([i.name for i in nest.inductions], scalars)} in every iteration (a counter)"
     ops = {r.target: r for r in nest.reductions()}
     reductions: dict[str, list[str]] = {}
+    sections: dict[str, set[str]] = {}          # op -> whole arrays reduced element by element ("rms[0:5]")
     for target in verdict.reductions:
         r = ops.get(target)
-        if "[" in target or r is None or r.op not in _OPS:
+        section = _array_section(nest, r) if r is not None and "[" in target else None
+        if ("[" in target and section is None) or r is None or r.op not in _OPS:
             return [], f"it reduces into {target}, which OpenMP cannot name in a reduction clause"
         ctype = reduction_type(nest, r)
         if exact_fp and r.op in ("+", "*") and ctype not in INT_RANGES:
             return [], f"--exact-fp keeps the floating-point {r.op} of {target} in C's order, in one thread"
         if r.op in ("max", "min") and ctype not in INT_RANGES:     # equal integers are one value
             return [], f"the {r.op} of {target} is over floating point: the order decides which of equal values survives"
+        if section is not None:
+            sections.setdefault(_OPS[r.op], set()).add(section)
+            continue
         reductions.setdefault(_OPS[r.op], []).append(target)
     # a local of an inlined call is the callee's own variable, one per call: nothing to say about it
     private = {s for s in verdict.private if s not in scalars or _declared_in(function, spans, scalars[s].loc)}
@@ -183,9 +193,32 @@ def _clauses(program: Program, nest: Nest, loop: Loop, verdict, source: str, fun
     clauses = []
     if private - {verdict.var}:
         clauses.append(f"private({', '.join(sorted(names[n] for n in private - {verdict.var}))})")
-    for op, targets in sorted(reductions.items()):
-        clauses.append(f"reduction({op}:{', '.join(sorted(names[t] for t in targets))})")
+    for op in sorted(set(reductions) | set(sections)):
+        listed = sorted(names[t] for t in reductions.get(op, ())) + sorted(sections.get(op, ()))
+        clauses.append(f"reduction({op}:{', '.join(listed)})")
     return clauses, None
+
+
+def _array_section(nest: Nest, r) -> str | None:
+    """The elements of a one-dimensional array the loop reduces into, as an OpenMP array section (`rms[0:5]`,
+    OpenMP 4.5): each thread adds into a private copy of each, the identity where it adds nothing.  The section
+    is every element the nest's reductions into the array may touch (isl, exact); None when that is not a
+    constant range, or the array is not one-dimensional."""
+    a = r.array_access
+    if a is None or len(a.subscripts) != 1 or nest.array(a.array).fields:
+        return None
+    accs = [x for st in nest.statements() for x in st.accesses if x.array == a.array]
+    try:
+        ranges = ph.subscript_ranges(nest, accs, 1, True)
+    except (ValueError, isl.Error):
+        return None
+    if ranges is None:
+        return None
+    lo, hi = ranges[0]
+    if not (lo.is_cst() and hi.is_cst()):
+        return None
+    first, last = (int(str(p.get_pieces()[0][1].get_constant_val())) for p in (lo, hi))
+    return f"{a.array}[{first}:{last - first + 1}]"
 
 
 def _names(names, scalars) -> str:
