@@ -195,6 +195,27 @@ void f(int n, int i0, float *restrict a, const float *restrict b) {
     assert ["canonical form" in x.why for x in r.left] == [True]
 
 
+@requires_tool("gcc")
+def test_a_reduction_into_array_elements_is_an_array_section(tmp_path):
+    r = annotated(tmp_path, """
+#include <stdio.h>
+double u[200][3];
+int main(void) {
+  double rms[3] = {0, 0, 0};
+  for (int i = 0; i < 200; i++) for (int m = 0; m < 3; m++) u[i][m] = (i * 7 + m) % 11;
+  for (int i = 0; i < 200; i++)
+    for (int m = 0; m < 3; m++)
+      rms[m] = rms[m] + u[i][m] * u[i][m];
+  printf("%.1f %.1f %.1f\\n", rms[0], rms[1], rms[2]);
+  return 0;
+}""")
+    assert [d.text for d in r.directives][-1] == "#pragma omp parallel for reduction(+:rms[0:3])"
+    out = tmp_path / "a_omp.c"
+    out.write_text(r.source)
+    got = run_openmp(out, tmp_path)
+    assert got.stdout == "6979.0 6995.0 7015.0\n", got.stdout + got.stderr     # (the sums, exact in double)
+
+
 def test_a_variable_assigned_after_the_loop_before_any_use_is_dead_there(tmp_path):
     r = annotated(tmp_path, """
 double a[100][100], b[100];
