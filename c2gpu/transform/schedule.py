@@ -48,6 +48,8 @@ def _qualifies(nest: Nest, deps) -> bool:
     stmts = nest.statements()
     if nest.all_flags() or not stmts or len(stmts) > MAX_STATEMENTS:
         return False
+    if len(stmts) == 1 and len(nest.loops()) == 1:
+        return False        # one statement in one loop that carries a dependence: no order has a parallel loop
     if any(r.kind not in KNOWN for v in deps.verdicts.values() for r in v.reasons):
         return False
     loops = nest.loops()
