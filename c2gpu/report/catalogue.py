@@ -200,13 +200,13 @@ void f(int n, float *restrict a) {
         "output array, a scan); a directive does not make a loop parallel.",
         """void f(int n, float *restrict a) {
   #pragma omp parallel for
-  for (int i = 1; i < n; i++)
-    a[i] = a[i - 1] + 1;
+  for (int i = 0; i < n - 1; i++)
+    a[i] = 0.5f * (a[i] + a[i + 1]);
 }""",
-        """void f(int n, float *restrict a, const float *restrict b) {
+        """void f(int n, float *restrict out, const float *restrict a) {
   #pragma omp parallel for
-  for (int i = 1; i < n; i++)
-    a[i] = b[i - 1] + 1;
+  for (int i = 0; i < n - 1; i++)
+    out[i] = 0.5f * (a[i] + a[i + 1]);
 }"""),
     "omp-missing-clause": _E(
         "The loop is parallel as sequential C, but a scalar it writes before reading (a temporary), a sum it "
