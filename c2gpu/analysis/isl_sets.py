@@ -327,20 +327,20 @@ class _Wanted:
         return id(a) in self.ids or a in self.equal
 
 
+def ast_expr(pw: isl.PwAff | isl.Set, params: list[str]):
+    """isl's AST expression of a piecewise affine function (or of a parameter condition)."""
+    build = isl.AstBuild.from_context(isl.Set(f"[{', '.join(params)}] -> {{ : }}"))
+    return build.expr_from_set(pw) if isinstance(pw, isl.Set) else build.expr_from_pw_aff(pw)
+
+
 def to_c(pw: isl.PwAff | isl.Set, params: list[str]) -> str:
     """A piecewise affine function (or a parameter condition) as a C expression."""
-    ctx = isl.Set(f"[{', '.join(params)}] -> {{ : }}")
-    build = isl.AstBuild.from_context(ctx)
-    if isinstance(pw, isl.Set):
-        return _expr_c(build.expr_from_set(pw))
-    return _expr_c(build.expr_from_pw_aff(pw))
+    return _expr_c(ast_expr(pw, params))
 
 
 def to_cint(pw: isl.PwAff | isl.Set, params: list[str]) -> CInt:
     """to_c's C with the expression it spells (for evaluating it without reading the C back)."""
-    ctx = isl.Set(f"[{', '.join(params)}] -> {{ : }}")
-    build = isl.AstBuild.from_context(ctx)
-    e = build.expr_from_set(pw) if isinstance(pw, isl.Set) else build.expr_from_pw_aff(pw)
+    e = ast_expr(pw, params)
     return CInt(_expr_c(e), expr_tree(e))
 
 

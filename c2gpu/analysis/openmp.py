@@ -166,7 +166,7 @@ def openmp_findings(nest: Nest, info) -> list[Flag]:
                 if all(m.clause for m in missing) else ""
             for m in missing:
                 out.append(Flag("omp-missing-clause", m.message, at, level="warning", fix=fixed))
-            used = _names_used(lp)
+            used = _names_used(nest, lp)
             for name in sorted(set().union(*(clauses.get(c, set()) for c in
                                              ("private", "firstprivate", "lastprivate"))) - used):
                 out.append(Flag("omp-unneeded-clause", f"the OpenMP pragma at line {line} lists {name} as private, "
@@ -174,7 +174,7 @@ def openmp_findings(nest: Nest, info) -> list[Flag]:
     return out
 
 
-def _names_used(loop: Loop) -> set[str]:
+def _names_used(nest: Nest, loop: Loop) -> set[str]:
     """Every variable the loop reads or writes (scalars, arrays, its own and inner loop variables), as C names."""
     names = {lp.origin.var if lp.origin is not None else lp.var for lp in loop.loops()}
     for st in loop.statements():
@@ -183,4 +183,5 @@ def _names_used(loop: Loop) -> set[str]:
             names.add(st.decl)
     for g in (g for st in loop.statements() for g in st.guards):
         names |= set(g.reads)
-    return names
+    c_names = {s.name: s.source_name for s in nest.scalars}     # ("t#2": the nest's second variable t)
+    return {c_names.get(n, n) for n in names}

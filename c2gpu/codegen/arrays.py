@@ -7,7 +7,6 @@ arrays as planned here.
 """
 from __future__ import annotations
 
-
 import islpy as isl
 from pycparser import c_ast
 

@@ -130,8 +130,8 @@ def _waves(nest: Nest, loops: list[Loop], k: int) -> c_ast.Node | None:
     pieces = top.get_pieces()
     if len(pieces) != 1:
         return None
-    build = isl.AstBuild.from_context(isl.Set(f"[{', '.join(nest.params)}] -> {{ : }}"))
-    return c_ast.BinaryOp("+", isl_expr(build.expr_from_pw_aff(isl.PwAff.from_aff(pieces[0][1]))), integer(1))
+    front = ph.ast_expr(isl.PwAff.from_aff(pieces[0][1]), list(nest.params))
+    return c_ast.BinaryOp("+", isl_expr(front), integer(1))
 
 
 # --------------------------------------------------------------------------- the rewrite
