@@ -35,6 +35,29 @@ class Loc:
         return f"{self.file}:{self.line}:{self.col}" if self.col else f"{self.file}:{self.line}"
 
 
+@dataclass(frozen=True)
+class Span:
+    """A region of the user's file, 1-based: from `line`:`col` to `end_line`:`end_col`, the end exclusive."""
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    @property
+    def loc(self) -> Loc:
+        return Loc(self.file, self.line, self.col)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A fix-it: `span` of the user's file replaced by `text`.  Made once, where the finding is made; every
+    printer (terminal, JSON, SARIF, `c2gpu fix`, the language server) prints this edit."""
+    span: Span
+    text: str
+    title: str              # what the edit does, in a few words ("add reduction(+:sum)")
+
+
 def line_of(loc: Loc, home: str = "") -> str:
     """A line as a message names it: "line N", or "FILE:N" (the file's base name) when it is in another file
     than `home`, the nest's own: code inlined from another file of the program (NPB's vranlc, c_randdp.c)."""
@@ -55,7 +78,7 @@ class Flag:
     loc: Loc
     loop_ids: tuple[int, ...] | None = None   # lids of the loops around it (None: unknown or the whole nest)
     level: str = "note"                       # "note", "warning" (a likely bug) or "error" (a bug: OpenMP races)
-    fix: str = ""                             # the line at `loc` as it should read (a fix-it), when there is one
+    fix: Fix | None = None                    # the edit that resolves it (a fix-it), when there is one
 
 
 @dataclass(frozen=True)
@@ -243,7 +266,7 @@ class Loop:
     declared_in_header: bool = False     # `for (int i = ...)` rather than a variable declared earlier
     perfect: bool = False                # the body holds nothing but `for` loops (pragmas and `;` aside)
     pragmas: tuple[str, ...] = ()        # the `#pragma` lines right before the loop ("omp parallel for private(j)")
-    pragma_locs: tuple[Loc, ...] = ()    # where each is
+    pragma_spans: tuple[Span, ...] = ()  # where each is (its whole directive)
     declared: tuple[str, ...] = ()       # C names of the variables its body declares (outside inner loops),
     #                                      initialized or not: each iteration has its own
     header_stmt: "Statement | None" = None   # what the header does to variables that outlive the loop: the

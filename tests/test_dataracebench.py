@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -334,16 +335,6 @@ def test_openmp_directives_checked(corpus):
         assert all(f.level == "error" for f in p.findings if f.code == "omp-race")
 
 
-def _fixed_source(p: PragmaLoop) -> str:
-    """The file with the directive of `p` replaced by the fix-it of its omp-missing-clause warnings."""
-    fix, = {f.fix for f in p.findings if f.code == "omp-missing-clause"}
-    lines = (BENCH / p.file.name).read_text(errors="replace").split("\n")
-    end = p.line
-    while lines[end - 1].rstrip().endswith("\\"):            # a directive continued on the next lines
-        end += 1
-    return "\n".join(lines[:p.line - 1] + [fix] + lines[end:])
-
-
 def _build(source: Path, exe: Path, openmp: bool) -> None:
     flags = ["-fopenmp"] if openmp else ["-Wno-unknown-pragmas"]
     subprocess.run(["gcc", "-O1", *flags, "-I", str(BENCH), "-o", str(exe), str(source), "-lm"], check=True,
@@ -353,15 +344,18 @@ def _build(source: Path, exe: Path, openmp: bool) -> None:
 @requires_tool("gcc")
 @pytest.mark.parametrize("runs", sweep([3, 20], default=[3]))
 def test_the_fix_its_make_the_program_print_what_the_sequential_one_prints(corpus, tmp_path, runs):
-    """Each data-sharing race of a loop c2gpu proves, with the directive its fix-it writes, built with gcc
-    -fopenmp and run with 4 threads (20 times with -m slow, 3 by default), prints what the program built without
-    OpenMP prints: the clause was the missing one."""
+    """Each data-sharing race of a loop c2gpu proves, fixed by `c2gpu fix --apply`, built with gcc -fopenmp and
+    run with 4 threads (20 times with -m slow, 3 by default), prints what the program built without OpenMP prints:
+    the clause was the missing one."""
     _, loops = corpus
     races = dict((id(p), kind) for p, kind in _races(loops))
     sharing = [p for p in loops if races.get(id(p)) == "data-sharing" and p.status in PROVEN]
     for p in sharing:
         fixed = tmp_path / p.file.name
-        fixed.write_text(_fixed_source(p))
+        shutil.copyfile(BENCH / p.file.name, fixed)
+        assert main(["fix", "--apply", "-I", str(BENCH), str(fixed)]) == 0
+        after = fixed.read_text(errors="replace").splitlines()
+        assert after[p.line - 1].strip() == next(f.fix.text for f in p.findings if f.code == "omp-missing-clause")
         _build(BENCH / p.file.name, tmp_path / "sequential", openmp=False)
         _build(fixed, tmp_path / "openmp", openmp=True)
         expected = subprocess.run([str(tmp_path / "sequential")], capture_output=True, text=True, timeout=60)

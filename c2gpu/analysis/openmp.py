@@ -17,7 +17,7 @@ import re
 
 from pycparser import c_ast
 
-from ..ir import Flag, Loop, Nest
+from ..ir import Fix, Flag, Loop, Nest
 from ..records import dataclass
 
 _CLAUSE = re.compile(r"\b(private|firstprivate|lastprivate|linear|reduction|shared)\s*\(([^)]*)\)")
@@ -150,7 +150,8 @@ def openmp_findings(nest: Nest, info) -> list[Flag]:
         for k, pragma in enumerate(lp.pragmas):
             if not is_parallel_for(pragma):
                 continue
-            at = lp.pragma_locs[k] if k < len(lp.pragma_locs) else lp.loc
+            span = lp.pragma_spans[k] if k < len(lp.pragma_spans) else None
+            at = span.loc if span is not None else lp.loc
             line = at.line
             verdict = info.verdicts[lp.lid]
             clauses = openmp_clauses(pragma)
@@ -161,9 +162,11 @@ def openmp_findings(nest: Nest, info) -> list[Flag]:
                                             f"{races[0].message}", at, level="error"))
                 continue
             missing = missing_clauses(pragma, line, lp, verdict, nest)
-            # the fix-it adds every clause, when a clause can fix every finding
-            fixed = " ".join(["#pragma", pragma.strip(), *(m.clause for m in missing)]) \
-                if all(m.clause for m in missing) else ""
+            # the fix-it adds every clause, when a clause can fix every finding, in place of the whole directive
+            whole = span is not None and (span.end_line, span.end_col) > (span.line, span.col)
+            fixed = Fix(span, " ".join(["#pragma", pragma.strip(), *(m.clause for m in missing)]),
+                        "add " + " ".join(m.clause for m in missing)) \
+                if whole and missing and all(m.clause for m in missing) else None
             for m in missing:
                 out.append(Flag("omp-missing-clause", m.message, at, level="warning", fix=fixed))
             used = _names_used(nest, lp)

@@ -181,6 +181,16 @@ def _annotate_args(an: argparse.ArgumentParser) -> None:
     an.add_argument("--exact-fp", action="store_true", help=EXACT_FP_HELP)
 
 
+def _fix_args(fx: argparse.ArgumentParser) -> None:
+    fx.add_argument("file", metavar="FILE")
+    what = fx.add_mutually_exclusive_group()
+    what.add_argument("--apply", action="store_true", help="write the fixed file over FILE (it asks for that)")
+    what.add_argument("-o", "--output", metavar="OUT.c", help="write the fixed file to OUT.c")
+    _add_frontend_args(fx)
+    fx.add_argument("--assume-no-alias", action="store_true",
+                    help="assume that distinct pointer parameters never overlap (as for analyze)")
+
+
 def _verify_args(ve: argparse.ArgumentParser) -> None:
     ve.add_argument("file", metavar="FILE")
     ve.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance for floating point (default 1e-5)")
@@ -497,6 +507,16 @@ def cmd_annotate(args) -> int:
           file=sys.stderr)
     _write(result.source, args.output)
     return EXIT_INPUT if result.errors else EXIT_OK      # what could not be read is said, the rest is annotated
+
+
+def cmd_fix(args) -> int:
+    # start-up: the analysis stack, as annotate (see the top)
+    from .fix import fix_file
+    if args.output:
+        _not_the_input(args.output, args.file)
+    options = Options(defines=parse_defines(args.define), include_dirs=tuple(args.include or []), cpp=args.cpp,
+                      assume_no_alias=bool(args.assume_no_alias))
+    return EXIT_OK if fix_file(args.file, options, args.output or (args.file if args.apply else None)) else EXIT_INPUT
 
 
 def cmd_emit(args) -> int:
@@ -931,7 +951,7 @@ def cmd_codes(args) -> int:
 
 
 COMMANDS = {"codes": cmd_codes, "gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify,
-            "annotate": cmd_annotate,
+            "annotate": cmd_annotate, "fix": cmd_fix,
             "check": cmd_check}
 
 # each subcommand: the function declaring its options, and add_parser's help and description (in --help's order)
@@ -952,6 +972,7 @@ SUBCOMMANDS = {
     "emit": (_emit_args, {"help": "write only the kernels and host wrappers (extern \"C\", for C code to call)"}),
     "verify": (_verify_args, {"help": "run the original and the port (on the CPU) and compare what the nests write"}),
     "annotate": (_annotate_args, {"help": "write the file with OpenMP directives on the loops c2gpu proves parallel"}),
+    "fix": (_fix_args, {"help": "print the fix-its of c2gpu's findings as a unified diff (--apply writes them)"}),
 }
 
 if __name__ == "__main__":  # pragma: no cover

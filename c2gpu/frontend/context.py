@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import field
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 from fractions import Fraction
 
 from pycparser import c_ast
 
-from ..ir import Flag, Guard, Loc
+from ..ir import Flag, Guard, Loc, Span
 from ..symbolic import Poly
 from .libc import MATH_FUNCTIONS
 from .functions import PureFunction
@@ -82,6 +82,7 @@ class NestContext:
         self.by_field: dict[str, tuple[str, ...]] = {}   # arrays of structs accessed by field -> the field names
         self.not_inlined: dict[str, str] = {}    # function of the file -> why its calls were not inlined
         self.macro_origin: dict[str, str] = {}    # identifier -> the -D that gave it (FileLowerer.macro_origin)
+        self.directive_span: Callable[[Loc], Span] = lambda loc: Span(loc.file, loc.line, loc.col, loc.line, loc.col)
         self.address_taken = address_taken      # names whose address the function takes (`&x`)
         self.fallback = fallback
         self.loop_vars: list[str] = []

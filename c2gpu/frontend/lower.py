@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from pycparser import c_ast
 
-from ..ir import ArrayInfo, Flag, Loc, Loop, Nest, Program, ScalarInfo, Statement
+from ..ir import ArrayInfo, Flag, Loc, Loop, Nest, Program, ScalarInfo, Span, Statement
 from ..symbolic import Poly
 from ..diagnostics import C2GPUError
 from .libc import SETS_ERRNO
@@ -36,6 +36,7 @@ from .run_order import run_order
 from .inductions import Induction, substitute_inductions
 from .ctypes import CType, decl_type
 from ..records import dataclass
+from .source import directive_span
 from .syntax import _walk, copy_tree, loc_of, nodes, swap
 from .context import NestContext, Scope, Var, _one_scalar_type
 from .guards import _truth
@@ -54,7 +55,7 @@ class Candidate:
     region: str
     outer: str = ""   # "while" when the for sits inside a while loop
     pragmas: tuple[str, ...] = ()
-    pragma_locs: tuple[Loc, ...] = ()      # where each pragma is
+    pragma_spans: tuple[Span, ...] = ()    # where each pragma is
     stands_for: c_ast.Node | None = None   # a rewrite of the nest: the for-statement in the function it replaces
     fields: tuple[tuple[str, str], ...] = ()   # struct fields renamed in it: (variable, the C expression it is)
     inductions: tuple[Induction, ...] = ()     # counters substituted in it (frontend/inductions.py)
@@ -67,9 +68,12 @@ class Candidate:
 
 
 class FileLowerer:
-    def __init__(self, ast: c_ast.FileAST, path: str, defines=(), foreign: dict[str, c_ast.FuncDef] | None = None):
+    def __init__(self, ast: c_ast.FileAST, path: str, defines=(), foreign: dict[str, c_ast.FuncDef] | None = None,
+                 source: str | None = None):
         self.ast = ast
         self.path = path
+        self.source = source            # the text of `path` when it is not the file's (an editor's buffer)
+        self.lines: dict[str, list[str] | None] = {}    # the lines of each file a directive is in (directive_span)
         self.foreign = foreign or {}    # functions the program's other files define (program_functions)
         self.main_statics: frozenset[str] = frozenset()   # static arrays of the file that only main names
         # an identifier given as a -D value (`-D N=abc`): named in the messages of what it breaks
@@ -85,6 +89,20 @@ class FileLowerer:
         self.pure: dict[str, PureFunction] = {}
         self.inlinable: dict[str, c_ast.FuncDef] = {}
         self.structs: dict[str, dict[str, CType]] = {}
+
+    def directive_span(self, loc: Loc) -> Span:
+        """Where the directive at `loc` is in its file (source.directive_span): fix-its replace it."""
+        if loc.file not in self.lines:
+            try:
+                if self.source is not None and loc.file == self.path:
+                    text = self.source
+                else:
+                    with open(loc.file, encoding="utf-8", errors="surrogateescape", newline="") as f:
+                        text = f.read()
+                self.lines[loc.file] = text.split("\n")
+            except OSError:
+                self.lines[loc.file] = None
+        return directive_span(self.lines[loc.file], loc)
 
     def run(self) -> list[Nest]:
         for ext in self.ast.ext:
@@ -147,7 +165,7 @@ class FileLowerer:
                 storage = "param-array" if t.dims else "param-pointer" if t.pointers else "param"
                 scope.vars[p.name] = Var(t, storage, loc_of(p, Loc(self.path, 0)), p.name)
         cands: list[Candidate] = []
-        self.find(fn.body, scope, cands, state={"scop": False, "marker": None, "pragmas": [], "pragma_locs": []}, outer="")
+        self.find(fn.body, scope, cands, state={"scop": False, "marker": None, "pragmas": [], "pragma_spans": []}, outer="")
         facts = FunctionFacts(fn, self.user_functions, self.inlinable)
         nests = []
         for index, cand in enumerate(cands, 1):
@@ -171,7 +189,7 @@ class FileLowerer:
             for item in node.block_items or []:
                 if isinstance(item, c_ast.Pragma):
                     state["pragmas"].append(item.string.strip())
-                    state["pragma_locs"].append(loc_of(item, Loc(self.path, 0)))
+                    state["pragma_spans"].append(self.directive_span(loc_of(item, Loc(self.path, 0))))
                     words = item.string.split()
                     if words[:1] == ["scop"]:
                         state["scop"] = True
@@ -192,7 +210,7 @@ class FileLowerer:
                 self._marker_without_for(state, item)
                 self.find(item, inner, out, state, outer)
                 state["marker"] = None
-                state["pragmas"], state["pragma_locs"] = [], []
+                state["pragmas"], state["pragma_spans"] = [], []
             self._marker_without_for(state, None)
             state["marker"] = None
             return
@@ -207,7 +225,7 @@ class FileLowerer:
             if why_not is None and not (state.get("host") and not marked):
                 region = "pragma" if marker else "scop" if state["scop"] else "auto"
                 out.append(Candidate(node, scope, region, outer, tuple(state["pragmas"]),
-                                     tuple(state["pragma_locs"])))
+                                     tuple(state["pragma_spans"])))
                 self._pragmas_inside_nest(node.stmt, loc)
                 return
             if why_not is not None and not state.get("host"):
@@ -218,7 +236,7 @@ class FileLowerer:
                 if d.name:
                     inner.vars[d.name] = Var(decl_type(d, self.typedefs), "local", loc_of(d, Loc(self.path, 0)), d.name)
             host = state.get("host")
-            state.update(host=True, marker=None, pragmas=[], pragma_locs=[])
+            state.update(host=True, marker=None, pragmas=[], pragma_spans=[])
             self.find(node.stmt, inner, out, state, outer)
             state["host"] = host
             return
@@ -278,13 +296,14 @@ class FileLowerer:
         ctx.has_goto = facts.has_goto
         ctx.rows_distinct = self.objects.rows_distinct if self.objects is not None else lambda base: None
         ctx.macro_origin = self.macro_origin
+        ctx.directive_span = self.directive_span
         ctx.pure = self.pure
         ctx.structs = self.structs
         ctx.not_inlined = dict(cand.not_inlined)
         lowerer = NestLowerer(ctx)
         lowerer.prepass(cand.node)
         ctx.entry_values = _entry_values(ctx, cand.stands_for or cand.node, facts)
-        root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas, cand.pragma_locs)
+        root = lowerer.lower_loop(cand.node, (), cand.scope, cand.pragmas, cand.pragma_spans)
         if any(ind.trip is None for ind in cand.inductions):       # the loop they count, as first described
             cand = replace(cand, inductions=tuple(ind if ind.trip is not None else replace(ind, trip=root.trip_count)
                                                   for ind in cand.inductions))
@@ -658,7 +677,7 @@ def program_functions(path: str, options) -> tuple[dict[str, c_ast.FuncDef], lis
 
 def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: str | None = None) -> Program:
     foreign, notes = program_functions(path, options) if options is not None else ({}, [])
-    fl = FileLowerer(ast, path, tuple(options.defines) if options is not None else (), foreign)
+    fl = FileLowerer(ast, path, tuple(options.defines) if options is not None else (), foreign, original_source)
     fl.notes.extend(notes)
     # Lowering allocates many small objects and frees none of them while the AST is alive: the cyclic garbage
     # collector would rescan the whole AST again and again (it doubled lowering time on a 50,000-line file).

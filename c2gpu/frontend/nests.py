@@ -10,7 +10,7 @@ import copy
 
 from pycparser import c_ast
 
-from ..ir import Access, Flag, Guard, Loc, Loop, loop_words, Statement
+from ..ir import Access, Flag, Guard, Loc, Loop, loop_words, Span, Statement
 from ..symbolic import Poly
 from .ctypes import SIZES, CType, decl_type
 from .context import NestContext, Scope, Var
@@ -121,7 +121,7 @@ class NestLowerer:
                     ctx.renamed[id(n)] = f"{name}#{k}"
 
     def lower_loop(self, node: c_ast.For, guards: tuple[Guard, ...], scope: Scope, pragmas: tuple[str, ...] = (),
-                   pragma_locs: tuple[Loc, ...] = ()) -> Loop:
+                   pragma_spans: tuple[Span, ...] = ()) -> Loop:
         ctx = self.ctx
         ctx.forget_written_in(node)        # before the header: its condition is evaluated in every iteration
         h = parse_header(ctx, node)
@@ -192,7 +192,7 @@ class NestLowerer:
         perfect = bool(items) and all(isinstance(i, (c_ast.For, c_ast.Pragma, c_ast.EmptyStatement)) for i in items)
         return Loop(lid=lid, var=var, lower=h.lower, upper=h.upper, step=h.step or 0, trip_count=trip, loc=loc,
                     end_loc=None, header=header, body=tuple(body), guards=guards, flags=tuple(flags),
-                    c_type=c_type, declared_in_header=in_header, perfect=perfect, pragmas=pragmas, pragma_locs=pragma_locs,
+                    c_type=c_type, declared_in_header=in_header, perfect=perfect, pragmas=pragmas, pragma_spans=pragma_spans,
                     declared=tuple(dict.fromkeys(ctx.loop_decls.pop(lid, ()))),
                     header_stmt=header_stmt, ast=node, lower_pieces=h.lower_pieces, upper_pieces=h.upper_pieces)
 
@@ -237,18 +237,18 @@ class NestLowerer:
             inner = scope.child()
             saved, ctx.scope = ctx.scope, inner
             pragmas: list[str] = []
-            locs: list[Loc] = []
+            spans: list[Span] = []
             try:
                 for item in node.block_items or []:
                     if isinstance(item, c_ast.Pragma):
                         pragmas.append(item.string.strip())
-                        locs.append(ctx.loc(item))
+                        spans.append(ctx.directive_span(ctx.loc(item)))
                         continue
                     if isinstance(item, c_ast.For):
-                        out.extend(self.lower_for(item, guards, inner, tuple(pragmas), tuple(locs)))
+                        out.extend(self.lower_for(item, guards, inner, tuple(pragmas), tuple(spans)))
                     else:
                         out.extend(self.lower_body(item, guards, inner))
-                    pragmas, locs = [], []
+                    pragmas, spans = [], []
             finally:
                 ctx.scope = saved
             return out
@@ -340,12 +340,12 @@ class NestLowerer:
         return out
 
     def lower_for(self, node: c_ast.For, guards: tuple[Guard, ...], scope: Scope, pragmas: tuple[str, ...] = (),
-                  pragma_locs: tuple[Loc, ...] = ()) -> list:
+                  pragma_spans: tuple[Span, ...] = ()) -> list:
         """An inner `for` as a loop of the nest, or, when its iterations cannot be modelled (bounds read from
         memory, a `break` of its own), as one statement that each iteration of the loops around it runs whole."""
         if self.ctx.loop_ids and _uncountable(self.ctx, node) and (whole := self.runs_whole(node, guards, scope)):
             return whole
-        return [self.lower_loop(node, guards, scope, pragmas, pragma_locs)]
+        return [self.lower_loop(node, guards, scope, pragmas, pragma_spans)]
 
     def runs_whole(self, node: c_ast.Node, guards: tuple[Guard, ...], scope: Scope) -> list | None:
         """A loop inside the nest that c2gpu does not count (`for (k = rowstr[j]; k < rowstr[j+1]; k++)`, a `while`

@@ -10,11 +10,27 @@ from __future__ import annotations
 
 import re
 
+from ..ir import Loc, Span
+
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 class SpanError(Exception):
     pass
+
+
+def directive_span(lines: list[str] | None, loc: Loc) -> Span:
+    """The region of the preprocessor directive whose line `loc` names (`lines`: the file's lines, without their
+    ends): from its '#' to the end of its last line, lines continued with a backslash included.  Empty (at `loc`)
+    when the line holds no '#' (a _Pragma of a macro) or the file could not be read: nothing there to replace."""
+    text = lines[loc.line - 1] if lines is not None and 0 < loc.line <= len(lines) else ""
+    if not text.lstrip().startswith("#"):
+        return Span(loc.file, loc.line, loc.col, loc.line, loc.col)
+    end = loc.line
+    while lines[end - 1].rstrip().endswith("\\") and end < len(lines):
+        end += 1
+    last = lines[end - 1].rstrip()
+    return Span(loc.file, loc.line, len(text) - len(text.lstrip()) + 1, end, len(last) + 1)
 
 
 def line_offsets(text: str) -> list[int]:

@@ -26,8 +26,10 @@ def flag(f: Flag) -> dict:
     out = {"code": f.code, "message": f.message, "location": loc(f.loc)}
     if f.level != "note":
         out["level"] = f.level
-    if f.fix:
-        out["fix"] = {"line": f.loc.line, "replacement": f.fix}     # the whole line at `location`, as it should read
+    if f.fix is not None:
+        s = f.fix.span
+        out["fix"] = {"title": f.fix.title, "file": s.file, "line": s.line, "col": s.col, "end_line": s.end_line,
+                      "end_col": s.end_col, "replacement": f.fix.text}
     return out
 
 

@@ -26,7 +26,6 @@ from ..analysis.openmp import OPENMP_CODES
 from ..diagnostics import CODES
 from .catalogue import CATALOGUE
 from .rules import RULE_OF_CLASS, RULES, Finding
-from .text import line_span
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -62,14 +61,16 @@ def _openmp_results(n: NestReport, rule_index: dict[str, int], base: str | None)
                   "message": {"text": f["message"]},
                   "locations": [_location(where["file"], where["line"], where.get("col") or 0, None, base)]}
         if "fix" in f:
-            start, end = line_span(where["file"], f["fix"]["line"])
-            uri, relative = artifact_uri(where["file"], base)
-            result["fixes"] = [{"description": {"text": "the directive with the clauses the loop needs"},
+            fix = f["fix"]
+            uri, relative = artifact_uri(fix["file"], base)
+            result["fixes"] = [{"description": {"text": fix["title"]},
                                 "artifactChanges": [{
                                     "artifactLocation": {"uri": uri, **({"uriBaseId": "SRCROOT"} if relative else {})},
-                                    "replacements": [{"deletedRegion": {"startLine": f["fix"]["line"],
-                                                                        "startColumn": start, "endColumn": end},
-                                                      "insertedContent": {"text": f["fix"]["replacement"]}}]}]}]
+                                    "replacements": [{"deletedRegion": {"startLine": fix["line"],
+                                                                        "startColumn": fix["col"],
+                                                                        "endLine": fix["end_line"],
+                                                                        "endColumn": fix["end_col"]},
+                                                      "insertedContent": {"text": fix["replacement"]}}]}]}]
         out.append(result)
     return out
 

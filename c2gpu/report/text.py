@@ -1,7 +1,6 @@
 """Plain-text rendering of the IR for the terminal."""
 from __future__ import annotations
 
-import linecache
 
 from ..analysis.counting import enclosing_loops, instances
 from ..ir import Flag, Loop, Nest, Program
@@ -67,20 +66,13 @@ def nest_ir(n: Nest) -> str:
 
 def diagnostic_lines(f: Flag) -> list[str]:
     """A diagnostic as a compiler prints it (`file:line:col: warning: message [code]`), then its fix-it as clang
-    prints one for tools to apply: `fix-it:"file":{line:col-line:col}:"replacement"`, the whole line replaced."""
+    prints one for tools to apply: `fix-it:"file":{line:col-line:col}:"replacement"` (the end exclusive)."""
     out = [f"{f.loc}: {f.level}: {f.message} [{f.code}]"]
-    if f.fix:
-        start, end = line_span(f.loc.file, f.loc.line)
-        fixed = f.fix.replace("\\", "\\\\").replace('"', '\\"')
-        out.append(f'fix-it:"{f.loc.file}":{{{f.loc.line}:{start}-{f.loc.line}:{end}}}:"{fixed}"')
+    if f.fix is not None:
+        s = f.fix.span
+        fixed = f.fix.text.replace("\\", "\\\\").replace('"', '\\"')
+        out.append(f'fix-it:"{s.file}":{{{s.line}:{s.col}-{s.end_line}:{s.end_col}}}:"{fixed}"')
     return out
-
-
-def line_span(path: str, line: int) -> tuple[int, int]:
-    """The columns a fix-it replaces on a line of the user's file: from its first non-blank character to its
-    end (exclusive), 1-based."""
-    text = linecache.getline(path, line).rstrip("\n")
-    return len(text) - len(text.lstrip()) + 1, len(text) + 1
 
 
 def _flags(flags: list[Flag]) -> list[str]:
