@@ -519,6 +519,15 @@ def cmd_fix(args) -> int:
     return EXIT_OK if fix_file(args.file, options, args.output or (args.file if args.apply else None)) else EXIT_INPUT
 
 
+def cmd_lsp(args) -> int:
+    try:    # start-up: pygls and the analysis stack, only for this command
+        from .lsp import serve
+    except ImportError as e:
+        raise UsageError(f"the language server needs pygls ({e}): pip install 'c2gpu[lsp]'") from None
+    serve()
+    return EXIT_OK
+
+
 def cmd_emit(args) -> int:
     # start-up: ~150-200 ms (see the top)
     from .driver import manager_for
@@ -951,7 +960,7 @@ def cmd_codes(args) -> int:
 
 
 COMMANDS = {"codes": cmd_codes, "gpus": cmd_gpus, "analyze": cmd_analyze, "passes": cmd_passes, "port": cmd_port, "emit": cmd_emit, "verify": cmd_verify,
-            "annotate": cmd_annotate, "fix": cmd_fix,
+            "annotate": cmd_annotate, "fix": cmd_fix, "lsp": cmd_lsp,
             "check": cmd_check}
 
 # each subcommand: the function declaring its options, and add_parser's help and description (in --help's order)
@@ -973,6 +982,8 @@ SUBCOMMANDS = {
     "verify": (_verify_args, {"help": "run the original and the port (on the CPU) and compare what the nests write"}),
     "annotate": (_annotate_args, {"help": "write the file with OpenMP directives on the loops c2gpu proves parallel"}),
     "fix": (_fix_args, {"help": "print the fix-its of c2gpu's findings as a unified diff (--apply writes them)"}),
+    "lsp": (_no_args, {"help": "serve editors: a language server on stdin/stdout (diagnostics on open and save, "
+                                "fix-its as code actions)"}),
 }
 
 if __name__ == "__main__":  # pragma: no cover
