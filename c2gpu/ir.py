@@ -50,12 +50,26 @@ class Span:
 
 
 @dataclass(frozen=True)
-class Fix:
-    """A fix-it: `span` of the user's file replaced by `text`.  Made once, where the finding is made; every
-    printer (terminal, JSON, SARIF, `c2gpu fix`, the language server) prints this edit."""
+class Edit:
+    """`span` of the user's file replaced by `text` (an empty span: `text` inserted there)."""
     span: Span
     text: str
-    title: str              # what the edit does, in a few words ("add reduction(+:sum)")
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A fix-it: edits of the user's file, applied together.  Made once, where the finding is made; every printer
+    (terminal, JSON, SARIF, `c2gpu fix`, the language server) prints these edits.  `asserts`: what the edit
+    promises that the code does not show (`restrict`: no two of these pointers overlap), for the user to check;
+    empty when the edit keeps the program's meaning."""
+    title: str                  # what the edit does, in a few words ("add reduction(+:sum)")
+    edits: tuple[Edit, ...]
+    asserts: str = ""
+
+    @property
+    def span(self) -> Span:
+        """Where the fix starts (its first edit's region)."""
+        return self.edits[0].span
 
 
 def line_of(loc: Loc, home: str = "") -> str:

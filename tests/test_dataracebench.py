@@ -355,7 +355,7 @@ def test_the_fix_its_make_the_program_print_what_the_sequential_one_prints(corpu
         shutil.copyfile(BENCH / p.file.name, fixed)
         assert main(["fix", "--apply", "-I", str(BENCH), str(fixed)]) == 0
         after = fixed.read_text(errors="replace").splitlines()
-        assert after[p.line - 1].strip() == next(f.fix.text for f in p.findings if f.code == "omp-missing-clause")
+        assert after[p.line - 1].strip() == next(f.fix.edits[0].text for f in p.findings if f.code == "omp-missing-clause")
         _build(BENCH / p.file.name, tmp_path / "sequential", openmp=False)
         _build(fixed, tmp_path / "openmp", openmp=True)
         expected = subprocess.run([str(tmp_path / "sequential")], capture_output=True, text=True, timeout=60)

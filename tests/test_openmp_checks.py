@@ -57,9 +57,9 @@ def test_findings_in_json(tmp_path):
     for n in notes:
         by_code.setdefault(n["code"], []).append(n)
     assert {n["level"] for n in by_code["omp-missing-clause"]} == {"warning"}
-    assert by_code["omp-missing-clause"][0]["fix"] == {
-        "title": "add reduction(+:sum) private(j)", "file": "omp.c", "line": 4, "col": 3, "end_line": 4, "end_col": 41,
-        "replacement": "#pragma omp parallel for private(t, q) reduction(+:sum) private(j)"}
+    assert by_code["omp-missing-clause"][0]["fix"] == {"title": "add reduction(+:sum) private(j)", "edits": [
+        {"file": "omp.c", "line": 4, "col": 3, "end_line": 4, "end_col": 41,
+         "replacement": "#pragma omp parallel for private(t, q) reduction(+:sum) private(j)"}]}
     assert by_code["omp-race"][0]["level"] == "error" and "fix" not in by_code["omp-race"][0]
     assert "level" not in by_code["omp-unneeded-clause"][0]       # a note
 

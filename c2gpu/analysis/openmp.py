@@ -17,7 +17,7 @@ import re
 
 from pycparser import c_ast
 
-from ..ir import Fix, Flag, Loop, Nest
+from ..ir import Edit, Fix, Flag, Loop, Nest
 from ..records import dataclass
 
 _CLAUSE = re.compile(r"\b(private|firstprivate|lastprivate|linear|reduction|shared)\s*\(([^)]*)\)")
@@ -164,8 +164,8 @@ def openmp_findings(nest: Nest, info) -> list[Flag]:
             missing = missing_clauses(pragma, line, lp, verdict, nest)
             # the fix-it adds every clause, when a clause can fix every finding, in place of the whole directive
             whole = span is not None and (span.end_line, span.end_col) > (span.line, span.col)
-            fixed = Fix(span, " ".join(["#pragma", pragma.strip(), *(m.clause for m in missing)]),
-                        "add " + " ".join(m.clause for m in missing)) \
+            fixed = Fix("add " + " ".join(m.clause for m in missing),
+                        (Edit(span, " ".join(["#pragma", pragma.strip(), *(m.clause for m in missing)])),)) \
                 if whole and missing and all(m.clause for m in missing) else None
             for m in missing:
                 out.append(Flag("omp-missing-clause", m.message, at, level="warning", fix=fixed))

@@ -28,7 +28,7 @@ def file_fixes(path: str, options: Options, source: str | None = None) -> tuple[
         program, errors = load_program_recovering(path, options.preprocess, source)
         program = manager.run(program)
         fixes = {f.fix for nest in program.nests for f in diagnostics(nest, manager) if f.fix is not None}
-    return sorted(fixes, key=lambda x: (x.span.line, x.span.col, x.text)), errors
+    return sorted(fixes, key=lambda x: (x.span.line, x.span.col, x.title)), errors
 
 
 def apply_fixes(text: str, path: str, fixes: list[Fix]) -> tuple[str, list[Fix], list[Fix]]:
@@ -42,15 +42,18 @@ def apply_fixes(text: str, path: str, fixes: list[Fix]) -> tuple[str, list[Fix],
     def offset(line: int, col: int) -> int:
         return starts[min(line, len(lines) + 1) - 1] + col - 1
 
+    def mine(file: str) -> bool:
+        return file == path or os.path.exists(file) and os.path.exists(path) and os.path.samefile(file, path)
+
     applied, left, edits = [], [], []
     for fix in fixes:
-        s = fix.span
-        begin, end = offset(s.line, s.col), offset(s.end_line, s.end_col)
-        mine = os.path.exists(s.file) and os.path.exists(path) and os.path.samefile(s.file, path) or s.file == path
-        if not mine or any(begin < e and b < end or begin == b for b, e, _ in edits) or s.end_line > len(lines):
+        regions = [(offset(e.span.line, e.span.col), offset(e.span.end_line, e.span.end_col), e.text)
+                   for e in fix.edits]
+        if not all(mine(e.span.file) and e.span.end_line <= len(lines) for e in fix.edits) or \
+                any(begin < e and b < end or begin == b for begin, end, _ in regions for b, e, _ in edits):
             left.append(fix)
             continue
-        edits.append((begin, end, fix.text))
+        edits.extend(regions)
         applied.append(fix)
     for begin, end, new in sorted(edits, reverse=True):
         text = text[:begin] + new + text[end:]

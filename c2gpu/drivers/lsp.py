@@ -15,6 +15,7 @@ synchronisation and the position encodings, which are easy to get subtly wrong b
 """
 from __future__ import annotations
 
+import json
 import os
 
 from lsprotocol import types as lsp
@@ -71,9 +72,11 @@ def document_diagnostics(doc: TextDocument) -> list[lsp.Diagnostic]:
             if not mine(f["location"]):
                 continue
             fix = f.get("fix")
-            data = None if fix is None else {
-                "title": fix["title"], "newText": fix["replacement"],
-                "range": _plain(at(fix["line"], fix["col"], fix["end_line"], fix["end_col"]))}
+            data = None if fix is None or not all(mine(e) for e in fix["edits"]) else {
+                "title": fix["title"], "asserts": fix.get("asserts", ""),
+                "edits": [{"newText": e["replacement"],
+                           "range": _plain(at(e["line"], e["col"], e["end_line"], e["end_col"]))}
+                          for e in fix["edits"]]}
             out.append(lsp.Diagnostic(at(f["location"]["line"], f["location"]["col"]), f["message"],
                                       SEVERITY[f.get("level", "note")], code=f["code"], source="c2gpu", data=data))
     for f in report.data.get("notes", ()):
@@ -90,19 +93,18 @@ def _plain(r: lsp.Range) -> dict:
 
 def code_actions(uri: str, diagnostics: list[lsp.Diagnostic]) -> list[lsp.CodeAction]:
     """A quick fix for each distinct edit the diagnostics carry (two findings on one directive: one edit)."""
-    edits: dict[tuple, list[lsp.Diagnostic]] = {}
+    fixes: dict[str, tuple[dict, list[lsp.Diagnostic]]] = {}
     for d in diagnostics:
         data = d.data if isinstance(d.data, dict) else None
-        if data and d.source == "c2gpu" and {"title", "newText", "range"} <= data.keys():
-            r = data["range"]
-            key = (data["title"], data["newText"], r["start"]["line"], r["start"]["character"], r["end"]["line"],
-                   r["end"]["character"])
-            edits.setdefault(key, []).append(d)
-    return [lsp.CodeAction(title=f"c2gpu: {title}", kind=lsp.CodeActionKind.QuickFix, diagnostics=ds,
-                           is_preferred=True,
+        if data and d.source == "c2gpu" and {"title", "asserts", "edits"} <= data.keys():
+            fixes.setdefault(json.dumps(data, sort_keys=True), (data, []))[1].append(d)
+    return [lsp.CodeAction(title=f"c2gpu: {data['title']}" + (f" (check: {data['asserts']})" if data["asserts"] else ""),
+                           kind=lsp.CodeActionKind.QuickFix, diagnostics=ds, is_preferred=not data["asserts"],
                            edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(
-                               lsp.Range(lsp.Position(l0, c0), lsp.Position(l1, c1)), text)]}))
-            for (title, text, l0, c0, l1, c1), ds in edits.items()]
+                               lsp.Range(lsp.Position(e["range"]["start"]["line"], e["range"]["start"]["character"]),
+                                         lsp.Position(e["range"]["end"]["line"], e["range"]["end"]["character"])),
+                               e["newText"]) for e in data["edits"]]}))
+            for data, ds in fixes.values()]
 
 
 def make_server() -> LanguageServer:

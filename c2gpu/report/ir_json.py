@@ -27,9 +27,11 @@ def flag(f: Flag) -> dict:
     if f.level != "note":
         out["level"] = f.level
     if f.fix is not None:
-        s = f.fix.span
-        out["fix"] = {"title": f.fix.title, "file": s.file, "line": s.line, "col": s.col, "end_line": s.end_line,
-                      "end_col": s.end_col, "replacement": f.fix.text}
+        out["fix"] = {"title": f.fix.title, "edits": [
+            {"file": e.span.file, "line": e.span.line, "col": e.span.col, "end_line": e.span.end_line,
+             "end_col": e.span.end_col, "replacement": e.text} for e in f.fix.edits]}
+        if f.fix.asserts:
+            out["fix"]["asserts"] = f.fix.asserts
     return out
 
 

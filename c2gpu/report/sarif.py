@@ -61,16 +61,16 @@ def _openmp_results(n: NestReport, rule_index: dict[str, int], base: str | None)
                   "message": {"text": f["message"]},
                   "locations": [_location(where["file"], where["line"], where.get("col") or 0, None, base)]}
         if "fix" in f:
-            fix = f["fix"]
-            uri, relative = artifact_uri(fix["file"], base)
-            result["fixes"] = [{"description": {"text": fix["title"]},
-                                "artifactChanges": [{
-                                    "artifactLocation": {"uri": uri, **({"uriBaseId": "SRCROOT"} if relative else {})},
-                                    "replacements": [{"deletedRegion": {"startLine": fix["line"],
-                                                                        "startColumn": fix["col"],
-                                                                        "endLine": fix["end_line"],
-                                                                        "endColumn": fix["end_col"]},
-                                                      "insertedContent": {"text": fix["replacement"]}}]}]}]
+            changes: dict[str, list[dict]] = {}
+            for e in f["fix"]["edits"]:
+                changes.setdefault(e["file"], []).append({
+                    "deletedRegion": {"startLine": e["line"], "startColumn": e["col"], "endLine": e["end_line"],
+                                      "endColumn": e["end_col"]},
+                    "insertedContent": {"text": e["replacement"]}})
+            result["fixes"] = [{"description": {"text": f["fix"]["title"] + (
+                f" (it asserts what the code does not show: {f['fix']['asserts']})" if f["fix"].get("asserts") else "")},
+                "artifactChanges": [{"artifactLocation": _artifact(file, base), "replacements": replacements}
+                                    for file, replacements in changes.items()]}]
         out.append(result)
     return out
 
@@ -88,12 +88,15 @@ def artifact_uri(path: str, base: str | None = None) -> tuple[str, bool]:
     return Path(full).as_uri(), False
 
 
+def _artifact(path: str, base: str | None) -> dict:
+    """The artifactLocation of a file: its URI, relative to SRCROOT when it is under the working directory."""
+    uri, relative = artifact_uri(path, base)
+    return {"uri": uri, **({"uriBaseId": "SRCROOT"} if relative else {})}
+
+
 def _location(path: str, line: int, col: int = 0, message: str | None = None, base: str | None = None,
               ident: int | None = None) -> dict:
-    uri, relative = artifact_uri(path, base)
-    art = {"uri": uri}
-    if relative:
-        art["uriBaseId"] = "SRCROOT"
+    art = _artifact(path, base)
     region = {"startLine": max(1, int(line))}
     if col and col > 0:
         region["startColumn"] = int(col)
@@ -199,9 +202,7 @@ def sarif_document(reports: list[Report], errors: list[dict] | None = None, base
         if loc and loc.get("line"):
             note["locations"] = [_location(loc.get("file") or e["path"], loc["line"], loc.get("col") or 0, None, base)]
         elif e.get("path"):
-            uri, relative = artifact_uri(e["path"], base)
-            art = {"uri": uri, **({"uriBaseId": "SRCROOT"} if relative else {})}
-            note["locations"] = [{"physicalLocation": {"artifactLocation": art}}]
+            note["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(e["path"], base)}}]
         notifications.append(note)
     invocation: dict = {"executionSuccessful": not errors}
     if notifications:

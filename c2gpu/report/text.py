@@ -68,9 +68,9 @@ def diagnostic_lines(f: Flag) -> list[str]:
     """A diagnostic as a compiler prints it (`file:line:col: warning: message [code]`), then its fix-it as clang
     prints one for tools to apply: `fix-it:"file":{line:col-line:col}:"replacement"` (the end exclusive)."""
     out = [f"{f.loc}: {f.level}: {f.message} [{f.code}]"]
-    if f.fix is not None:
-        s = f.fix.span
-        fixed = f.fix.text.replace("\\", "\\\\").replace('"', '\\"')
+    for e in f.fix.edits if f.fix is not None else ():
+        s = e.span
+        fixed = e.text.replace("\\", "\\\\").replace('"', '\\"')
         out.append(f'fix-it:"{s.file}":{{{s.line}:{s.col}-{s.end_line}:{s.end_col}}}:"{fixed}"')
     return out
 
