@@ -31,7 +31,8 @@ class Diagnostic:
     """A diagnostic code's entry in CODES: its kind and a one-line summary of what it means."""
     kind: str       # "limit": limits what c2gpu can prove about the loops around it; "refusal": a pass
                     # refused the nest; "note": about the file (a nest skipped, a pragma); "openmp": an OpenMP
-                    # directive checked against the analysis; "bug": c2gpu's fault
+                    # directive checked against the analysis; "fix": an edit proven to unblock a nest;
+                    # "bug": c2gpu's fault
     summary: str
 
 
@@ -63,6 +64,9 @@ CODES: dict[str, Diagnostic] = {
                                                "loop needs"),
     "omp-unneeded-clause": Diagnostic("openmp", "an OpenMP directive lists a variable as private that its loop "
                                                 "never uses"),
+    # what an edit of the source would unblock (c2gpu/drivers/unblock.py)
+    "unblocking-edit": Diagnostic("fix", "an edit of the source after which c2gpu ports the nest (analysed again "
+                                         "with the edit); it may assert what the code does not show"),
     "not-analysed": Diagnostic("note", "a nest that could not be described (too deep, or an internal error)"),
     "skipped": Diagnostic("note", "a nest left out by a pragma or outside '#pragma scop' regions"),
     "unknown-pragma": Diagnostic("note", "a '#pragma c2gpu' that c2gpu does not know"),

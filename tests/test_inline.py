@@ -103,6 +103,66 @@ void h(void) {{ for (int i = 0; i < 100; i++) {call} }}""")
     assert ir.inlined == ()
 
 
+FIRST_ELEMENTS = r"""
+#include <stdio.h>
+#define N 30
+static double u[N][N][N][5], face[2][3][5];
+static double ce[5][3];
+int nz = N;
+static void exact(int i, int j, int k, double dtemp[5]) {     /* NPB's exact: fills one point's 5 values */
+  for (int m = 0; m < 5; m++) dtemp[m] = ce[m][0] + i * ce[m][1] + j * ce[m][2] + k;
+}
+int main(void) {
+  int i, j;
+  for (int m = 0; m < 5; m++) for (int n = 0; n < 3; n++) ce[m][n] = 0.1 * m + 0.01 * n;
+  for (i = 0; i < N; i++)                   /* LU's setbv: the address of a point's first value; nz a global */
+    for (j = 0; j < N; j++) {
+      exact(i, j, 0, &u[i][j][0][0]);
+      exact(i, j, nz - 1, &u[i][j][nz - 1][0]);
+    }
+  for (i = 0; i < 2; i++)                   /* BT's initialize: &(face[i][0][0]) */
+    exact(i, 0, 0, &(face[i][0][0]));
+  double s = 0;
+  for (i = 0; i < N; i++) for (j = 0; j < N; j++) for (int m = 0; m < 5; m++) s += u[i][j][0][m] + 2 * u[i][j][N - 1][m];
+  for (i = 0; i < 2; i++) for (int m = 0; m < 5; m++) s += face[i][0][m];
+  printf("%.12e\n", s);
+  return 0;
+}
+"""
+
+
+def test_the_address_of_a_first_element_is_the_array_it_starts(tmp_path):
+    """`&u[i][j][0][0]` passed for `double dtemp[5]` is `u[i][j][0]`, the same pointer: the call is inlined; and
+    `nz`, a global the callee never changes, may index the argument."""
+    found = nests(tmp_path, FIRST_ELEMENTS)
+    setbv, ir = found["main@13"]
+    assert ir.inlined == ("exact",) and "exact() (2 calls)" in ir.rewrites[0]
+    assert [(lp.var, lp.status) for lp in setbv.loops[:2]] == [("i", "parallel"), ("j", "parallel")]
+    assert found["main@18"][1].inlined == ("exact",)
+    assert {"main@13", "main@18"} <= verified_ports(tmp_path, FIRST_ELEMENTS)
+
+
+@pytest.mark.parametrize("callee,why", [
+    # it changes the global the argument is indexed by, through a function it calls
+    ("static void g(void) { nz = nz - 1; }\nstatic void f(double *p, int n) { p[0] = n; g(); }",
+     "the argument for 'p' is indexed by 'nz', which the function may change"),
+    # it writes through an int pointer, which may point to nz
+    ("static void f(double *p, int n) { p[0] = n; *q = 1; }",
+     "the argument for 'p' is indexed by 'nz', which the function may change"),
+    # it calls a function whose body c2gpu cannot see
+    ("void opaque(void);\nstatic void f(double *p, int n) { p[0] = n; opaque(); }",
+     "the argument for 'p' is indexed by 'nz', which the function may change"),
+])
+def test_a_global_index_the_callee_may_change_keeps_the_call(tmp_path, callee, why):
+    found = nests(tmp_path, f"""
+double a[200][8]; int nz = 7; int *q;
+{callee}
+void h(void) {{ for (int i = 0; i < 100; i++) f(&a[i + nz][0], 4); }}""")
+    ((nest, ir),) = [n for n in found.values() if n[0].name.startswith("h@")]
+    assert nest.loops[0].status != "parallel" and why in nest.loops[0].reason
+    assert ir.inlined == ()
+
+
 SEEDS = r"""
 #include <stdio.h>
 #define N 256

@@ -143,3 +143,24 @@ def test_unreadable_text_is_an_error_diagnostic(tmp_path, editor):
     errors = [d for d in diags if d["severity"] == 1 and "code" not in d]
     assert errors and errors[0]["range"]["start"]["line"] == 0
     assert any(d.get("code") == "omp-race" and d["range"]["start"]["line"] == 10 for d in diags)
+
+
+def test_an_edit_that_asserts_is_offered_but_not_preferred(tmp_path, editor):
+    """The unblocking edit of tests/test_unblock.py (restrict on two parameters): one code action with both
+    edits, not marked preferred, its title saying what the user must check."""
+    from test_unblock import LIBRARY
+    uri = (tmp_path / "lib.c").as_uri()
+    editor.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}})
+    editor.notify("initialized", {})
+    editor.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "c", "version": 1,
+                                                            "text": LIBRARY}})
+    diags = editor.notification("textDocument/publishDiagnostics")["diagnostics"]
+    unblocking = [d for d in diags if d.get("code") == "unblocking-edit"]
+    assert [d["range"]["start"]["line"] for d in unblocking] == [3, 8]
+    action, = editor.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": unblocking[0]["range"], "context": {"diagnostics": unblocking[:1]}})
+    assert action["title"].startswith("c2gpu: declare 'dst' and 'src' restrict (check: no call of scale() passes")
+    assert not action.get("isPreferred")
+    assert action["edit"]["changes"][uri] == [
+        {"range": {"start": {"line": 1, "character": 25}, "end": {"line": 1, "character": 25}}, "newText": "restrict "},
+        {"range": {"start": {"line": 1, "character": 44}, "end": {"line": 1, "character": 44}}, "newText": "restrict "}]

@@ -89,10 +89,12 @@ def test_sarif_driver_and_rules(sarif):
     assert driver["name"] == "c2gpu" and driver["version"]
     ids = [r["id"] for r in driver["rules"]]
     # one table (c2gpu/report/rules.py) for analyze's verdict rules and check's gate rules, then the OpenMP checks
+    # and the unblocking edits
     assert ids[:len(RULE_IDS)] == list(RULE_IDS) == ["c2gpu/port", "c2gpu/port-if-resident", "c2gpu/keep-on-cpu",
                                                      "c2gpu/not-portable", "c2gpu/no-verdict",
                                                      "c2gpu/reaches-min-speedup", "c2gpu/below-min-speedup"]
-    assert ids[len(RULE_IDS):] == ["c2gpu/omp-race", "c2gpu/omp-missing-clause", "c2gpu/omp-unneeded-clause"]
+    assert ids[len(RULE_IDS):] == ["c2gpu/omp-race", "c2gpu/omp-missing-clause", "c2gpu/omp-unneeded-clause",
+                                   "c2gpu/unblocking-edit"]
     assert all(r["shortDescription"]["text"] and r["fullDescription"]["text"] for r in driver["rules"])
     for r in sarif["runs"][0]["results"]:
         assert ids[r["ruleIndex"]] == r["ruleId"]

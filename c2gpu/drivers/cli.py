@@ -186,6 +186,10 @@ def _fix_args(fx: argparse.ArgumentParser) -> None:
     what = fx.add_mutually_exclusive_group()
     what.add_argument("--apply", action="store_true", help="write the fixed file over FILE (it asks for that)")
     what.add_argument("-o", "--output", metavar="OUT.c", help="write the fixed file to OUT.c")
+    fx.add_argument("--assert", dest="asserted", action="store_true",
+                    help="also the fixes that assert what the code does not show (restrict), for you to check")
+    fx.add_argument("--gpu", metavar="NAME", help="the GPU the gains of unblocking edits are predicted for "
+                                                  "(as for analyze)")
     _add_frontend_args(fx)
     fx.add_argument("--assume-no-alias", action="store_true",
                     help="assume that distinct pointer parameters never overlap (as for analyze)")
@@ -514,9 +518,12 @@ def cmd_fix(args) -> int:
     from .fix import fix_file
     if args.output:
         _not_the_input(args.output, args.file)
+    from .config import choose_gpu
+    gpu = choose_gpu(args.gpu).name
     options = Options(defines=parse_defines(args.define), include_dirs=tuple(args.include or []), cpp=args.cpp,
-                      assume_no_alias=bool(args.assume_no_alias))
-    return EXIT_OK if fix_file(args.file, options, args.output or (args.file if args.apply else None)) else EXIT_INPUT
+                      assume_no_alias=bool(args.assume_no_alias), gpu=load_gpu_option(gpu) if gpu else None)
+    written = args.output or (args.file if args.apply else None)
+    return EXIT_OK if fix_file(args.file, options, written, args.asserted) else EXIT_INPUT
 
 
 def cmd_lsp(args) -> int:

@@ -7,7 +7,7 @@ text and JSON reports.  Both run the same pipeline, advisor and report model.
 from __future__ import annotations
 
 import sys
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Callable, Sequence
 
 from ..diagnostics import C2GPUError, silence
@@ -25,6 +25,7 @@ from ..report.program_view import program_json, program_text, whole_program
 from ..report.verdict_json import verdict_json
 from ..report.text import diagnostic_lines
 from ..report.verdict_text import nest_table
+from .unblock import unblocking_flags
 from ..analysis.openmp import OPENMP_CODES, openmp_findings
 from ..analysis.subscript_bounds import findings
 from ..records import dataclass
@@ -90,6 +91,7 @@ class FileAnalysis:
     errors: list
     status: int
     report: Report | None = None
+    flags: dict = field(default_factory=dict)        # the diagnostics of each nest (Flags, by nest name)
     messages: list = field(default_factory=list)     # stderr lines of a worker process, printed in file order
     timings: dict = field(default_factory=dict)
 
@@ -131,9 +133,11 @@ def _analyze_file(path: str, options: Options, manager: PassManager, *, source: 
     for message in unmatched_block_keys(options.block, planned_kernels(program, manager)):
         err(f"{path}: warning: {message}")
     advice = _advise(options, path, program, manager, source)
+    with manager.phase("unblocking edits"):
+        unblocked = _unblocking(path, options, manager, program, source)
     with manager.phase("reports"):
         flags = {nest.name: diagnostics(nest, manager, options.silenced, _priced_at_sizes(advice, nest))
-                 for nest in program.nests}
+                 + silence(unblocked.get(nest.name, []), options.silenced) for nest in program.nests}
         fd = _with_verdict_json(_with_performance_json(_with_loop_verdicts_json(
             ir_json.program(program, flags), program, manager), program, manager), program, advice)
         view = whole_program(program, advice, manager)
@@ -141,7 +145,7 @@ def _analyze_file(path: str, options: Options, manager: PassManager, *, source: 
             fd["whole_program"] = program_json(view)
         report_text = _text(program, flags, manager, advice, style, view) if style is not None else ""
         report = build_report(path, program, manager, advice, fd, errors, source, view) if want_report else None
-    return FileAnalysis(path, fd, report_text, errors, status, report)
+    return FileAnalysis(path, fd, report_text, errors, status, report, flags)
 
 
 def analyze_worker(path: str, options: Options, style: TextStyle | None, want_report: bool) -> FileAnalysis:
@@ -176,6 +180,40 @@ def _advise(options: Options, path: str, program, manager: PassManager, source: 
     return advise(path, program, manager, options.preprocess,
                   lambda: make_manager(steps, dict(manager.options, block_search=False, registers="estimate")),
                   aopts, source)
+
+
+def _unblocking(path: str, options: Options, manager: PassManager, program, source: str | None) -> dict:
+    """The unblocking edits of the nests not ported (drivers/unblock.py), by nest name: each candidate's nest
+    analysed again, alone, with the edit in the text, by the same passes and options (the CPU time a static
+    estimate, no break-even search)."""
+    if "plan" not in {p.name for p in manager.steps} or all(manager.result("plan", n) is not None
+                                                            for n in program.nests):
+        return {}
+    if source is None:
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+            source = f.read()
+
+    def reanalyse(edited: str, name: str) -> str | None:
+        try:
+            again, _ = load_program_recovering(path, options.preprocess, source=edited)
+        except C2GPUError:
+            return None
+        nest = next((n for n in again.nests if n.name == name), None) if again is not None else None
+        if nest is None:
+            return None
+        alone = make_manager([p.name for p in manager.steps], dict(manager.options))
+        with alone.active():
+            again = run_with_one_nvcc_call(alone, replace(again, nests=(nest,)))
+            plan = alone.result("plan", again.nests[0])
+            if plan is None:
+                return None
+            advice = _advise(replace(options, run_cpu=False, break_even=False), path, again, alone, edited)
+        adv = advice.get(name) if advice is not None else None
+        if adv is not None and adv.verdict is not None:
+            return f"{adv.verdict.verdict}: {adv.verdict.reason}"
+        return plan_sentence(plan) + (f"; no verdict: {adv.refusal}" if adv is not None and adv.refusal else "")
+
+    return unblocking_flags(program, manager, source, reanalyse)
 
 
 def _priced_at_sizes(advice, nest) -> bool:

@@ -27,6 +27,7 @@ from typing import Callable
 from pycparser import c_ast
 
 from .ctypes import CType, decl_type
+from .libc import MATH_FUNCTIONS
 from .objects import _constant, _text
 from .syntax import changed_here, copy_tree, has_side_effect, nodes as _nodes
 
@@ -74,6 +75,15 @@ def _address_of_variable(arg: c_ast.Node) -> str | None:
     if isinstance(arg, c_ast.UnaryOp) and arg.op == "&" and isinstance(arg.expr, c_ast.ID):
         return arg.expr.name
     return None
+
+
+def _decayed(arg: c_ast.Node) -> c_ast.Node:
+    """`arg` with an address of a first element written as the array it starts: `&u[i][j][0]` is `u[i][j]`
+    (the same pointer, of the same type: `u[i][j]` decays to the address of its element 0)."""
+    if isinstance(arg, c_ast.UnaryOp) and arg.op == "&" and isinstance(arg.expr, c_ast.ArrayRef) and \
+            isinstance(arg.expr.subscript, c_ast.Constant) and arg.expr.subscript.value in ("0", "0u", "0U"):
+        return arg.expr.name
+    return arg
 
 
 def _moved(arg: c_ast.Node) -> tuple[c_ast.ID, str, c_ast.Node] | None:
@@ -144,7 +154,7 @@ class Inliner:
         if not self._candidate(call):
             return None
         name = call.name.name
-        args = list(call.args.exprs) if call.args is not None else []
+        args = [_decayed(a) for a in call.args.exprs] if call.args is not None else []
         why = self._why_not(name, args, stack, target)
         if why:
             self.why_not.setdefault(name, why)
@@ -185,7 +195,7 @@ class Inliner:
             if not isinstance(base, c_ast.ID):
                 return plain
             for sub in subs:
-                why = self._fixed_why(sub, "the element its value is assigned to is chosen by", plain)
+                why = self._fixed_why(sub, "the element its value is assigned to is chosen by", plain, fn)
                 if why:
                     return why
         params = _params(fn)
@@ -219,7 +229,7 @@ class Inliner:
                         return f"it uses its parameter '{p.name}' other than as {'p[e]' if _moved(arg) else '*p'}"
         for p, arg in zip(params, args):
             t = decl_type(p, self.typedefs)
-            why = self._argument_why_not(p.name, t, arg) if not t.is_scalar else \
+            why = self._argument_why_not(p.name, t, arg, fn) if not t.is_scalar else \
                 ("" if not has_side_effect(arg) else f"the argument for '{p.name}' has a side effect")
             if why:
                 return why
@@ -260,21 +270,53 @@ class Inliner:
         up = parents.get(id(n))
         return isinstance(up, c_ast.FuncCall) and up.name is n
 
-    def _fixed_why(self, expr: c_ast.Node, changed: str, not_plain: str) -> str:
+    def _fixed_why(self, expr: c_ast.Node, changed: str, not_plain: str, fn: c_ast.FuncDef) -> str:
         """Why `expr`, evaluated at the call, may not stand where the callee's body uses it ("" when it may):
-        it reads a global or an address-taken variable the function may change (`changed` 'x', which ...), or it is
-        not made of names, constants and arithmetic (`not_plain`)."""
+        it reads a global the function `fn` may change or an address-taken variable (`changed` 'x', which ...),
+        or it is not made of names, constants and arithmetic (`not_plain`)."""
         for n in _nodes(expr):
             if isinstance(n, c_ast.ID) and (self.global_var(n.name) is not None and
                                             self.caller_var(n.name) is self.global_var(n.name)
-                                            or n.name in self.address_taken):
+                                            and self._may_change(fn, n.name) or n.name in self.address_taken):
                 return f"{changed} '{n.name}', which the function may change"
             if not isinstance(n, (c_ast.ID, c_ast.Constant, c_ast.BinaryOp, c_ast.UnaryOp)) or \
                     isinstance(n, c_ast.UnaryOp) and n.op not in ("-", "+"):
                 return not_plain
         return ""
 
-    def _argument_why_not(self, param: str, t: CType, arg: c_ast.Node) -> str:
+    def _may_change(self, fn: c_ast.FuncDef, name: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether a call of `fn` may change the file's global `name`: it assigns, steps or takes the address of
+        that name (or declares a variable of that name: which one a use means is not followed), writes through
+        a pointer or an array parameter that could point to it (one of the global's type, or char), or calls a
+        function that may (the file's, followed; any other but the math library's)."""
+        body = list(_nodes(fn.body))
+        parents = {id(c): n for n in body for _, c in n.children()}
+        params = _params(fn)
+        if any(isinstance(n, c_ast.Decl) and n.name == name for n in body) or any(p.name == name for p in params):
+            return True
+        gtype = getattr(self.global_var(name), "ctype", None)
+        pointers = {p.name: decl_type(p, self.typedefs) for p in params}
+        for n in body:
+            if isinstance(n, c_ast.ID) and n.name == name and changed_here(n, parents.get(id(n))):
+                return True
+            if isinstance(n, c_ast.Assignment):
+                base, _ = _chain(n.lvalue)
+                deref = isinstance(n.lvalue, c_ast.UnaryOp) and n.lvalue.op == "*"
+                t = pointers.get(base.name) if isinstance(base, c_ast.ID) else None
+                if deref or t is not None and not t.is_scalar and (gtype is None or t.base in (gtype.base, "char")):
+                    return True
+            if isinstance(n, c_ast.FuncCall):
+                callee = n.name.name if isinstance(n.name, c_ast.ID) else None
+                if callee in seen:
+                    continue
+                if callee in self.functions:
+                    if self._may_change(self.functions[callee], name, seen | {callee}):
+                        return True
+                elif callee not in MATH_FUNCTIONS:
+                    return True
+        return False
+
+    def _argument_why_not(self, param: str, t: CType, arg: c_ast.Node, fn: c_ast.FuncDef) -> str:
         """Why `arg` cannot stand for the array or pointer parameter `param` of type `t` ("" when it can)."""
         name = _address_of_variable(arg)
         if name is not None:            # &t1 for `double *x`: *x is t1
@@ -291,7 +333,8 @@ class Inliner:
             if at is None or at.pointers + len(at.dims) != 1 or t.pointers + len(t.dims) != 1 or at.base != t.base:
                 return f"the argument for '{param}' is not a one-dimensional array of {t.base} moved by an offset"
             return self._fixed_why(moved[2], f"the argument for '{param}' is moved by",
-                                   f"the argument for '{param}' is moved by an offset that is not a plain expression")
+                                   f"the argument for '{param}' is moved by an offset that is not a plain expression",
+                                   fn)
         base, subs = _chain(arg)
         if not isinstance(base, c_ast.ID):
             return f"the argument for '{param}' is not an array or a part of one"
@@ -301,7 +344,7 @@ class Inliner:
             return f"the argument for '{param}' is not an array of {t.base}"
         for sub in subs:
             why = self._fixed_why(sub, f"the argument for '{param}' is indexed by",
-                                  f"the argument for '{param}' has a subscript that is not a plain expression")
+                                  f"the argument for '{param}' has a subscript that is not a plain expression", fn)
             if why:
                 return why
         # the rows the parameter indexes must be the rows the argument has left: its declared extents after the

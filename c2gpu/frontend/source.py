@@ -8,9 +8,10 @@ preprocessor lines, matching parentheses and braces.
 """
 from __future__ import annotations
 
+import os
 import re
 
-from ..ir import Loc, Span
+from ..ir import Fix, Loc, Span
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
@@ -186,3 +187,32 @@ def insert_at(text: str, insertions: list[tuple[int, str]]) -> str:
         pos = at
     out.append(text[pos:])
     return "".join(out)
+
+
+def apply_fixes(text: str, path: str, fixes: list[Fix]) -> tuple[str, list[Fix], list[Fix]]:
+    """`text` (the file `path`) with the fix-its in it applied: (new text, applied, left out: in another file, or
+    overlapping one applied before)."""
+    lines = text.split("\n")              # as the frontend counts them (directive_span): CR stays in its line
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(line: int, col: int) -> int:
+        return starts[min(line, len(lines) + 1) - 1] + col - 1
+
+    def mine(file: str) -> bool:
+        return file == path or os.path.exists(file) and os.path.exists(path) and os.path.samefile(file, path)
+
+    applied, left, edits = [], [], []
+    for fix in fixes:
+        regions = [(offset(e.span.line, e.span.col), offset(e.span.end_line, e.span.end_col), e.text)
+                   for e in fix.edits]
+        if not all(mine(e.span.file) and e.span.end_line <= len(lines) for e in fix.edits) or \
+                any(begin < e and b < end or begin == b for begin, end, _ in regions for b, e, _ in edits):
+            left.append(fix)
+            continue
+        edits.extend(regions)
+        applied.append(fix)
+    for begin, end, new in sorted(edits, reverse=True):
+        text = text[:begin] + new + text[end:]
+    return text, applied, left

@@ -231,6 +231,21 @@ void f(int n, float *restrict a) {
     "omp-unneeded-clause": _E(
         "A private, firstprivate or lastprivate clause names a variable the loop never uses: it does nothing.",
         "Remove it from the clause."),
+    "unblocking-edit": _E(
+        "The nest is not ported, and c2gpu found a small edit of the source after which it is: the edit was "
+        "applied to a copy of the file and the nest analysed again. The note says what the port would then "
+        "give. An edit may assert what the code does not show (`restrict`: no call passes overlapping "
+        "pointers): then the note says what, and only the user can check it.",
+        "Apply the fix-it (`c2gpu fix FILE --assert` writes it as a diff; an editor's quick fix), after checking "
+        "what it asserts.",
+        """void scale(int n, float *dst, const float *src) {
+  for (int i = 0; i < n; i++)
+    dst[i] = 2 * src[i];
+}""",
+        """void scale(int n, float *restrict dst, const float *restrict src) {
+  for (int i = 0; i < n; i++)
+    dst[i] = 2 * src[i];
+}"""),
     "not-analysed": _E(
         "c2gpu could not describe the nest (deeper than it analyses, or an internal error, reported as such).",
         "Nothing to change in the C for a depth limit; report an internal error."),
@@ -350,7 +365,8 @@ def explain(code: str) -> str:
     d, e = CODES[code], CATALOGUE[code]
     kinds = {"limit": "a limit on what c2gpu can prove about the loops around it",
              "refusal": "a reason a pass refuses the nest", "note": "a note about the file",
-             "openmp": "an OpenMP directive checked against c2gpu's analysis", "bug": "a bug in c2gpu"}
+             "openmp": "an OpenMP directive checked against c2gpu's analysis",
+             "fix": "an edit c2gpu proved unblocks the port", "bug": "a bug in c2gpu"}
     out = [f"{code} ({kinds[d.kind]}): {d.summary}", "", f"Why: {e.why}", "", f"Fix: {e.fix}"]
     if e.before:
         out += ["", "Before (c2gpu reports it):", "", *("    " + line for line in e.before.splitlines()),

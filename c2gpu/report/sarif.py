@@ -1,8 +1,9 @@
 """SARIF 2.1.0 output (`c2gpu analyze --gpu NAME --format sarif`), for editors and code-scanning tools.
 
-One result per loop nest, at the nest's `for`, and one per finding on its OpenMP directives (`c2gpu/omp-race`,
-`c2gpu/omp-missing-clause` with the directive as it should read as a fix, `c2gpu/omp-unneeded-clause`; their
-rules' text is the catalogue's).  A nest's result: the rule is the verdict class's (`c2gpu/port`,
+One result per loop nest, at the nest's `for`, one per finding on its OpenMP directives (`c2gpu/omp-race`,
+`c2gpu/omp-missing-clause` with the directive as it should read as a fix, `c2gpu/omp-unneeded-clause`), and one
+per edit that would unblock a nest's port (`c2gpu/unblocking-edit`, the edit as a fix); these rules' text is the
+catalogue's.  A nest's result: the rule is the verdict class's (`c2gpu/port`,
 `c2gpu/port-if-resident`, `c2gpu/keep-on-cpu`, `c2gpu/not-portable`, `c2gpu/no-verdict`; the table is
 c2gpu/report/rules.py), or for `check` the gate's outcome (`c2gpu/below-min-speedup`, ...), the message gives the
 verdict with the speedup and the time breakdown, the related locations point at the memory hotspots of the
@@ -45,15 +46,23 @@ def _rules() -> list[dict]:
                "defaultConfiguration": {"level": level},
                "properties": {"tags": ["openmp", "correctness"]}}
               for code, level in zip(OPENMP_CODES, ("error", "warning", "note"))]
-    return verdicts + openmp
+    unblocking = [{"id": "c2gpu/unblocking-edit", "name": "UnblockingEdit",
+                   "shortDescription": {"text": CODES["unblocking-edit"].summary},
+                   "fullDescription": {"text": CATALOGUE["unblocking-edit"].why},
+                   "help": {"text": CATALOGUE["unblocking-edit"].fix}, "defaultConfiguration": {"level": "note"},
+                   "properties": {"tags": ["performance", "gpu", "refactoring"]}}]
+    return verdicts + openmp + unblocking
 
 
-def _openmp_results(n: NestReport, rule_index: dict[str, int], base: str | None) -> list[dict]:
-    """What `analyze` found wrong in the nest's OpenMP directives (its flags of OPENMP_CODES), a result each, with
-    the directive as it should read as a fix."""
+# the nest's diagnostics that are results of their own (with their fixes): the OpenMP checks, the unblocking edits
+RESULT_CODES = (*OPENMP_CODES, "unblocking-edit")
+
+
+def _finding_results(n: NestReport, rule_index: dict[str, int], base: str | None) -> list[dict]:
+    """The nest's diagnostics of RESULT_CODES, a result each, with its fix when it has one."""
     out = []
     for f in n.data.get("flags", ()):
-        if f["code"] not in OPENMP_CODES:
+        if f["code"] not in RESULT_CODES:
             continue
         where = f["location"]
         rule = f"c2gpu/{f['code']}"
@@ -194,7 +203,7 @@ def sarif_document(reports: list[Report], errors: list[dict] | None = None, base
     findings = findings or {}
     results = [r for rep in reports for n in rep.nests
                for r in [_result(n, findings.get(id(n)) or analyze_finding(n, rep.gpu), index, base),
-                         *_openmp_results(n, index, base)]]
+                         *_finding_results(n, index, base)]]
     notifications = []
     for e in errors or []:
         note: dict = {"level": "error", "message": {"text": e["message"]}}

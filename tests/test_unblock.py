@@ -1,0 +1,145 @@
+"""Fix-its that unblock a port (c2gpu/drivers/unblock.py): an edit is offered only when the nest, analysed again
+with the edit in the text, is ported; one that asserts what the code does not show says so, and `c2gpu fix`
+applies it only with --assert.  The fixed programs are built with gcc and their ports run on the CPU execution
+layer against the original (three thread orders, poisoned memory)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import c2gpu
+from conftest import requires_tool, verified_ports, write_c
+
+LIBRARY = """\
+#include <stdio.h>
+void scale(int n, float *dst, const float * src, float k)
+{
+  for (int i = 0; i < n; i++)
+    dst[i] = k * src[i];
+}
+void add(int n, int m, double a[][64], double b[])
+{
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      a[i][j] += b[j];
+}
+void prefix(int n, float *dst, const float *src)
+{
+  for (int i = 1; i < n; i++)
+    dst[i] = dst[i - 1] + src[i];
+}
+"""
+
+MAIN = """
+static float x[4096], y[4096];
+static double a[100][64], b[64];
+int main(void) {
+  for (int i = 0; i < 4096; i++) x[i] = (i % 7) * 0.5f;
+  for (int i = 0; i < 100; i++) for (int j = 0; j < 64; j++) a[i][j] = i - j;
+  for (int j = 0; j < 64; j++) b[j] = j * 0.25;
+  float *bufs[2] = {x, y};             /* pointers the file does not follow: it cannot show them apart */
+  double *rows[1] = {b};
+  scale(4096, bufs[1], bufs[0], 3.0f);
+  add(100, 64, a, rows[0]);
+  prefix(4096, y, x);
+  double s = 0;
+  for (int i = 0; i < 4096; i++) s += y[i];
+  for (int i = 0; i < 100; i++) for (int j = 0; j < 64; j++) s += a[i][j];
+  printf("%.6e\\n", s);
+  return 0;
+}
+"""
+
+
+def c2gpu_cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "c2gpu", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def unblocking(report) -> dict[str, dict]:
+    return {n.name: f for n in report.nests for f in n.data["flags"] if f["code"] == "unblocking-edit"}
+
+
+def test_restrict_is_offered_where_it_unblocks_and_says_what_it_asserts(tmp_path):
+    path = write_c(tmp_path, LIBRARY, "lib.c")
+    report = c2gpu.analyze(str(path), gpu="h100-sxm", run_cpu=False, params={"n": 4096, "m": 64})
+    found = unblocking(report)
+    # prefix carries a dependence whatever the pointers: restrict does not unblock it, so it is not offered
+    assert set(found) == {"scale@4", "add@9"}
+    scale = found["scale@4"]
+    assert scale["fix"]["title"] == "declare 'dst' and 'src' restrict"
+    assert scale["fix"]["asserts"] == ("no call of scale() passes 'dst' and 'src' pointing into one object while "
+                                       "one of them is written through")
+    assert [(e["line"], e["col"], e["replacement"]) for e in scale["fix"]["edits"]] == [
+        (2, 26, "restrict "), (2, 45, "restrict ")]
+    # what the port would then give, predicted on the GPU (the CPU time a static estimate)
+    assert "the nest can be ported; then: port:" in scale["message"] or \
+        "the nest can be ported; then: keep on the CPU:" in scale["message"]
+    add = found["add@9"]
+    assert add["fix"]["title"] == "declare 'a' and 'b' restrict"
+    assert [(e["line"], e["replacement"]) for e in add["fix"]["edits"]] == [(7, "restrict"), (7, "restrict")]
+    assert {n.name: n.verdict_class for n in report.nests}["prefix@15"] == "not-portable"
+
+
+def test_not_offered_when_the_file_shows_the_pointers_overlap(testdata):
+    """may_alias.c calls shift_add with overlapping pointers: restrict would be false, and is not offered."""
+    report = c2gpu.analyze(str(testdata / "may_alias.c"), gpu="h100-sxm", run_cpu=False)
+    assert unblocking(report) == {}
+    assert {n.name: n.verdict_class for n in report.nests}["shift_add@17"] == "not-portable"
+
+
+@requires_tool("gcc")
+def test_fix_applies_what_it_asserts_only_when_asked_and_the_result_is_ported(tmp_path):
+    write_c(tmp_path, LIBRARY + MAIN, "prog.c")
+    plain = c2gpu_cli("fix", "--gpu", "h100-sxm", "prog.c", cwd=tmp_path)
+    assert plain.returncode == 0 and plain.stdout == ""
+    assert "fix-it left out, --assert applies it: declare 'dst' and 'src' restrict" in plain.stderr
+    diff = c2gpu_cli("fix", "--gpu", "h100-sxm", "--assert", "prog.c", cwd=tmp_path)
+    assert "+void scale(int n, float *restrict dst, const float * restrict src, float k)" in diff.stdout
+    assert "+void add(int n, int m, double a[restrict][64], double b[restrict])" in diff.stdout
+    assert (tmp_path / "prog.c").read_text() == LIBRARY + MAIN
+    assert c2gpu_cli("fix", "--gpu", "h100-sxm", "--assert", "--apply", "prog.c", cwd=tmp_path).returncode == 0
+    fixed = (tmp_path / "prog.c").read_text()
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Werror", "-o", "prog", "prog.c"], cwd=tmp_path, check=True)
+    # main's calls pass distinct arrays, as the edit asserts: the ports compute what the original computes
+    assert {"scale@4", "add@9"} <= verified_ports(tmp_path, fixed)
+
+
+def test_the_fix_in_sarif_and_json(tmp_path):
+    import jsonschema
+    from test_reports import SARIF_SCHEMA_PATH
+    write_c(tmp_path, LIBRARY, "lib.c")
+    doc = json.loads(c2gpu_cli("analyze", "--gpu", "h100-sxm", "--no-run", "--format", "sarif", "lib.c",
+                               cwd=tmp_path).stdout)
+    assert not list(jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA_PATH.read_text())).iter_errors(doc))
+    results = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "c2gpu/unblocking-edit"]
+    assert len(results) == 2
+    fix, = results[0]["fixes"]
+    assert "it asserts what the code does not show" in fix["description"]["text"]
+    change, = fix["artifactChanges"]
+    assert [r["insertedContent"]["text"] for r in change["replacements"]] == ["restrict ", "restrict "]
+    text = c2gpu_cli("analyze", "--gpu", "h100-sxm", "--no-run", "lib.c", cwd=tmp_path).stdout
+    assert 'fix-it:"lib.c":{2:26-2:26}:"restrict "' in text and 'fix-it:"lib.c":{2:45-2:45}:"restrict "' in text
+
+
+@pytest.mark.parametrize("declaration,edited", [
+    ("float *p", "float *restrict p"),
+    ("float * const p", None),                # a const pointer: the qualifier list is the user's to order
+    ("float **p", "float **restrict p"),
+    ("float p[]", "float p[restrict]"),
+    ("float p[][8]", "float p[restrict][8]"),
+    ("float p[16]", "float p[restrict 16]"),
+    ("float (*p)[8]", "float (*restrict p)[8]"),
+])
+def test_the_restrict_edit_of_each_declarator(declaration, edited):
+    from c2gpu.drivers.unblock import _restrict_edit
+    line = f"void f(int n, {declaration}, int k)"
+    col = line.index(declaration) + declaration.index("p") + 1
+    edit = _restrict_edit("p", "f.c", 1, col, [line])
+    if edited is None:
+        assert edit is None
+        return
+    s = edit.span
+    assert line[:s.col - 1] + edit.text + line[s.end_col - 1:] == f"void f(int n, {edited}, int k)"
