@@ -1,6 +1,8 @@
 """`c2gpu annotate FILE --openmp`: the C file with `#pragma omp parallel for` on the loops c2gpu proves parallel,
 with exactly the clauses its dependence analysis found (a second way to run the code in parallel, for compilers
-that offload or thread OpenMP).
+that offload or thread OpenMP).  `--openmp-target` writes `#pragma omp target teams distribute parallel for` and
+`--openacc` `#pragma acc parallel loop`, on the same loops with the same clauses, plus the clauses that copy what
+the loop reads to the device and what it writes back (`_data_clauses`).
 
 For each nest, the outermost loop that is proven parallel (or a reduction OpenMP expresses) gets the directive,
 and nothing inside it does (one parallel region per nest).  The clauses come from the loop's verdict, never from
@@ -34,10 +36,15 @@ from ..frontend.syntax import nodes
 from ..diagnostics import C2GPUError
 from ..ir import Loop, Nest, Program, reduction_type
 from ..frontend.ctypes import INT_RANGES
+from ..frontend.libc import MATH_FUNCTIONS
 from .driver import make_manager
 from .options import Options
 
 PASSES = ("normalize", "dependence")
+# each dialect's directive, and its clauses for the arrays copied to the device and back (none: the host's threads)
+DIRECTIVES = {"openmp": "#pragma omp parallel for", "openmp-target": "#pragma omp target teams distribute parallel for",
+              "openacc": "#pragma acc parallel loop"}
+DATA_CLAUSES = {"openmp-target": ("map(to: {})", "map(tofrom: {})"), "openacc": ("copyin({})", "copy({})")}
 # a canonical loop (OpenMP 4.5, 2.6): var = lb; var relop b; var++, var--, var += s, var -= s, var = var +/- s
 _CANONICAL = re.compile(r"for\s*\(\s*(?:[A-Za-z_][\w\s]*\s)?(?P<v>[A-Za-z_]\w*)\s*=[^;]+;\s*(?P=v)\s*(<|<=|>|>=)[^;]+;"
                         r"\s*(\+\+\s*(?P=v)|--\s*(?P=v)|(?P=v)\s*(\+\+|--|\+=[^;)]+|-=[^;)]+|=\s*(?P=v)\s*[-+][^;)]+))"
@@ -70,7 +77,8 @@ class Annotated:
     errors: list                     # C2GPUError of the input (syntax errors cost their declaration)
 
 
-def annotate_file(path: str, options: Options) -> Annotated:
+def annotate_file(path: str, options: Options, dialect: str = "openmp") -> Annotated:
+    """The file with a directive of `dialect` (DIRECTIVES) on each loop c2gpu proves parallel (module doc)."""
     manager = make_manager(PASSES, options.pass_options())
     program, errors = load_program_recovering(path, options.preprocess)
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -92,20 +100,23 @@ def annotate_file(path: str, options: Options) -> Annotated:
         deps = manager.result("dependence", nest)
         if deps is not None:
             _annotate_nest(program, nest, deps, source, functions.get(nest.function), spans, options.exact_fp,
-                           directives, left)
+                           dialect, directives, left)
     return Annotated(_insert(source, directives), directives, left, errors)
 
 
 def _annotate_nest(program: Program, nest: Nest, deps, source: str, function, spans: dict, exact_fp: bool,
-                   directives: list, left: list) -> None:
+                   dialect: str, directives: list, left: list) -> None:
     def visit(loop: Loop, inside_omp: bool) -> None:
         verdict = deps.verdicts.get(loop.lid)
-        inside_omp = inside_omp or any("omp" in p.split() for p in loop.pragmas)
+        inside_omp = inside_omp or any(p.split()[:1] in (["omp"], ["acc"]) for p in loop.pragmas)
         if verdict is not None and verdict.status in ("parallel", "reduction") and not inside_omp:
             clauses, why = _clauses(program, nest, loop, verdict, source, function, spans, exact_fp)
+            if why is None and dialect in DATA_CLAUSES:
+                data, why = _data_clauses(nest, loop, verdict, function, dialect)
+                clauses = clauses + data
             if why is None:
                 directives.append(Directive(loop.loc.line, loop.loc.col, verdict.var,
-                                            " ".join(["#pragma omp parallel for", *clauses])))
+                                            " ".join([DIRECTIVES[dialect], *clauses])))
                 return
             left.append(LeftAlone(loop.loc.line, verdict.var, why))
         for node in loop.body:
@@ -197,6 +208,62 @@ def _clauses(program: Program, nest: Nest, loop: Loop, verdict, source: str, fun
         listed = sorted(names[t] for t in reductions.get(op, ())) + sorted(sections.get(op, ()))
         clauses.append(f"reduction({op}:{', '.join(listed)})")
     return clauses, None
+
+
+def _data_clauses(nest: Nest, loop: Loop, verdict, function, dialect: str) -> tuple[list[str], str | None]:
+    """The clauses that copy what the loop reads to the device and what it writes back (`map(to: ...)`,
+    `map(tofrom: ...)`; OpenACC's `copyin`, `copy`), or why the loop gets no directive.  An array of complete type
+    (the file's or the function's own) is named whole; a pointer or an array parameter by the section of the
+    elements the nest touches (isl, exact: its first dimension as a range, the others whole); a written array is
+    copied both ways (elements the loop does not write keep their values).  A reduction's variable is copied both
+    ways too.  A call left in the loop (one c2gpu did not inline, or its body) would have to be compiled for the
+    device: such a loop is left alone."""
+    node = _for_node(function, loop)
+    calls = sorted({n.name.name for n in nodes(node) if isinstance(n, c_ast.FuncCall) and
+                    isinstance(n.name, c_ast.ID) and n.name.name not in MATH_FUNCTIONS})
+    if calls:
+        return [], f"it calls {', '.join(calls)}(), which the device would need a copy of (declare target)"
+    accesses: dict[str, list] = {}
+    for st in loop.statements():
+        for a in st.accesses:
+            accesses.setdefault(a.array, []).append(a)
+    stands_for = dict(nest.stands_for)
+    named = {"to": [], "tofrom": []}
+    for name, accs in sorted(accesses.items()):
+        info = nest.array(name)
+        if name in stands_for or not name.isidentifier() or info.fields or info.rows_source:
+            return [], f"'{stands_for.get(name, name)}' is not an array the directive can name"
+        if name in verdict.private_arrays:
+            continue
+        section = name if info.dims and all(d is not None for d in info.dims) and \
+            info.storage not in ("param-pointer", "param-array") else _section(nest, info, accs)
+        if section is None:
+            return [], f"the elements of '{name}' it touches are not a range a directive can copy"
+        named["tofrom" if any(a.kind == "write" for a in accs) else "to"].append(section)
+    scalars = {s.name: s for s in nest.scalars}
+    named["tofrom"] += sorted(scalars[t].source_name if t in scalars else t for t in verdict.reductions if "[" not in t)
+    to, both = DATA_CLAUSES[dialect]
+    return [f.format(", ".join(named[k])) for f, k in ((to, "to"), (both, "tofrom")) if named[k]], None
+
+
+def _section(nest: Nest, info, accs) -> str | None:
+    """`p[lo:len]`: the range of the first subscript the accesses take (one affine piece in the nest's sizes, as
+    C); for a pointer to rows (`double a[][N]`, `double (*a)[N]`) each element of the section is a whole row.
+    None when that cannot be written."""
+    ndims = {len(a.subscripts) for a in accs}
+    if len(ndims) != 1 or next(iter(ndims)) != max(1, len(info.dims)):
+        return None
+    try:
+        ranges = ph.subscript_ranges(nest, accs, next(iter(ndims)), True)
+    except (ValueError, isl.Error):
+        return None
+    if ranges is None:
+        return None
+    lo, hi = ranges[0]
+    length = hi.sub(lo).add_constant_val(isl.Val.one(hi.get_ctx()))
+    if lo.n_piece() != 1 or length.n_piece() != 1 or any(p in dict(nest.stands_for) for p in nest.params):
+        return None
+    return f"{info.name}[{ph.to_c(lo, list(nest.params))}:{ph.to_c(length, list(nest.params))}]"
 
 
 def _array_section(nest: Nest, r) -> str | None:

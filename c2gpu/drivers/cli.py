@@ -172,8 +172,14 @@ def _emit_args(em: argparse.ArgumentParser) -> None:
 
 def _annotate_args(an: argparse.ArgumentParser) -> None:
     an.add_argument("file", metavar="FILE")
-    an.add_argument("--openmp", action="store_true", required=True,
-                    help="write `#pragma omp parallel for` with its clauses on the loops c2gpu proves parallel")
+    dialect = an.add_mutually_exclusive_group(required=True)
+    dialect.add_argument("--openmp", dest="dialect", action="store_const", const="openmp",
+                         help="write `#pragma omp parallel for` with its clauses on the loops c2gpu proves parallel")
+    dialect.add_argument("--openmp-target", dest="dialect", action="store_const", const="openmp-target",
+                         help="write `#pragma omp target teams distribute parallel for` with its clauses and the "
+                              "map clauses of what the loop reads and writes (offloading to a GPU)")
+    dialect.add_argument("--openacc", dest="dialect", action="store_const", const="openacc",
+                         help="write `#pragma acc parallel loop` with its clauses and copyin/copy clauses")
     an.add_argument("-o", "--output", metavar="OUT.c", help="output file (default: stdout)")
     _add_frontend_args(an)
     an.add_argument("--assume-no-alias", action="store_true",
@@ -497,7 +503,7 @@ def cmd_annotate(args) -> int:
         _not_the_input(args.output, args.file)
     options = Options(defines=parse_defines(args.define), include_dirs=tuple(args.include or []), cpp=args.cpp,
                       assume_no_alias=bool(args.assume_no_alias), exact_fp=bool(args.exact_fp))
-    result = annotate_file(args.file, options)
+    result = annotate_file(args.file, options, args.dialect)
     for e in result.errors:
         print(str(e), file=sys.stderr)
     if not os.path.isfile(args.file):
@@ -507,8 +513,9 @@ def cmd_annotate(args) -> int:
     for a in result.left:
         print(f"{args.file}:{a.line}: note: loop '{a.var}' is proven parallel but gets no directive: {a.why}",
               file=sys.stderr)
-    print(f"c2gpu: {len(result.directives)} loop{'s' if len(result.directives) != 1 else ''} annotated with OpenMP",
-          file=sys.stderr)
+    names = {"openmp": "OpenMP", "openmp-target": "OpenMP offload directives", "openacc": "OpenACC"}
+    print(f"c2gpu: {len(result.directives)} loop{'s' if len(result.directives) != 1 else ''} annotated with "
+          f"{names[args.dialect]}", file=sys.stderr)
     _write(result.source, args.output)
     return EXIT_INPUT if result.errors else EXIT_OK      # what could not be read is said, the rest is annotated
 

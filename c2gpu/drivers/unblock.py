@@ -19,7 +19,7 @@ from typing import Callable
 
 from ..frontend.source import apply_fixes
 from ..ir import Edit, Fix, Flag, Nest, Span
-from ..passes.dependence import distinct_objects
+from ..frontend.objects import distinct_objects
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 # (edited text, nest name) -> what the nest's port would then give, or None when it is still not ported

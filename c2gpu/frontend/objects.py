@@ -29,7 +29,7 @@ import re
 
 from pycparser import c_ast, c_generator
 
-from ..ir import Loc
+from ..ir import ArrayInfo, Loc
 from .ctypes import CType, decl_type
 from .syntax import nodes as _nodes
 from ..records import dataclass
@@ -935,3 +935,14 @@ def _pointerish(e: c_ast.Node, scope: dict[str, _Decl]) -> bool:
         e = e.expr
     d = scope.get(e.name) if isinstance(e, c_ast.ID) else None
     return d is not None and _rows_in_place(d)
+
+
+def distinct_objects(a: ArrayInfo, b: ArrayInfo) -> bool:
+    """Whether the whole file shows `a` and `b` are, or point into, different objects in every context
+    (c2gpu/frontend/objects.py: one label per call of the function for a parameter, one for anything else)."""
+    if a.target is None or b.target is None:
+        return False
+    n = max(len(a.target), len(b.target))
+    if {len(a.target), len(b.target)} - {1, n}:
+        return False
+    return all(labels_apart(x, y) for x, y in zip(a.target * (n // len(a.target)), b.target * (n // len(b.target))))

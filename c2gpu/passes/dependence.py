@@ -67,7 +67,7 @@ from c2gpu.frontend.syntax import text_of
 from c2gpu.ir import ArrayInfo, Loc, Loop, Nest, Reduction, Statement, line_of, loop_words
 from c2gpu.frontend.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
-from c2gpu.frontend.objects import SCALAR, labels_apart
+from c2gpu.frontend.objects import SCALAR, distinct_objects, labels_apart
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.analysis.isl_sets import Unencodable, con, parse_set, sub
 
@@ -263,17 +263,6 @@ def _assumed_distinct(info: ArrayInfo, assume_no_alias: bool) -> bool:
 def _scalar_targets(info: ArrayInfo) -> set[str]:
     """The scalar variables the file shows this pointer holds the address of (`f(&n)`), by name."""
     return {label[len(SCALAR):].split("@")[0] for label in info.target or () if label.startswith(SCALAR)}
-
-
-def distinct_objects(a: ArrayInfo, b: ArrayInfo) -> bool:
-    """Whether the whole file shows `a` and `b` are, or point into, different objects in every context
-    (c2gpu/frontend/objects.py: one label per call of the function for a parameter, one for anything else)."""
-    if a.target is None or b.target is None:
-        return False
-    n = max(len(a.target), len(b.target))
-    if {len(a.target), len(b.target)} - {1, n}:
-        return False
-    return all(labels_apart(x, y) for x, y in zip(a.target * (n // len(a.target)), b.target * (n // len(b.target))))
 
 
 def _one_table_or_apart(infos: dict[str, ArrayInfo], by_name: dict[str, list]) -> list[tuple[str, str]]:
