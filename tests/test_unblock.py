@@ -143,3 +143,30 @@ def test_the_restrict_edit_of_each_declarator(declaration, edited):
         return
     s = edit.span
     assert line[:s.col - 1] + edit.text + line[s.end_col - 1:] == f"void f(int n, {edited}, int k)"
+
+
+@pytest.mark.slow
+def test_every_fix_it_offered_on_npb_makes_its_nest_ported(tmp_path):
+    """NPB (class S): each unblocking edit c2gpu offers, applied to the file, makes its nest ported when the
+    file is analysed again as a whole (not only the nest alone, as the search did); prints how many of the
+    nests not ported have one."""
+    import npb_recall
+    from c2gpu.frontend.source import apply_fixes
+    from c2gpu.ir import Edit, Fix, Span
+    tree = npb_recall.prepare(tmp_path)
+    blocked = offered = 0
+    for name in npb_recall.BENCHMARKS:
+        src = tree / name / f"{name.lower()}.c"
+        includes = [str(tree / "common"), str(tree / name)]
+        report = c2gpu.analyze(str(src), include_dirs=includes, gpu="h100-sxm", run_cpu=False)
+        blocked += sum(n.verdict_class == "not-portable" for n in report.nests)
+        for nest, flag in ((n, f) for n in report.nests for f in n.data["flags"] if f["code"] == "unblocking-edit"):
+            offered += 1
+            fix = Fix(flag["fix"]["title"], tuple(Edit(Span(e["file"], e["line"], e["col"], e["end_line"],
+                                                            e["end_col"]), e["replacement"])
+                                                  for e in flag["fix"]["edits"]))
+            text, applied, _ = apply_fixes(src.read_text(), str(src), [fix])
+            assert applied
+            again = c2gpu.analyze(text, name=str(src), include_dirs=includes, gpu="h100-sxm", run_cpu=False)
+            assert again.nest(nest.name).verdict_class != "not-portable", (name, nest.name, flag["message"])
+    print(f"\nNPB: {blocked} nests not ported, {offered} with an unblocking edit proven to port them")
