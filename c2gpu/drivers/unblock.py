@@ -17,17 +17,18 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from ..frontend.objects import distinct_objects
 from ..frontend.source import apply_fixes
 from ..ir import Edit, Fix, Flag, Nest, Span
-from ..frontend.objects import distinct_objects
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 # (edited text, nest name) -> what the nest's port would then give, or None when it is still not ported
 Reanalyse = Callable[[str, str], "str | None"]
 
 
-def restrict_fix(nest: Nest, info, lines: list[str]) -> Fix | None:
-    """`restrict` on the parameters of the nest's function whose aliasing blocks it (module doc), or None."""
+def restrict_fix(nest: Nest, info, lines: list[str], path: str) -> Fix | None:
+    """`restrict` on the parameters of the nest's function whose aliasing blocks it (module doc), or None;
+    `lines`: those of the file `path`, where the parameters must be declared."""
     if not any(r.kind == "alias" for v in info.verdicts.values() for r in v.reasons):
         return None
     pointers = [a for a in nest.arrays if a.storage in ("param-pointer", "param-array")]
@@ -35,7 +36,7 @@ def restrict_fix(nest: Nest, info, lines: list[str]) -> Fix | None:
     if any(not distinct_objects(a, b) for k, a in enumerate(shown) for b in shown[k + 1:]):
         return None                 # the file shows two of them may point into one object: it decides
     params = [a for a in pointers if not a.restrict]
-    if not params:
+    if not params or any(a.loc.file != path for a in params):
         return None
     edits = []
     for a in params:
@@ -69,7 +70,7 @@ def _restrict_edit(name: str, file: str, line: int, col: int, lines: list[str]) 
     if before.endswith("*"):
         return Edit(Span(file, line, col, line, col), "restrict ")
     if after.startswith("["):
-        at = len(text) - len(after) + 1          # just after the '['
+        at = len(text) - len(after) + 1          # the column of the '['
         inner = after[1:].lstrip()
         return Edit(Span(file, line, at + 1, line, at + 1), "restrict" if inner.startswith("]") else "restrict ")
     return None
@@ -80,18 +81,18 @@ CANDIDATES = (restrict_fix,)
 
 def unblocking_flags(program, manager, text: str, reanalyse: Reanalyse) -> dict[str, list[Flag]]:
     """For each nest not ported, the candidate edits after which it is (module doc), as notes with their fix;
-    by nest name."""
+    by nest name.  `text` is the program's file (the edits are made there, and only there)."""
     lines = text.split("\n")
     out: dict[str, list[Flag]] = {}
     for nest in program.nests:
         info = manager.result("dependence", nest)
-        if manager.result("plan", nest) is not None or info is None:
+        if manager.result("plan", nest) is not None or info is None or nest.loc.file != program.path:
             continue
         for candidate in CANDIDATES:
-            fix = candidate(nest, info, lines)
-            if fix is None or any(e.span.file != nest.loc.file for e in fix.edits):
+            fix = candidate(nest, info, lines, program.path)
+            if fix is None:
                 continue
-            gain = reanalyse(apply_fixes(text, nest.loc.file, [fix])[0], nest.name)
+            gain = reanalyse(apply_fixes(text, program.path, [fix])[0], nest.name)
             if gain is None:
                 continue
             asserted = f"; it asserts what the code does not show: {fix.asserts}" if fix.asserts else ""
