@@ -22,6 +22,11 @@ def test_decide_classes():
     # context creation counts only when asked
     v = decide("n", "a100", "gpuperf", 10e-3, "measured", "", 0, 10e-6, 1e-3, 0.15, True)
     assert v.verdict == KEEP and v.total_gpu_s == pytest.approx(0.15101)
+    # a nest that ran too briefly for the clock (0 once its reads are taken off; NPB IS's rank@385 under load):
+    # kept on the CPU, with no speedup figure; an unmeasured one has no verdict
+    v = decide("n", "a100", "gpuperf", 0.0, "measured", "", 1e-6, 10e-6, 1e-6, 0.15, False)
+    assert v.verdict == KEEP and v.speedup is None and "too briefly on the CPU for the clock" in v.reason
+    assert decide("n", "a100", "gpuperf", None, "none", "", 1e-6, 10e-6, 1e-6, 0.15, False).verdict != KEEP
 
 
 def test_reasons_write_times_and_speedups_like_every_report():

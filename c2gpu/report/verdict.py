@@ -68,8 +68,6 @@ def _pct(part: float, whole: float) -> str:
     return f"{100.0 * part / whole:.0f}%" if whole > 0 else "0%"
 
 
-
-
 def decide(nest: str, gpu: str, model: str, cpu_s: float | None, cpu_source: str, cpu_note: str,
            transfer_s: float, launch_s: float, kernel_s: float, context_s: float, include_context: bool,
            memory_bound: bool | None = None) -> Verdict:
@@ -82,6 +80,13 @@ def decide(nest: str, gpu: str, model: str, cpu_s: float | None, cpu_source: str
         bottleneck = "kernel execution (memory bound)" if memory_bound else "kernel execution (compute bound)"
     v = Verdict(nest, gpu, model, cpu_s, cpu_source, cpu_note, transfer_s, launch_s, kernel_s, context_s, total,
                 UNKNOWN, "", bottleneck)
+    if cpu_s is not None and cpu_s <= 0 < total and cpu_source == "measured":
+        # the nest ran, too briefly for the clock (its reads, taken off, are most of a few-nanosecond nest):
+        # whatever its time, the GPU's microseconds are more
+        v.verdict = KEEP
+        v.reason = (f"the nest runs too briefly on the CPU for the clock to time it (under the cost of reading the "
+                    f"clock), against {units.seconds(total)} on the GPU ({bottleneck} is the largest part)")
+        return v
     if cpu_s is None or cpu_s <= 0 or total <= 0:
         v.reason = "no CPU time to compare with" if cpu_s is None else "no time to compare"
         return v
