@@ -58,6 +58,17 @@ class Editor:
     def notify(self, method: str, params: dict) -> None:
         self.send({"method": method, "params": params})
 
+    def open(self, root: Path, uri: str, text: str) -> list[dict]:
+        """Initialize the session in `root`, open the document, and return the diagnostics published for it."""
+        self.server = self.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(),
+                                                  "capabilities": {}})
+        self.notify("initialized", {})
+        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "c", "version": 1,
+                                                              "text": text}})
+        published = self.notification("textDocument/publishDiagnostics")
+        assert published["uri"] == uri
+        return published["diagnostics"]
+
     def notification(self, method: str) -> dict:
         while True:
             m = self.messages.get(timeout=60)
@@ -78,15 +89,9 @@ def test_diagnostics_code_actions_and_the_edit(tmp_path, editor):
     path = tmp_path / "omp.c"
     path.write_text(SOURCE)
     uri = path.as_uri()
-    caps = editor.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}})
-    assert caps["capabilities"]["codeActionProvider"]["codeActionKinds"] == ["quickfix"]
-    assert caps["serverInfo"]["name"] == "c2gpu"
-    editor.notify("initialized", {})
-    editor.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "c", "version": 1,
-                                                            "text": SOURCE}})
-    published = editor.notification("textDocument/publishDiagnostics")
-    assert published["uri"] == uri
-    diags = published["diagnostics"]
+    diags = editor.open(tmp_path, uri, SOURCE)
+    assert editor.server["capabilities"]["codeActionProvider"]["codeActionKinds"] == ["quickfix"]
+    assert editor.server["serverInfo"]["name"] == "c2gpu"
     by_code = {}
     for d in diags:
         by_code.setdefault(d["code"], []).append(d)
@@ -133,13 +138,7 @@ def test_diagnostics_code_actions_and_the_edit(tmp_path, editor):
 
 def test_unreadable_text_is_an_error_diagnostic(tmp_path, editor):
     """A declaration that does not parse is an error at its line; the nests after it are still analysed."""
-    text = "int broken( {\n" + SOURCE
-    uri = (tmp_path / "bad.c").as_uri()
-    editor.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}})
-    editor.notify("initialized", {})
-    editor.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "c", "version": 1,
-                                                            "text": text}})
-    diags = editor.notification("textDocument/publishDiagnostics")["diagnostics"]
+    diags = editor.open(tmp_path, (tmp_path / "bad.c").as_uri(), "int broken( {\n" + SOURCE)
     errors = [d for d in diags if d["severity"] == 1 and "code" not in d]
     assert errors and errors[0]["range"]["start"]["line"] == 0
     assert any(d.get("code") == "omp-race" and d["range"]["start"]["line"] == 10 for d in diags)
@@ -150,11 +149,7 @@ def test_an_edit_that_asserts_is_offered_but_not_preferred(tmp_path, editor):
     edits, not marked preferred, its title saying what the user must check."""
     from test_unblock import LIBRARY
     uri = (tmp_path / "lib.c").as_uri()
-    editor.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}})
-    editor.notify("initialized", {})
-    editor.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "c", "version": 1,
-                                                            "text": LIBRARY}})
-    diags = editor.notification("textDocument/publishDiagnostics")["diagnostics"]
+    diags = editor.open(tmp_path, uri, LIBRARY)
     unblocking = [d for d in diags if d.get("code") == "unblocking-edit"]
     assert [d["range"]["start"]["line"] for d in unblocking] == [3, 8]
     action, = editor.request("textDocument/codeAction", {
