@@ -355,3 +355,15 @@ def test_lines_of_a_function_inlined_from_another_file_name_that_file(tmp_path, 
            "t[c2gpu_fill_i] (lib.c:5)" in out, out
     assert re.search(r"c2gpu_fill_i +lib\.c:4 +parallel", out), out          # the loop's own row
     assert "(line 5)" not in out, out
+
+
+def test_two_inlined_calls_reading_a_small_array_share_one_tile(tmp_path):
+    """Both calls of exact() read ce[m][*] in loops of their own: one shared-memory copy of ce, loaded once,
+    serves both (c2gpu/planning/shared_tiles.py _one_tile_per_region), and the port still computes what the
+    original computes (test_the_address_of_a_first_element_is_the_array_it_starts verifies it)."""
+    path = tmp_path / "a.c"
+    path.write_text(FIRST_ELEMENTS)
+    report = c2gpu.analyze(str(path), gpu="h100-sxm", run_cpu=False)
+    cuda = report.nest("main@13").cuda
+    assert cuda.count("__shared__ double c2gpu_sh_ce") == 1, cuda
+    assert cuda.count("c2gpu_sh_ce[") >= 3          # its load and the two calls' reads

@@ -95,7 +95,35 @@ class Analyzer:
             opp = self._opportunity(array, tiled, covered, [a for a, _ in accs])
             if opp is not None:
                 out.append(opp)
-        return _name_tiles(out + self.store_opportunities())
+        return _name_tiles(self._one_tile_per_region(out) + self.store_opportunities())
+
+    def _one_tile_per_region(self, opps: list[SharedOpportunity]) -> list[SharedOpportunity]:
+        """The tiles that hold the same elements of an array for the whole kernel made one: reads of a small
+        array in two different in-thread loops (two inlined calls of one function: LU's `exact` reads ce[m][*]
+        in each) are two groups, but need one copy of it, loaded once."""
+        out: list[SharedOpportunity] = []
+        for o in opps:
+            region = self._fixed_region(o)
+            same = next((k for k, p in enumerate(out) if region is not None and p.array == o.array
+                         and p.pad == o.pad and self._fixed_region(p) == region), None)
+            if same is None:
+                out.append(o)
+                continue
+            p = out[same]
+            out[same] = _replace(p, accesses=p.accesses + o.accesses, covered_lids=p.covered_lids + o.covered_lids,
+                                 loads_saved_per_block=p.loads_saved_per_block + o.loads_saved_per_block
+                                 + o.tile_loads_per_block)
+        return out
+
+    def _fixed_region(self, o: SharedOpportunity) -> tuple[tuple[int, int], ...] | None:
+        """The elements (first, last per dimension) a tile loaded once for the whole kernel holds, when they do
+        not depend on the block or the sizes: every subscript moves only with covered loops, upwards."""
+        if o.tiled_lid is not None or o.kind != "small array":
+            return None
+        covered = {self.by_id[lid].var for lid in o.covered_lids}
+        if any(t.params.terms or any(v not in covered or c <= 0 for v, c in t.coeffs) for t in o.dims):
+            return None
+        return tuple((t.const, t.const + t.extent - 1) for t in o.dims)
 
     def _motion(self, a: Access, ranges: dict[str, int]):
         """Per subscript (how the threads move it, its offset): the same tuple for accesses that share a tile."""
