@@ -22,6 +22,7 @@ directive (or is inside one), or code from another file or function (inlined cal
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -75,6 +76,22 @@ class Annotated:
     directives: list[Directive]
     left: list[LeftAlone]
     errors: list                     # C2GPUError of the input (syntax errors cost their declaration)
+
+
+DIALECT_NAMES = {"openmp": "OpenMP", "openmp-target": "OpenMP offload directives", "openacc": "OpenACC"}
+
+
+def said(path: str, result: Annotated, dialect: str) -> str:
+    """What `annotate` tells the user on stderr: the input errors, each directive written, each proven loop left
+    without one and why, and the count."""
+    lines = [str(e) for e in result.errors]
+    if not os.path.isfile(path):
+        return "\n".join(lines)
+    lines += [f"{path}:{d.line}:{d.col}: note: loop '{d.var}': {d.text}" for d in result.directives]
+    lines += [f"{path}:{a.line}: note: loop '{a.var}' is proven parallel but gets no directive: {a.why}"
+              for a in result.left]
+    n = len(result.directives)
+    return "\n".join(lines + [f"c2gpu: {n} loop{'s' if n != 1 else ''} annotated with {DIALECT_NAMES[dialect]}"])
 
 
 def annotate_file(path: str, options: Options, dialect: str = "openmp") -> Annotated:

@@ -498,24 +498,15 @@ def _check_compile(path: str, options) -> int:
 
 def cmd_annotate(args) -> int:
     # start-up: ~150 ms (see the top)
-    from .annotate import annotate_file
+    from .annotate import annotate_file, said
     if args.output:
         _not_the_input(args.output, args.file)
     options = Options(defines=parse_defines(args.define), include_dirs=tuple(args.include or []), cpp=args.cpp,
                       assume_no_alias=bool(args.assume_no_alias), exact_fp=bool(args.exact_fp))
     result = annotate_file(args.file, options, args.dialect)
-    for e in result.errors:
-        print(str(e), file=sys.stderr)
+    print(said(args.file, result, args.dialect), file=sys.stderr)
     if not os.path.isfile(args.file):
         return EXIT_INPUT
-    for d in result.directives:
-        print(f"{args.file}:{d.line}:{d.col}: note: loop '{d.var}': {d.text}", file=sys.stderr)
-    for a in result.left:
-        print(f"{args.file}:{a.line}: note: loop '{a.var}' is proven parallel but gets no directive: {a.why}",
-              file=sys.stderr)
-    names = {"openmp": "OpenMP", "openmp-target": "OpenMP offload directives", "openacc": "OpenACC"}
-    print(f"c2gpu: {len(result.directives)} loop{'s' if len(result.directives) != 1 else ''} annotated with "
-          f"{names[args.dialect]}", file=sys.stderr)
     _write(result.source, args.output)
     return EXIT_INPUT if result.errors else EXIT_OK      # what could not be read is said, the rest is annotated
 
