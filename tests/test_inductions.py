@@ -327,3 +327,91 @@ def test_counters_of_inner_loops_match_the_original(tmp_path):
     assert res.ok, res.message
     ported = {o.nest.name: [(i.name, i.loops) for i in o.nest.inductions] for o in res.outcomes if o.ported}
     assert ported["main@20"] == [("k", ("i", "j"))] and ported["main@25"] == [("w", ("i", "j"))], ported
+
+
+# Pointers walked through arrays, as C programs copy and scale buffers: `*dst++ = ... *src++`, a pointer moved by a
+# row length after each row, one walked backwards; and the cases left alone (a pointer read after the loop, one
+# moved by a stride the loop changes).
+POINTERS = r"""
+#include <stdio.h>
+#define N 300
+#define M 24
+static float x[N], y[N], z[N];
+static double grid[40 * M], rows[40][M];
+static void scale(int n, float *restrict dst, const float *restrict src, float k)
+{
+  for (int i = 0; i < n; i++)
+    *dst++ = k * *src++;
+}
+static void reverse(int n, float *restrict dst, const float *restrict src)
+{
+  const float *restrict s = src + n - 1;
+  for (int i = 0; i < n; i++)
+    dst[i] = *s--;
+}
+static void unpack(int n, int m, double (*restrict out)[M], const double *restrict in)
+{
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < m; j++)
+      out[i][j] = 2 * in[j];
+    in += m;
+  }
+}
+static float *tail(int n, float *restrict dst, const float *restrict src)
+{
+  for (int i = 0; i < n; i++)
+    *dst++ = *src++ + 1;
+  return dst;                      /* read after the loop: left alone */
+}
+int main(void)
+{
+  for (int i = 0; i < N; i++) { x[i] = (i % 13) * 0.5f; z[i] = 0; }
+  for (int i = 0; i < 40 * M; i++) grid[i] = (i % 7) * 0.25;
+  scale(N, y, x, 3.0f);
+  reverse(N, z, y);
+  unpack(40, M, rows, grid);
+  float *end = tail(N / 2, z, x);
+  double s = 0;
+  for (int i = 0; i < N; i++) s += y[i] + 2 * z[i];
+  for (int i = 0; i < 40; i++) for (int j = 0; j < M; j++) s += rows[i][j] * (j + 1);
+  printf("%.6f %d\n", s, (int)(end - z));
+  return 0;
+}
+"""
+
+
+def test_walked_pointers_are_read_as_subscripts(tmp_path):
+    nests = run(write_c(tmp_path, POINTERS))
+    status = {name: table(info)[0][1] for name, (nest, info) in nests.items()}
+    assert status["scale@9"] == P and status["reverse@15"] == P and status["unpack@20"] == P
+    assert status["tail@28"] != P                       # dst is read after the loop: its steps stay
+    scale, _ = nests["scale@9"]
+    assert sorted(ind.name for ind in scale.inductions) == ["dst", "src"]
+    unpack, _ = nests["unpack@20"]
+    assert [(ind.name, ind.stride) for ind in unpack.inductions] == [("in", "m")]
+    assert any("pointer 'in' moves m elements forward per iteration of loop 'i'" in note for note in unpack.rewrites)
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+def test_walked_pointers_ported_match_the_original(tmp_path):
+    res = verify(str(write_c(tmp_path, POINTERS)), PreprocessOptions(), make_manager(PIPELINE, {}))
+    assert res.ok, res.message
+    assert {"scale@9", "reverse@15", "unpack@20"} <= {o.nest.name for o in res.outcomes if o.ported}
+
+
+@pytest.mark.parametrize("body, why", [
+    # the stride is a global a call in the loop could change
+    ("for (int i = 0; i < n; i++) { q[0] = p[0]; p += g; touch(); }", "pointer 'p' is assigned inside the nest"),
+    # the stride is written in the loop
+    ("for (int i = 0; i < n; i++) { q[0] = p[0]; p += k; k = k + 1; }", "pointer 'p' is assigned inside the nest"),
+    # stepped twice per iteration
+    ("for (int i = 0; i < n; i++) { q[i] = *p++; q[i] += *p++; }", "pointer 'p' is assigned inside the nest"),
+    # stepped under a condition
+    ("for (int i = 0; i < n; i++) { if (i % 2) p++; q[i] = p[0]; }", "pointer 'p' is assigned inside the nest"),
+])
+def test_a_walked_pointer_is_left_alone_unless_the_rewrite_is_exact(tmp_path, body, why):
+    source = f"int g; void touch(void);\nvoid f(int n, int k, double *restrict q, const double *restrict p) {{ {body} }}\n"
+    (nest, info), = run(write_c(tmp_path, source)).values()
+    assert "p" not in [ind.name for ind in nest.inductions]
+    assert info.verdicts[nest.root.lid].status != P and why in info.verdicts[nest.root.lid].reasons[0].message

@@ -24,6 +24,14 @@ Only what is exact in C is rewritten:
 Signed arithmetic stays exact: j0 + t and j0 + t + 1 are values the counter itself takes in the original run
 (a signed overflow there is already undefined).  Unsigned counters wrap the same way in both forms.
 
+A pointer walked through an array (`*dst++ = 2 * *src++;`, or `p += m;` for the next row) is such a counter
+too: in iteration t it holds p0 + t (p0 + t * m), so `*dst++` is `*(dst + t)` and `p[j]` is `p[t * m + j]`.  The
+step may then be any expression of local variables and parameters that reads no memory and nothing the nest
+writes (a row length).  The pointer
+must be a local variable or parameter, one level deep, whose address is never taken, and its value after the
+nest must be dead (no final value is restored for a pointer: the port would need its address as a host
+pointer).  Pointer arithmetic is exact in C only within one object, as it is in the original run.
+
 A counter stepped in the body of an inner loop (`for (i ...) for (j ...) out[k++] = in[i][j];`) counts the
 iterations of every loop on the way: k0 + (t_i * T_j + t_j), T_j the inner loop's trip count, when each of
 those loops sits directly in the body of the one around it (run once per iteration), steps by one with a bound
@@ -59,9 +67,16 @@ class Induction:
     #                                                  wavefront or a reordering changes the nest's outer loop)
     inner_trips: tuple[str, ...] = ()   # C trip counts of the inner loops on the way, when an inner loop steps it
     loops: tuple[str, ...] = ()         # the loops it counts the iterations of, outermost first
+    stride: str = ""                    # a pointer's step per iteration as C, when it is not one element
 
     def note(self, loop_var: str, loop_line: int) -> str:
         sign = "+" if self.step > 0 else "-"
+        if self.ctype.endswith("*"):
+            moves = f"{self.stride} elements" if self.stride else "one element"
+            by = f" times {self.stride}" if self.stride else ""
+            return (f"pointer '{self.name}' moves {moves} {'forward' if self.step > 0 else 'back'} per iteration of "
+                    f"loop '{loop_var}' (line {self.line}): the nest reads {self.name} {sign} the iteration number{by}, "
+                    f"and the step is gone (its value after the nest is never read)")
         if len(self.loops) > 1:
             names = ", ".join(f"'{v}'" for v in self.loops)
             return (f"'{self.name}' counts the iterations of loops {names} together (stepped at line {self.line}): "
@@ -72,14 +87,16 @@ class Induction:
                 f"(line {self.line}) is gone; after the nest the port steps {self.name} by the trip count")
 
 
-def substitute_inductions(loop: c_ast.For, lookup, address_taken, volatile) -> tuple[c_ast.For, list[Induction]]:
+def substitute_inductions(loop: c_ast.For, lookup, address_taken, volatile,
+                          live_after=lambda name: True) -> tuple[c_ast.For, list[Induction]]:
     """`loop` with its induction counters substituted (a new tree), and the counters; `loop` itself and no
     counter when there is none.  lookup(name) -> the frontend's Var or None; address_taken: names whose
-    address the function takes; volatile(name) -> whether a declaration of that name is volatile."""
-    if not _counters(loop, lookup, address_taken, volatile):
+    address the function takes; volatile(name) -> whether a declaration of that name is volatile;
+    live_after(name) -> whether the code after the nest may read the variable's value."""
+    if not _counters(loop, lookup, address_taken, volatile, live_after):
         return loop, []
     new = copy.deepcopy(loop)
-    found = _counters(new, lookup, address_taken, volatile)      # the same counters, on the copy's nodes
+    found = _counters(new, lookup, address_taken, volatile, live_after)   # the same counters, on the copy's nodes
     drops: dict[int, tuple[c_ast.For, set[int]]] = {}
     for c in found:
         owner = c.owner
@@ -96,16 +113,46 @@ def substitute_inductions(loop: c_ast.For, lookup, address_taken, volatile) -> t
                 items[j] = _replaced(item, c.induction.name, c.value(j > c.k))
     for owner, drop in drops.values():
         owner.stmt.block_items = [item for j, item in enumerate(owner.stmt.block_items) if j not in drop]
+    if any(c.pointer for c in found):
+        _subscripts_moved(new, {c.induction.name for c in found if c.pointer})
     return new, [c.induction for c in found]
+
+
+def _subscripts_moved(root: c_ast.Node, pointers: set[str]) -> None:
+    """`(p + e)[s]` as `p[e + s]`, `(p - e)[s]` as `p[s - e]`, `*(p + e)` as `p[e]` and `*(p - e)` as `p[-(e)]`
+    (the same element, in place), for the pointers substituted: the form the frontend reads as an access of p."""
+    def moved(node) -> bool:
+        return isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-") and isinstance(node.left, c_ast.ID) \
+            and node.left.name in pointers
+    for n in list(_nodes(root)):
+        if isinstance(n, c_ast.ArrayRef) and moved(n.name):
+            by = n.name
+            n.name = by.left
+            n.subscript = c_ast.BinaryOp(by.op, n.subscript, by.right) if by.op == "-" else \
+                c_ast.BinaryOp("+", by.right, n.subscript)
+        for attr in n.__slots__:
+            child = getattr(n, attr, None)
+            if isinstance(child, c_ast.UnaryOp) and child.op == "*" and moved(child.expr):
+                by = child.expr
+                setattr(n, attr, c_ast.ArrayRef(by.left, by.right if by.op == "+" else c_ast.UnaryOp("-", by.right),
+                                                coord=child.coord))
+            elif isinstance(child, list):
+                for k, c in enumerate(child):
+                    if isinstance(c, c_ast.UnaryOp) and c.op == "*" and moved(c.expr):
+                        by = c.expr
+                        child[k] = c_ast.ArrayRef(by.left, by.right if by.op == "+" else c_ast.UnaryOp("-", by.right),
+                                                  coord=c.coord)
 
 
 class _Counter:
     """A counter found in `loop` (or its copy): the loop whose body steps it, the step's place, and how to
     write its value there."""
 
-    def __init__(self, induction: Induction, owner: c_ast.For, k: int, how: str | None, chain, ctype: str):
+    def __init__(self, induction: Induction, owner: c_ast.For, k: int, how: str | None, chain, ctype: str,
+                 pointer: bool = False, stride: c_ast.Node | None = None):
         self.induction, self.owner, self.k, self.how = induction, owner, k, how
         self.chain, self.ctype = chain, ctype
+        self.pointer, self.stride = pointer, stride
 
     def value(self, after: bool) -> c_ast.Node:
         """j0 +/- n, n the number of steps before this point: t0 in the outer loop's body (t = i - lo, or lo - i
@@ -120,6 +167,10 @@ class _Counter:
             count = t if count is None else c_ast.BinaryOp("+", c_ast.BinaryOp("*", count, copy.deepcopy(trip)), t)
         if after:
             count = c_ast.BinaryOp("+", count, c_ast.Constant("int", "1"))
+        if self.stride is not None:
+            count = c_ast.BinaryOp("*", count, copy.deepcopy(self.stride))
+        if self.pointer:            # pointer + integer: the count stays in the loop variables' type
+            return c_ast.BinaryOp("+" if self.induction.step > 0 else "-", c_ast.ID(self.induction.name), count)
         if any(loop_type != self.ctype for *_, loop_type in self.chain):
             count = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
                                                                              c_ast.IdentifierType(self.ctype.split()))),
@@ -127,7 +178,7 @@ class _Counter:
         return c_ast.BinaryOp("+" if self.induction.step > 0 else "-", c_ast.ID(self.induction.name), count)
 
 
-def _counters(loop: c_ast.For, lookup, address_taken, volatile) -> list[_Counter]:
+def _counters(loop: c_ast.For, lookup, address_taken, volatile, live_after=lambda name: True) -> list[_Counter]:
     header = _header(loop)
     if header is None or loop.stmt is None:
         return []
@@ -169,19 +220,30 @@ def _counters(loop: c_ast.For, lookup, address_taken, volatile) -> list[_Counter
         for k, item in enumerate(_block(owner)):
             stepped = _step(item)
             if stepped is not None:
-                steps.setdefault(stepped[0], []).append((owner, chain, k, stepped[1], None))
+                steps.setdefault(stepped[0], []).append((owner, chain, k, stepped[1], None, None))
+                continue
+            strided = _strided(item)
+            if strided is not None and not (_ids(strided[2]) & (written | declared)) and _plain(strided[2]):
+                steps.setdefault(strided[0], []).append((owner, chain, k, strided[1], None, strided[2]))
                 continue
             for name, step, how in _embedded_steps(item):
-                steps.setdefault(name, []).append((owner, chain, k, step, how))
+                steps.setdefault(name, []).append((owner, chain, k, step, how, None))
     loop_vars = {entry[0] for _, chain in chains for entry in chain}
     found: list[_Counter] = []
     for name, where in steps.items():
         v = lookup(name)
         if (len(where) != 1 or name in loop_vars or name in declared or name in in_header or name in address_taken
-                or v is None or v.storage not in ("local", "param") or not v.ctype.is_scalar
-                or v.ctype.pointers or v.ctype.base not in WIDE_INTEGERS or volatile(name)):
+                or v is None or v.storage not in ("local", "param", "param-pointer") or volatile(name)):
             continue
-        owner, chain, k, step, how = where[0]
+        t = v.ctype
+        pointer = t.pointers == 1 and not t.dims and not t.pointer_rows
+        if not (pointer and not live_after(name)) and \
+                not (t.is_scalar and t.base in WIDE_INTEGERS and where[0][5] is None):
+            continue
+        owner, chain, k, step, how, stride = where[0]
+        if stride is not None and not all((s := lookup(n)) is not None and s.storage in ("local", "param")
+                                          and n not in address_taken for n in _ids(stride)):
+            continue                      # a global (or a variable a pointer reaches) a call could change
         if sum(1 for n in nodes if _writes(n, name)) != 1:      # the step itself is the only write
             continue
         item = _block(owner)[k]
@@ -190,9 +252,11 @@ def _counters(loop: c_ast.For, lookup, address_taken, volatile) -> list[_Counter
         if owner is not loop and _mentions(loop.stmt, name) != _mentions(owner.stmt, name):
             continue                      # read outside the inner loop's body, where no formula above holds
         trips = tuple(_text(entry[3]) for entry in chain[1:])
-        found.append(_Counter(Induction(name, v.ctype.base, step, item.coord.line if item.coord else 0,
-                                        inner_trips=trips, loops=tuple(entry[0] for entry in chain)),
-                              owner, k, how, chain, v.ctype.base))
+        ctype = f"{'const ' if t.const else ''}{t.base} *" if pointer else t.base
+        found.append(_Counter(Induction(name, ctype, step, item.coord.line if item.coord else 0,
+                                        inner_trips=trips, loops=tuple(entry[0] for entry in chain),
+                                        stride=_text(stride) if stride is not None else ""),
+                              owner, k, how, chain, t.base, pointer, stride))
     return found
 
 
@@ -309,6 +373,23 @@ def _step(node) -> tuple[str, int] | None:
         if value.op == "+" and isinstance(right, c_ast.ID) and right.name == name and _is_one(left):
             return name, 1
     return None
+
+
+def _strided(node) -> tuple[str, int, c_ast.Node] | None:
+    """(name, +1 or -1, step) when `node` moves a variable by an expression other than one: `p += m`, `p -= m`,
+    `p = p + m`, `p = p - m` (whether that is allowed is the caller's to say: pointers only)."""
+    if not isinstance(node, c_ast.Assignment) or not isinstance(node.lvalue, c_ast.ID):
+        return None
+    name, value = node.lvalue.name, node.rvalue
+    if node.op in ("+=", "-=") and not _is_one(value):
+        step = value
+        sign = 1 if node.op == "+=" else -1
+    elif node.op == "=" and isinstance(value, c_ast.BinaryOp) and value.op in ("+", "-") and \
+            isinstance(value.left, c_ast.ID) and value.left.name == name and not _is_one(value.right):
+        step, sign = value.right, 1 if value.op == "+" else -1
+    else:
+        return None
+    return (name, sign, step) if name not in _ids(step) else None
 
 
 def _plain(expr) -> bool:

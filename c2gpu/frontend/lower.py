@@ -417,7 +417,9 @@ class FileLowerer:
         def volatile(name: str) -> bool:
             return any(isinstance(n, c_ast.Decl) and n.name == name and "volatile" in (n.quals or ())
                        for n, _ in _walk(facts.fn))
-        node, found = substitute_inductions(cand.node, cand.scope.lookup, facts.address_taken, volatile)
+        node, found = substitute_inductions(cand.node, cand.scope.lookup, facts.address_taken, volatile,
+                                            lambda name: facts.read_later(cand.stands_for or cand.node, name,
+                                                                          stop=None))
         if not found:
             return cand
         self._adopt(cand.node, node, facts)
