@@ -34,6 +34,7 @@ from .parse import parse_c
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
 from .inductions import Induction, substitute_inductions
+from .row_pointers import resolve_row_pointers
 from .ctypes import CType, decl_type
 from ..records import dataclass
 from .source import directive_span
@@ -289,6 +290,7 @@ class FileLowerer:
         cand, stands_for = self.fields_renamed(cand, facts)
         cand = self.inductions_substituted(cand, facts)
         cand = self.aliases_resolved(cand, facts)
+        cand = self.row_pointers_resolved(cand, facts)
         loc = loc_of(cand.node, Loc(self.path, 0))
         ctx = NestContext(cand.scope, self.typedefs, self.functions, loc, frozenset(self.user_functions),
                           facts.address_taken)
@@ -491,6 +493,16 @@ class FileLowerer:
                 flags.append(Flag("errno-read", f"{name}() (line {where.line}) sets errno on the CPU and never on the GPU, and the file "
                                   f"reads errno (line {self.errno_read.line})", where))
         return flags
+
+    def row_pointers_resolved(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
+        """The candidate with the pointers its body declares into an array and then only indexes read as that
+        array's elements (frontend/row_pointers.py)."""
+        node, notes = resolve_row_pointers(cand.node, cand.scope.lookup, facts.address_taken,
+                                           lambda d: decl_type(d, self.typedefs))
+        if not notes:
+            return cand
+        self._adopt(cand.node, node, facts)
+        return replace(cand, node=node, stands_for=cand.stands_for or cand.node, aliases=cand.aliases + tuple(notes))
 
     def aliases_resolved(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
         """The candidate with every pointer that the file shows is always a declared array at a constant offset
