@@ -107,17 +107,20 @@ void f(int n, float *a) {
     "pointer-modified": _E(
         "A pointer assigned inside the nest (`p++`, `p = q`) moves every subscript through it: which element "
         "`p[0]` is depends on the iterations before.",
-        "Index from a fixed base with the loop variable (`p[i]` instead of `*p++`).",
-        """void f(int n, float *restrict a) {
+        "Index from a fixed base with the loop variable (`p[i]` instead of `*p++`). A pointer stepped once per "
+        "iteration whose value after the loop is never read is already read that way.",
+        """float *f(int n, float *restrict a) {
   float *p = a;
   for (int i = 0; i < n; i++) {
     *p = 2 * *p;
     p++;
   }
+  return p;
 }""",
-        """void f(int n, float *restrict a) {
+        """float *f(int n, float *restrict a) {
   for (int i = 0; i < n; i++)
     a[i] = 2 * a[i];
+  return a + (n > 0 ? n : 0);
 }"""),
     "runs-in-thread": _E(
         "A loop inside the nest that c2gpu does not count (a `while`, a data-dependent bound) runs whole in "

@@ -1,8 +1,9 @@
 /* Regression: `p += 1` (and p++) on a pointer declared outside the nest was invisible to the
  * dependence analysis (pointers are not scalars), so the loop was ported with `p += 1;` in the kernel
- * body and p undeclared there.  Now: flagged pointer-modified, not ported.
+ * body and p undeclared there.  Then: flagged pointer-modified, not ported.  Now: p is dead after the
+ * loop, so it is a counter (frontend/inductions.py): the kernel reads p[i] and never steps p.
  * expect-exit: 0
- * expect: pointer 'p' is assigned inside the nest
+ * expect: pointer 'p' moves one element forward per iteration of loop 'i'
  */
 float a[100];
 
