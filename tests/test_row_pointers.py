@@ -37,6 +37,17 @@ static void rows_of_b(int n, int m)
       r[j] = 2 * r[j] + first;
   }
 }
+static void walked(int n, int m, const float *restrict a, float *restrict out)
+{
+  const float *row = a + m;              /* declared before the nest, moved by a row length in it */
+  for (int i = 0; i < n - 1; i++) {
+    float s = 0;
+    for (int j = 0; j < m; j++)
+      s += row[j];
+    out[i] = s;
+    row += m;
+  }
+}
 static void shifted(int n, int m)
 {
   for (int i = 1; i < n; i++) {
@@ -53,8 +64,9 @@ int main(void)
   gemv(N, M, A, x, y);
   rows_of_b(N, M);
   shifted(N, M);
+  walked(N, M, A, z);
   double s = 0;
-  for (int i = 0; i < N; i++) s += y[i];
+  for (int i = 0; i < N; i++) s += y[i] + z[i];
   for (int i = 0; i < N; i++) for (int j = 0; j < M; j++) s += B[i][j] + w[i * M + j];
   printf("%.6f\n", s);
   return 0;
@@ -64,12 +76,15 @@ int main(void)
 
 def test_row_pointers_are_read_as_elements(tmp_path):
     nests = run(write_c(tmp_path, PROGRAM))
-    for name in ("gemv@8", "rows_of_b@18", "shifted@27"):
+    for name in ("gemv@8", "rows_of_b@18", "shifted@38", "walked@28"):
         nest, info = nests[name]
         assert table(info)[0][1] == "parallel", (name, table(info))
     gemv, _ = nests["gemv@8"]
     assert any("'row' (line 9) is always a + (((long) i) * m)" in note for note in gemv.rewrites)
-    shifted, _ = nests["shifted@27"]
+    walked, _ = nests["walked@28"]
+    assert any("'row' is a + m where the nest starts (line 27; the function assigns it nowhere else)" in note
+               for note in walked.rewrites)
+    shifted, _ = nests["shifted@38"]
     assert sum("is always" in note for note in shifted.rewrites) == 2       # two pointers of one declaration
 
 
@@ -78,7 +93,7 @@ def test_row_pointers_are_read_as_elements(tmp_path):
 def test_ports_with_row_pointers_match_the_original(tmp_path):
     res = verify(str(write_c(tmp_path, PROGRAM)), PreprocessOptions(), make_manager(PIPELINE, {}))
     assert res.ok, res.message
-    assert {"gemv@8", "rows_of_b@18", "shifted@27"} <= {o.nest.name for o in res.outcomes if o.ported}
+    assert {"gemv@8", "rows_of_b@18", "shifted@38", "walked@28"} <= {o.nest.name for o in res.outcomes if o.ported}
 
 
 @pytest.mark.parametrize("body", [
@@ -99,3 +114,21 @@ def test_a_row_pointer_is_left_alone_unless_the_rewrite_is_exact(tmp_path, body)
               f"for (int i = 0; i < n; i++) {{ {body} }} }}\n")
     (nest, info), = run(write_c(tmp_path, source)).values()
     assert not any("is always" in note for note in nest.rewrites), nest.rewrites
+
+
+@pytest.mark.parametrize("before, after", [
+    # assigned again elsewhere in the function
+    ("const float *row = a; if (m > 4) row = a + 4;", ""),
+    # the array it points into is a parameter the function reassigns
+    ("const float *row = a;", "a = 0;"),
+    # the offset reads a variable the function assigns
+    ("int k = 2; const float *row = a + k;", "k = 3;"),
+    # its address is taken
+    ("const float *row = a; const float **pp = &row;", ""),
+])
+def test_a_pointer_declared_before_the_nest_is_left_alone_unless_it_is_fixed(tmp_path, before, after):
+    source = (f"void f(int n, int m, const float *a, float *restrict out) {{ {before} "
+              f"for (int i = 0; i < n; i++) {{ float s = 0; for (int j = 0; j < m; j++) s += row[j]; out[i] = s; "
+              f"row += m; }} {after} }}\n")
+    (nest, info), = run(write_c(tmp_path, source)).values()
+    assert not any("where the nest starts" in note for note in nest.rewrites), nest.rewrites

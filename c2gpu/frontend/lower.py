@@ -34,7 +34,7 @@ from .parse import parse_c
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
 from .inductions import Induction, substitute_inductions
-from .row_pointers import resolve_row_pointers
+from .row_pointers import resolve_entry_pointers, resolve_row_pointers
 from .ctypes import CType, decl_type
 from ..records import dataclass
 from .source import directive_span
@@ -499,6 +499,9 @@ class FileLowerer:
         array's elements (frontend/row_pointers.py)."""
         node, notes = resolve_row_pointers(cand.node, cand.scope.lookup, facts.address_taken,
                                            lambda d: decl_type(d, self.typedefs))
+        node, more = resolve_entry_pointers(node, facts.fn, cand.stands_for or cand.node, cand.scope.lookup,
+                                            facts.address_taken, lambda d: decl_type(d, self.typedefs))
+        notes += more
         if not notes:
             return cand
         self._adopt(cand.node, node, facts)

@@ -7,6 +7,10 @@ what it points into.
         s += row[j] * x[j];                        ...
       ...
 
+A pointer declared before the nest the same way (`const float *row = A;`), which the function assigns nowhere
+else (its steps in the nest, if any, already read as offsets: frontend/inductions.py), is read the same way in
+the nest, when neither the array nor the offset is assigned anywhere in the function.
+
 Left as it is, `row` is a local pointer of every iteration, an object c2gpu does not follow: the loop is not
 proven.  `row[k]` is `*(A + e + k)`, which is `A[e + k]`; `double *r = B[i];` (a row of a two-dimensional array)
 makes `r[k]` `B[i][k]`.  The rewrite is exact when what the declaration reads is what the uses read: the pointer
@@ -44,6 +48,60 @@ def resolve_row_pointers(loop: c_ast.For, lookup, address_taken, ctype_of) -> tu
             notes.append(f"'{name}' (line {line}) is always {_text(decl.init)}: the nest reads {name}[...] as "
                          f"{_text(_indexed(base, c_ast.ID('...')))}")
     return new, notes
+
+
+def resolve_entry_pointers(loop: c_ast.For, fn: c_ast.FuncDef, original: c_ast.Node, lookup, address_taken,
+                           ctype_of) -> tuple[c_ast.For, list[str]]:
+    """`loop` with the pointers declared before it into an array (module doc) read as that array's elements (a
+    new tree), and a note for each.  `fn` is the function, `original` the nest as written in it (where the
+    pointer's steps were)."""
+    inside = {id(n) for n in _nodes(original)}
+    fn_nodes = [n for n in _nodes(fn.body)]
+    everywhere = _written(fn.body) | {n.expr.name for n in fn_nodes if isinstance(n, c_ast.UnaryOp) and n.op == "&"
+                                      and isinstance(n.expr, c_ast.ID)}
+    outside = _written_outside(fn.body, inside)
+    uses = [n for n in _nodes(loop.stmt) if isinstance(n, c_ast.ID)]
+    parents = {id(c): n for n in _nodes(loop.stmt) for _, c in n.children()}
+    chosen = {}
+    for name in sorted({n.name for n in uses}):
+        v = lookup(name)
+        decls = [n for n in fn_nodes if isinstance(n, c_ast.Decl) and n.name == name]
+        if v is None or v.storage != "local" or v.ctype.pointers != 1 or len(decls) != 1 or name in address_taken \
+                or name in outside or name in _written(loop.stmt) or id(decls[0]) in inside:
+            continue
+        decl = decls[0]
+        mine = ctype_of(decl)
+        if decl.init is None or not isinstance(decl.type, c_ast.PtrDecl) or mine is None or mine.pointers != 1:
+            continue
+        base = _base(decl.init, lookup, address_taken, everywhere, set(), set())
+        target = lookup(base[0]) if base is not None else None
+        if base is None or target is None or target.ctype.base != mine.base:
+            continue
+        if all(_indexed_use(n, parents.get(id(n))) for n in uses if n.name == name):
+            chosen[name] = (decl, base)
+    if not chosen:
+        return loop, []
+    new = copy.deepcopy(loop)
+    notes = []
+    for name, (decl, base) in chosen.items():
+        _replace_uses(new.stmt, name, base)
+        line = decl.coord.line if decl.coord else 0
+        notes.append(f"'{name}' is {_text(decl.init)} where the nest starts (line {line}; the function assigns it "
+                     f"nowhere else): the nest reads {name}[...] as {_text(_indexed(base, c_ast.ID('...')))}")
+    return new, notes
+
+
+def _written_outside(body: c_ast.Node, inside: set[int]) -> set[str]:
+    """Names assigned, stepped or address-taken in `body` outside the nodes `inside` (loop headers included)."""
+    out = set()
+    for n in _nodes(body):
+        if id(n) in inside:
+            continue
+        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+            out.add(n.lvalue.name)
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--", "&") and isinstance(n.expr, c_ast.ID):
+            out.add(n.expr.name)
+    return out
 
 
 def _rows(loop: c_ast.For, lookup, address_taken, ctype_of) -> list[tuple[c_ast.Compound, int, str, tuple]]:
