@@ -26,7 +26,7 @@ import copy
 
 from pycparser import c_ast, c_generator
 
-from .inductions import _plain
+from .inductions import _plain, _written_names
 from .syntax import nodes as _nodes
 
 
@@ -93,15 +93,7 @@ def resolve_entry_pointers(loop: c_ast.For, fn: c_ast.FuncDef, original: c_ast.N
 
 def _written_outside(body: c_ast.Node, inside: set[int]) -> set[str]:
     """Names assigned, stepped or address-taken in `body` outside the nodes `inside` (loop headers included)."""
-    out = set()
-    for n in _nodes(body):
-        if id(n) in inside:
-            continue
-        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
-            out.add(n.lvalue.name)
-        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--", "&") and isinstance(n.expr, c_ast.ID):
-            out.add(n.expr.name)
-    return out
+    return _written_names([n for n in _nodes(body) if id(n) not in inside])
 
 
 def _rows(loop: c_ast.For, lookup, address_taken, ctype_of) -> list[tuple[c_ast.Compound, int, str, tuple]]:
@@ -234,15 +226,7 @@ def _written(body: c_ast.Node) -> set[str]:
     variable is written by its own header only, and stays fixed in each iteration of its body)."""
     headers = {id(x) for n in _nodes(body) if isinstance(n, c_ast.For) for part in (n.init, n.next)
                if part is not None for x in _nodes(part)}
-    out = set()
-    for n in _nodes(body):
-        if id(n) in headers:
-            continue
-        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
-            out.add(n.lvalue.name)
-        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--", "&") and isinstance(n.expr, c_ast.ID):
-            out.add(n.expr.name)
-    return out
+    return _written_outside(body, headers)
 
 
 def _text(node: c_ast.Node) -> str:
