@@ -34,7 +34,7 @@ from .parse import parse_c
 from .functions import PureFunction, needed, pure_functions
 from .run_order import run_order
 from .inductions import Induction, substitute_inductions
-from .row_pointers import resolve_entry_pointers, resolve_row_pointers
+from .row_pointers import replace_uses, resolve_entry_pointers, resolve_row_pointers
 from .ctypes import CType, decl_type
 from ..records import dataclass
 from .source import directive_span
@@ -534,13 +534,9 @@ class FileLowerer:
         if not chosen:
             return cand
         node = copy_tree(cand.node)
-        for ref, _ in list(_walk(node)):
-            if isinstance(ref, c_ast.ArrayRef) and isinstance(ref.name, c_ast.ID) and ref.name.name in chosen:
-                alias = chosen[ref.name.name]
-                ref.name = c_ast.ID(alias.array, coord=ref.name.coord)
-                if alias.offset:
-                    ref.subscript = c_ast.BinaryOp("+" if alias.offset > 0 else "-", ref.subscript,
-                                                   c_ast.Constant("int", str(abs(alias.offset))), coord=ref.subscript.coord)
+        for name, a in chosen.items():          # (an array and a constant offset: row_pointers' rewrite)
+            offset = c_ast.Constant("int", str(abs(a.offset))) if a.offset else None
+            replace_uses(node, name, (a.array, (), offset, "+" if a.offset > 0 else "-"))
         self._adopt(cand.node, node, facts)
         notes = tuple(f"'{name}' is always the array '{a.array}' ({a.source}): one object under two names, so the "
                       f"nest reads {name}[...] as {a.array}[...{f' + {a.offset}' if a.offset > 0 else f' - {-a.offset}' if a.offset < 0 else ''}] "

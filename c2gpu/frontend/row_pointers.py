@@ -42,7 +42,7 @@ def resolve_row_pointers(loop: c_ast.For, lookup, address_taken, ctype_of) -> tu
         for block, k, name, base in rows:
             decl = block.block_items[k]
             for item in block.block_items[k + 1:]:
-                _replace_uses(item, name, base)
+                replace_uses(item, name, base)
             del block.block_items[k]
             line = decl.coord.line if decl.coord else 0
             notes.append(f"'{name}' (line {line}) is always {_text(decl.init)}: the nest reads {name}[...] as "
@@ -84,7 +84,7 @@ def resolve_entry_pointers(loop: c_ast.For, fn: c_ast.FuncDef, original: c_ast.N
     new = copy.deepcopy(loop)
     notes = []
     for name, (decl, base) in chosen.items():
-        _replace_uses(new.stmt, name, base)
+        replace_uses(new.stmt, name, base)
         line = decl.coord.line if decl.coord else 0
         notes.append(f"'{name}' is {_text(decl.init)} where the nest starts (line {line}; the function assigns it "
                      f"nowhere else): the nest reads {name}[...] as {_text(_indexed(base, c_ast.ID('...')))}")
@@ -182,23 +182,25 @@ def _base(init: c_ast.Node, lookup, address_taken, written: set[str], declared: 
     return None
 
 
-def _indexed(base: tuple, index: c_ast.Node) -> c_ast.ArrayRef:
-    """The array element `p[index]` is, for a row pointer p of `base`."""
+def _indexed(base: tuple, index: c_ast.Node, at: c_ast.Node | None = None) -> c_ast.ArrayRef:
+    """The array element `p[index]` is, for a pointer p of `base` (array, row subscripts, offset, its sign):
+    `A[index + e]`; the new nodes at the source position of `at`, the use they replace (its diagnostics
+    point there)."""
     name, subs, offset, op = base
-    node: c_ast.Node = c_ast.ID(name)
+    coord = at.coord if at is not None else None
+    node: c_ast.Node = c_ast.ID(name, coord=coord)
     for s in subs:
-        node = c_ast.ArrayRef(node, copy.deepcopy(s))
+        node = c_ast.ArrayRef(node, copy.deepcopy(s), coord=coord)
     if offset is not None:
-        index = c_ast.BinaryOp("+", copy.deepcopy(offset), index) if op == "+" else \
-            c_ast.BinaryOp("-", index, copy.deepcopy(offset))
-    return c_ast.ArrayRef(node, index)
+        index = c_ast.BinaryOp(op, index, copy.deepcopy(offset), coord=index.coord)
+    return c_ast.ArrayRef(node, index, coord=coord)
 
 
 def _indexed_use(n: c_ast.ID, up: c_ast.Node | None) -> bool:
     return isinstance(up, c_ast.ArrayRef) and up.name is n or isinstance(up, c_ast.UnaryOp) and up.op == "*"
 
 
-def _replace_uses(root: c_ast.Node, name: str, base: tuple) -> None:
+def replace_uses(root: c_ast.Node, name: str, base: tuple) -> None:
     """Every `p[k]` and `*p` of the row pointer `name` in `root` as the element it is (in place)."""
     for n in list(_nodes(root)):
         for attr in n.__slots__:
@@ -215,9 +217,9 @@ def _replace_uses(root: c_ast.Node, name: str, base: tuple) -> None:
 
 def _element(node, name: str, base: tuple) -> c_ast.Node | None:
     if isinstance(node, c_ast.ArrayRef) and isinstance(node.name, c_ast.ID) and node.name.name == name:
-        return _indexed(base, node.subscript)
+        return _indexed(base, node.subscript, node)
     if isinstance(node, c_ast.UnaryOp) and node.op == "*" and isinstance(node.expr, c_ast.ID) and node.expr.name == name:
-        return _indexed(base, c_ast.Constant("int", "0"))
+        return _indexed(base, c_ast.Constant("int", "0", coord=node.coord), node)
     return None
 
 

@@ -241,13 +241,13 @@ void f(int n, float *restrict a) {
         "pointers): then the note says what, and only the user can check it.",
         "Apply the fix-it (`c2gpu fix FILE --assert` writes it as a diff; an editor's quick fix), after checking "
         "what it asserts.",
-        """void scale(int n, float *dst, const float *src) {
+        """void add(int n, double a[], const double b[]) {
   for (int i = 0; i < n; i++)
-    dst[i] = 2 * src[i];
+    a[i] += b[i];
 }""",
-        """void scale(int n, float *restrict dst, const float *restrict src) {
+        """void add(int n, double a[restrict], const double b[restrict]) {
   for (int i = 0; i < n; i++)
-    dst[i] = 2 * src[i];
+    a[i] += b[i];
 }"""),
     "not-analysed": _E(
         "c2gpu could not describe the nest (deeper than it analyses, or an internal error, reported as such).",
