@@ -327,7 +327,10 @@ class PassManager:
         returns the very nest it was given changed nothing (nests are immutable): everything stays."""
         if new is old:
             return                      # nothing changed: everything known stays true
-        record = self._records.pop(id(old), None)
+        # a rewrite that keeps the nest as written (Nest.as_written) keeps what is known of it too: the reports
+        # check the OpenMP directives on the loops as written, with its dependences (the nest outlives the run,
+        # so its id is not reused)
+        record = self._records.get(id(old)) if new.as_written is old else self._records.pop(id(old), None)
         if record is None:
             return
         valid: dict[str, bool] = {}

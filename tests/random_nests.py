@@ -109,6 +109,34 @@ class NestGen:
         return "\n".join(lines)
 
 
+class SiblingGen(NestGen):
+    """A time loop around two or three adjacent perfect nests (the shape fusion works on: fdtd-2d's step), each
+    of depth 1 or 2 with statements over the float arrays; its loops count up mostly, a statement rarely has a
+    guard or updates the scalar (both keep a nest as written)."""
+
+    def nest(self, name: str) -> str:
+        r = self.rng
+        lines = [f"void {name}(void)", "{", "    int t, i, j;", "    (void)i; (void)j;",
+                 f"    for (t = 0; t < {r.choice([1, 2, 3])}; t++) {{"]
+        for _ in range(r.choice([2, 2, 3])):
+            loops = list(VARS[:r.choice([1, 2, 2])])
+            indent = "        "
+            for level, v in enumerate(loops):
+                lo, hi = self.bounds(level, loops[:level])
+                header = self.header(v, lo, hi) if r.random() < 0.2 else f"for ({v} = {lo}; {v} < {hi}; {v}++)"
+                lines.append(f"{indent}{header} {{")
+                indent += "    "
+            for _ in range(r.choice([1, 1, 2])):
+                s = self.statement(loops) if r.random() < 0.2 else \
+                    f"{self.ref(loops)} {r.choice(['=', '+='])} {self.expr(loops)};"
+                lines.append(indent + s)
+            for _ in loops:
+                indent = indent[:-4]
+                lines.append(f"{indent}}}")
+        lines += ["    }", "}"]
+        return "\n".join(lines)
+
+
 # The integer state of CNestGen's nests, the small functions they call, and the checksum printed at the end.
 C_GLOBALS = r"""#define W 600
 #define H (W / 2)
@@ -288,13 +316,13 @@ class CNestGen:
         return "\n".join(lines)
 
 
-FAMILIES = ("affine", "c")
+FAMILIES = ("affine", "c", "siblings")
 
 
 def program(seed: int, nests: int = 30, n: int = 13, family: str = "affine") -> str:
-    """A program of `nests` nests from one family: 'affine' (NestGen) or 'c' (CNestGen)."""
+    """A program of `nests` nests from one family: 'affine' (NestGen), 'c' (CNestGen) or 'siblings' (SiblingGen)."""
     rng = random.Random(seed)
-    gen = NestGen(rng, n) if family == "affine" else CNestGen(rng)
+    gen = {"affine": NestGen, "siblings": SiblingGen}[family](rng, n) if family != "c" else CNestGen(rng)
     parts = [f"/* random {family} nests, seed {seed} */", "#include <stdio.h>", f"#define N {n}",
              "#define OFF (2 * N + 4)", "#define M (4 * N + 10)",
              "static float A[M][M], B[M][M], C[M][M], U[M], V[M];", "static float s;", C_GLOBALS]

@@ -1,8 +1,9 @@
 """Differential test: every nest c2gpu claims parallel and ports must compute what the C loop computes.
 
-Random nests (tests/random_nests.py) of two families, in programs of their own so that a failure says which:
-affine float nests, and integer nests that probe C's conversions, side effects, aliasing and calls.  Each
-program is ported and checked twice:
+Random nests (tests/random_nests.py) of three families, in programs of their own so that a failure says which:
+affine float nests, integer nests that probe C's conversions, side effects, aliasing and calls, and time loops
+around adjacent nests (what fusion rewrites: c2gpu/transform/fusion.py).  Each program is ported and checked
+twice:
 
 * `verify` runs the original and the port (CPU execution layer, threads in order and in reverse order) and
   compares every array region and reduction each ported nest writes, right after the nest;
@@ -13,8 +14,8 @@ program is ported and checked twice:
 A failure here is a wrong parallelism claim (or a code generation bug), never a flaky test: the programs are
 seeded, and the message keeps the program.
 
-    pytest tests/test_differential.py -s              # 3 + 3 programs x 30 nests (the default run, CI)
-    pytest tests/test_differential.py -m slow         # seeds 3..5 and 100 more of each family
+    pytest tests/test_differential.py -s              # 3 + 3 + 1 programs x 30 nests (the default run, CI)
+    pytest tests/test_differential.py -m slow         # seeds 3..5 (1..5 of siblings) and 100 more of each family
 """
 import os
 import subprocess
@@ -52,6 +53,8 @@ def _check(tmp_path, seed, family):
     res = verify(str(src), PreprocessOptions(), manager, keep=str(built))
     ported = [o for o in res.outcomes if o.ported]
     TOTALS[family]["nests"] += len(res.outcomes)
+    TOTALS[family]["fused"] = TOTALS[family].get("fused", 0) + sum(
+        any(r.startswith("fused") for r in o.nest.rewrites) for o in ported)
     TOTALS[family]["ported"] += len(ported)
     assert len(res.outcomes) == NESTS_PER_PROGRAM           # init() and report() are marked '#pragma c2gpu skip'
     if not ported:              # nothing to check (verify fails on such a file); the totals keep count
@@ -82,6 +85,16 @@ def test_random_c_semantics_nests(tmp_path, seed):
 
 
 @requires_tool("g++")
+@pytest.mark.parametrize("seed", [0] + [pytest.param(seed, marks=pytest.mark.slow) for seed in range(1, 6)])
+def test_random_sibling_nests(tmp_path, seed):
+    """Some of the adjacent nests fuse (seed 0: two of its 30 time loops), and the ports compute what the C does."""
+    before = TOTALS["siblings"].get("fused", 0)
+    _check(tmp_path, seed, "siblings")
+    if seed == 0:
+        assert TOTALS["siblings"]["fused"] - before == 2
+
+
+@requires_tool("g++")
 @pytest.mark.slow
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("seed", range(10, 110))
@@ -109,6 +122,7 @@ def test_report_totals():
     """Runs last in this file: prints how many nests were tried and ported (see -s); a family whose nests
     were checked but never ported proves nothing."""
     for family, n in TOTALS.items():
-        print(f"\ndifferential test, {family} nests: {n['nests']} nests, {n['ported']} ported and verified", end="")
+        print(f"\ndifferential test, {family} nests: {n['nests']} nests, {n['ported']} ported and verified"
+              + (f" ({n['fused']} of them fused)" if n.get("fused") else ""), end="")
     print()
     assert all(n["nests"] == 0 or n["ported"] > 0 for n in TOTALS.values())

@@ -124,11 +124,12 @@ NOT_PORTED: set[str] = set()     # every kernel ports since wavefronts (floyd-wa
 @requires_tool("cc")
 @requires_tool("g++")
 @requires_tool("nvcc")
-@pytest.mark.parametrize("name", sweep([k.stem for k in pc.kernels()], ("gemm", "lu", "seidel-2d")))
+@pytest.mark.parametrize("name", sweep([k.stem for k in pc.kernels()], ("gemm", "lu", "seidel-2d", "fdtd-2d")))
 def test_ports_compile_with_nvcc_and_pass_verify(tmp_path, capsys, name):
     """Each kernel's split port compiles with nvcc, and `c2gpu verify` (linking PolyBench's polybench.c into
     the original and the port with --extra-source) passes.  By default gemm (distributed, k interchanged
-    into each thread), lu (rescheduled by isl) and seidel-2d (a wavefront); the rest with -m slow."""
+    into each thread), lu (rescheduled by isl), seidel-2d (a wavefront) and fdtd-2d (two nests fused); the
+    rest with -m slow."""
     kernel = next(k for k in pc.kernels() if k.stem == name)
     port = pc.port(kernel, assume_no_alias=False)
     if not port.ported:
@@ -186,13 +187,16 @@ def _structure(items) -> list:
 
 
 # the structure a CUDA programmer writes: a 2-D grid with x on the unit-stride subscript (gemm: j), two
-# kernels (atax, bicg), a host loop over the pivot (lu, right-looking) or over the fronts (seidel-2d)
+# kernels (atax, bicg), a host loop over the pivot (lu, right-looking) or over the fronts (seidel-2d), the
+# updates of ey (from row 1) and ex (from column 1) in one kernel (fdtd-2d: 3 launches per step where the C
+# has 4 loop nests; the first row of ey runs even when the others do not, so it stays apart)
 STRUCTURES = {
     "gemm": [("i->y", "j->x"), ("i->y", "j->x")],
     "atax": [("i->x",), ("j->x",)],
     "bicg": [("i->x",), ("j->x",), ("i->x",)],
     "lu": [("c2gpu_c0", [("c2gpu_c1->x",), ("c2gpu_c1->y", "c2gpu_c2->x"), ("c2gpu_c1->y", "c2gpu_c2->x")])],
     "seidel-2d": [("t", [("c2gpu_wave", [("i->x",)])])],
+    "fdtd-2d": [("t", [("j->x",), ("i->y", "j->x"), ("i->y", "j->x")])],
 }
 
 

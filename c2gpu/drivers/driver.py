@@ -226,8 +226,11 @@ def diagnostics(nest, manager: PassManager, silenced: tuple[str, ...] = (), pric
     its OpenMP directives get wrong and the passes' refusals, less the codes the user silenced.  `priced`: the advisor priced the nest at the sizes
     its run used, so the performance pass's "give the sizes a value" is answered and not repeated."""
     out, seen = [], set()
-    deps = manager.result("dependence", nest)
-    omp = openmp_findings(nest, deps) if deps is not None else []
+    # the directives sit on the loops as written: a nest the reorder pass rewrote (fused, rescheduled, run in
+    # wavefronts) is checked as written, with the dependences the pass computed for it
+    written = nest.as_written or nest
+    deps = manager.result("dependence", written)
+    omp = openmp_findings(written, deps) if deps is not None else []
     for f in list(nest.all_flags()) + findings(nest) + omp + manager.errors_of(nest):
         key = (f.code, f.loc.line if f.loc else None)      # a pass refusing over a flag of the IR: said once
         if f.code in OPENMP_CODES:

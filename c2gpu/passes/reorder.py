@@ -1,8 +1,10 @@
 """The reorder pass: when a nest maps to no threads, or only with loops running in one thread between
 launches, its statements may run in another order that maps better: the order isl's scheduler finds
 (c2gpu/transform/schedule.py, lu's right-looking form), or fronts of two nested loops that both carry dependences
-(c2gpu/transform/wavefront.py, seidel-2d).  The rewritten nest is C again, analysed from the start; it is kept only when
-its plan is better, and the port is checked against the original C like any other."""
+(c2gpu/transform/wavefront.py, seidel-2d).  When it maps well, adjacent loop nests in a host loop may run as
+one nest, one kernel where there were several (c2gpu/transform/fusion.py, fdtd-2d).  The rewritten nest is C
+again, analysed from the start; it is kept only when its plan is better, and the port is checked against the
+original C like any other."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -10,6 +12,7 @@ from dataclasses import replace
 from c2gpu.ir import Nest
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.planning.plan import Kernel
+from c2gpu.transform.fusion import fused
 from c2gpu.transform.schedule import rescheduled
 from c2gpu.transform.wavefront import find, rewritten
 
@@ -30,7 +33,7 @@ class Reorder(Pass):
         deps = ctx.get("dependence", nest)
         plain = _plan(nest, deps, ctx.options)
         if plain is not None and not _one_thread_loops(plain, nest):
-            return nest
+            return _fewer_kernels(nest, deps, plain, ctx)
         for rewrite in (_wavefront, rescheduled):
             new = rewrite(nest, deps)
             if new is None:
@@ -44,6 +47,28 @@ class Reorder(Pass):
                 return new
             ctx.manager.forget(new)
         return nest
+
+
+def _fewer_kernels(nest: Nest, deps, plain, ctx) -> Nest:
+    """The nest with adjacent loop nests fused when that plans fewer kernels, none running a loop in one
+    thread; else the nest."""
+    new = fused(nest, deps)
+    if new is None:
+        return nest
+    new = replace(new, as_written=nest.as_written or nest)
+    try:
+        better = _plan(new, ctx.get("dependence", new), ctx.options)
+    except PassFailed:
+        better = None
+    if better is not None and not _one_thread_loops(better, new) and _kernels(better) < _kernels(plain):
+        return new
+    ctx.manager.forget(new)
+    return nest
+
+
+def _kernels(items) -> int:
+    """How many kernels a plan launches per run of the host loops around them (each kernel counted once)."""
+    return sum(1 if isinstance(it, Kernel) else _kernels(it.body) for it in items)
 
 
 def _wavefront(nest: Nest, deps) -> Nest | None:

@@ -44,7 +44,7 @@ KNOWN = ("flow", "anti", "output", "reduction")       # reasons a loop is sequen
 ITERATOR = "c2gpu_c"
 
 
-def _qualifies(nest: Nest, deps) -> bool:
+def qualifies(nest: Nest, deps) -> bool:
     stmts = nest.statements()
     if nest.all_flags() or not stmts or len(stmts) > MAX_STATEMENTS:
         return False
@@ -61,7 +61,7 @@ def _qualifies(nest: Nest, deps) -> bool:
            or any(not a.affine or any(p is None for p in a.subscripts) for a in s.accesses) for s in stmts):
         return False
     names = {lp.origin.var if lp.origin else lp.var for lp in loops}
-    if names & set(nest.live_after) or any(ITERATOR in n for n in names | set(nest.params)):
+    if names & set(nest.live_after) or any(ITERATOR in n or re.fullmatch(r"c\d+", n) for n in names | set(nest.params)):
         return False
     # a statement after a loop may read the value its variable was left with: the new order computes each
     # statement's own loop variables only
@@ -95,7 +95,10 @@ def _positions(nest: Nest) -> dict[int, list]:
     return {sid: v + [0] * (width - len(v)) for sid, v in out.items()}
 
 
-def _isl_schedule(nest: Nest) -> tuple[isl.Schedule, dict[int, Statement]] | None:
+def instances(nest: Nest) -> tuple[isl.UnionSet, isl.UnionMap, isl.UnionMap, dict[int, Statement]]:
+    """The nest's statement instances as isl objects: their domain (S<sid>[loops]), the original order
+    (a schedule), the memory-based dependences between them (flow, anti and output: pairs of instances that
+    touch one element, one of them writing, in their original order) and the statements by sid."""
     params = ", ".join(nest.params)
     stmts = {s.sid: s for s in nest.statements()}
     order = _positions(nest)
@@ -118,6 +121,16 @@ def _isl_schedule(nest: Nest) -> tuple[isl.Schedule, dict[int, Statement]] | Non
     before = original.lex_lt_union_map(original)
     validity = (W.apply_range(R.reverse()).union(R.apply_range(W.reverse())).union(W.apply_range(W.reverse()))
                 ).intersect(before)
+    return domain, original, validity, stmts
+
+
+def keeps_order(schedule: isl.UnionMap, validity: isl.UnionMap) -> bool:
+    """Whether a new order runs the source of every dependence before its target."""
+    return validity.is_subset(schedule.lex_lt_union_map(schedule))
+
+
+def _isl_schedule(nest: Nest) -> tuple[isl.Schedule, dict[int, Statement]] | None:
+    domain, _original, validity, stmts = instances(nest)
     ctx = domain.get_ctx()
     saved = (ctx.get_schedule_outer_coincidence(), ctx.get_schedule_maximize_coincidence(),
              ctx.get_schedule_whole_component(), ctx.get_schedule_algorithm())
@@ -138,8 +151,7 @@ def _isl_schedule(nest: Nest) -> tuple[isl.Schedule, dict[int, Statement]] | Non
     if schedule is None:
         return None
     # the new order must keep every dependence: isl guarantees it; checking costs little and guards the rewrite
-    new = schedule.get_map().intersect_domain(domain)
-    if not validity.is_subset(new.lex_lt_union_map(new)):
+    if not keeps_order(schedule.get_map().intersect_domain(domain), validity):
         return None
     return schedule, stmts
 
@@ -183,35 +195,43 @@ def _bounded_schedule(sc: isl.ScheduleConstraints) -> isl.Schedule | None:
 
 # --------------------------------------------------------------------------- isl's AST as syntax trees
 
-def _name(ident: str) -> str:
+def iterator_name(ident: str) -> str:
+    """isl's name of a new loop's variable (c<n>) as the C spells it (c2gpu_c<n>: no clash with the C's names)."""
     return re.sub(r"^c(\d+)$", ITERATOR + r"\1", ident)
 
 
-def _tree(node, stmts: dict[int, Statement], nest: Nest, runs: dict) -> list[c_ast.Node]:
-    """isl's AST `node` as C statements: its loops and conditions, and at each statement instance the statement
-    itself, after its loop variables computed from the new ones (`runs` gathers which new loop runs which of the
-    nest's loops, for the report)."""
+def ast_tree(node, place, name=lambda n: n) -> list[c_ast.Node]:
+    """isl's AST `node` as C statements: its loops and conditions, and at each statement instance what
+    `place(sid, values)` gives (values: the instance's coordinates as C, from the new loops' variables);
+    `name` spells isl's identifiers."""
     t = node.get_type()
     if t == isl.ast_node_type.block:
         children = node.block_get_children()
-        return [s for k in range(children.n_ast_node()) for s in _tree(children.get_at(k), stmts, nest, runs)]
+        return [s for k in range(children.n_ast_node()) for s in ast_tree(children.get_at(k), place, name)]
     if t == isl.ast_node_type.for_:
-        v = _name(node.for_get_iterator().get_id().get_name())
-        return [c_ast.For(c_ast.DeclList([declaration(v, "int", isl_expr(node.for_get_init(), _name))]),
-                          isl_expr(node.for_get_cond(), _name),
-                          c_ast.Assignment("+=", c_ast.ID(v), isl_expr(node.for_get_inc(), _name)),
-                          c_ast.Compound(_tree(node.for_get_body(), stmts, nest, runs)))]
+        v = name(node.for_get_iterator().get_id().get_name())
+        return [c_ast.For(c_ast.DeclList([declaration(v, "int", isl_expr(node.for_get_init(), name))]),
+                          isl_expr(node.for_get_cond(), name),
+                          c_ast.Assignment("+=", c_ast.ID(v), isl_expr(node.for_get_inc(), name)),
+                          c_ast.Compound(ast_tree(node.for_get_body(), place, name)))]
     if t == isl.ast_node_type.if_:
-        other = c_ast.Compound(_tree(node.if_get_else_node(), stmts, nest, runs)) if node.if_has_else_node() \
-            else None
-        return [c_ast.If(isl_expr(node.if_get_cond(), _name),
-                         c_ast.Compound(_tree(node.if_get_then_node(), stmts, nest, runs)), other)]
+        other = c_ast.Compound(ast_tree(node.if_get_else_node(), place, name)) \
+            if node.if_has_else_node() else None
+        return [c_ast.If(isl_expr(node.if_get_cond(), name),
+                         c_ast.Compound(ast_tree(node.if_get_then_node(), place, name)), other)]
     if t == isl.ast_node_type.mark:
-        return _tree(node.mark_get_node(), stmts, nest, runs)
+        return ast_tree(node.mark_get_node(), place, name)
     if t == isl.ast_node_type.user:
         call = node.user_get_expr()
         sid = int(call.get_op_arg(0).get_id().get_name()[1:])
-        values = [isl_expr(call.get_op_arg(k), _name) for k in range(1, call.get_op_n_arg())]
+        return place(sid, [isl_expr(call.get_op_arg(k), name) for k in range(1, call.get_op_n_arg())])
+    raise ValueError("isl AST node with no C form here")
+
+
+def _placer(stmts: dict[int, Statement], nest: Nest, runs: dict):
+    """At each statement instance: the statement's loop variables computed from the new ones, then the
+    statement (`runs` gathers which new loop runs which of the nest's loops, for the report)."""
+    def place(sid: int, values: list[c_ast.Node]) -> list[c_ast.Node]:
         items: list[c_ast.Node] = []
         for lp, value in zip(ph.loop_path(nest, stmts[sid]), values):
             if isinstance(value, c_ast.ID) and value.name.startswith(ITERATOR):
@@ -222,9 +242,13 @@ def _tree(node, stmts: dict[int, Statement], nest: Nest, runs: dict) -> list[c_a
             if lp.origin is not None:
                 o = lp.origin
                 items.append(declaration(o.var, lp.c_type, _poly(o.lower + Poly.var(lp.var) * o.step), const=True))
-        # the statement's place: _statements_in puts the statement there once the new nodes have their line
-        return [c_ast.Compound(items + [c_ast.FuncCall(c_ast.ID(f"c2gpu_statement_{sid}"), None)])]
-    raise ValueError("isl AST node with no C form here")
+        return [c_ast.Compound(items + [statement_placeholder(sid)])]
+    return place
+
+
+def statement_placeholder(sid: int) -> c_ast.Node:
+    """Where statement `sid` goes: statements_in puts it there once the new nodes have their line."""
+    return c_ast.FuncCall(c_ast.ID(f"c2gpu_statement_{sid}"), None)
 
 
 def _poly(p: Poly) -> c_ast.Node:
@@ -258,7 +282,7 @@ def _loops_text(runs: dict[str, dict[str, set[int]]]) -> str:
     return "; ".join(parts)
 
 
-def _statements_in(node: c_ast.Node, stmts: dict[int, Statement]) -> None:
+def statements_in(node: c_ast.Node, stmts: dict[int, Statement]) -> None:
     """Each `c2gpu_statement_<sid>();` placeholder replaced by that statement's own syntax tree."""
     items = node.block_items if isinstance(node, c_ast.Compound) else None
     if items is not None:
@@ -268,13 +292,13 @@ def _statements_in(node: c_ast.Node, stmts: dict[int, Statement]) -> None:
                 # a copy: isl may place one statement in several branches, and each place is a node of its own
                 items[k] = copy.deepcopy(stmts[int(item.name.name.rsplit("_", 1)[1])].ast)
     for _, child in node.children():
-        _statements_in(child, stmts)
+        statements_in(child, stmts)
 
 
 def rescheduled(nest: Nest, deps) -> Nest | None:
     """The nest in the order isl's scheduler finds, described again and normalized; None when it does not
     qualify, isl keeps the original order, or the C cannot be written or described."""
-    if not _qualifies(nest, deps):
+    if not qualifies(nest, deps):
         return None
     got = _isl_schedule(nest)
     if got is None:
@@ -284,14 +308,14 @@ def rescheduled(nest: Nest, deps) -> Nest | None:
     tree = isl.AstBuild.from_context(ctx_set).node_from_schedule(schedule)
     runs: dict[str, dict[str, set[int]]] = {}
     try:
-        body = _tree(tree, stmts, nest, runs)
+        body = ast_tree(tree, _placer(stmts, nest, runs), iterator_name)
     except ValueError:
         return None
     if len(body) != 1 or not isinstance(body[0], c_ast.For):
         return None                      # not one loop nest (several, or none): not a nest's replacement
     root = body[0]
     with_coord(root, nest.root.ast.coord)
-    _statements_in(root, stmts)
+    statements_in(root, stmts)
     try:
         new = nest.relower(root)
     except Exception:
