@@ -28,6 +28,7 @@ class Editor:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.next_id = 0
         self.messages: queue.Queue = queue.Queue()
+        self.backlog: list[dict] = []     # messages read while waiting for another, in their order
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -49,31 +50,41 @@ class Editor:
     def request(self, method: str, params: dict) -> dict:
         self.next_id += 1
         self.send({"id": self.next_id, "method": method, "params": params})
+        m = self.wait(lambda m: m.get("id") == self.next_id and "method" not in m)
+        assert "error" not in m, m
+        return m["result"]
+
+    def wait(self, wanted) -> dict:
+        """The first message (kept from earlier waits, or new) for which `wanted` is true; the others are kept."""
+        for k, m in enumerate(self.backlog):
+            if wanted(m):
+                return self.backlog.pop(k)
         while True:
             m = self.messages.get(timeout=60)
-            if m.get("id") == self.next_id and "method" not in m:
-                assert "error" not in m, m
-                return m["result"]
+            if wanted(m):
+                return m
+            self.backlog.append(m)
 
     def notify(self, method: str, params: dict) -> None:
         self.send({"method": method, "params": params})
 
     def open(self, root: Path, uri: str, text: str) -> list[dict]:
         """Initialize the session in `root`, open the document, and return the diagnostics published for it."""
+        self.start(root, uri, text)
+        published = self.notification("textDocument/publishDiagnostics")
+        assert published["uri"] == uri
+        return published["diagnostics"]
+
+    def start(self, root: Path, uri: str, text: str) -> None:
+        """Initialize the session in `root` and open the document."""
         self.server = self.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(),
                                                   "capabilities": {}})
         self.notify("initialized", {})
         self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "c", "version": 1,
                                                               "text": text}})
-        published = self.notification("textDocument/publishDiagnostics")
-        assert published["uri"] == uri
-        return published["diagnostics"]
 
     def notification(self, method: str) -> dict:
-        while True:
-            m = self.messages.get(timeout=60)
-            if m.get("method") == method:
-                return m["params"]
+        return self.wait(lambda m: m.get("method") == method)["params"]
 
 
 @pytest.fixture
@@ -159,3 +170,31 @@ def test_an_edit_that_asserts_is_offered_but_not_preferred(tmp_path, editor):
     assert action["edit"]["changes"][uri] == [
         {"range": {"start": {"line": 1, "character": 25}, "end": {"line": 1, "character": 25}}, "newText": "restrict "},
         {"range": {"start": {"line": 1, "character": 44}, "end": {"line": 1, "character": 44}}, "newText": "restrict "}]
+
+
+def test_the_server_answers_while_it_analyses_and_publishes_the_newest_text_only(tmp_path, editor):
+    """The analysis runs off the thread that answers the editor: a code action asked for right after opening is
+    answered before the file's diagnostics come (the first analysis alone loads the analyses, hundreds of
+    milliseconds).  The text is then changed and saved before that first analysis is done: its result is
+    dropped, and the first diagnostics published are those of version 2 (no race left in it)."""
+    path = tmp_path / "omp.c"
+    path.write_text(SOURCE)
+    uri = path.as_uri()
+    editor.start(tmp_path, uri, SOURCE)
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}
+    editor.next_id += 1
+    editor.send({"id": editor.next_id, "method": "textDocument/codeAction",
+                 "params": {"textDocument": {"uri": uri}, "range": whole, "context": {"diagnostics": []}}})
+    fixed = SOURCE.replace("a[i] = a[i - 1] + 1;", "a[i] = b[i] + 1;")
+    assert fixed != SOURCE
+    editor.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": fixed}]})
+    path.write_text(fixed)
+    editor.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    first = editor.messages.get(timeout=60)
+    assert first.get("id") == editor.next_id and first["result"] == [], first
+    published = editor.notification("textDocument/publishDiagnostics")
+    assert published["version"] == 2
+    assert "omp-race" not in {d.get("code") for d in published["diagnostics"]}
+    assert editor.request("shutdown", None) is None
+    assert not [m for m in editor.backlog if m.get("method") == "textDocument/publishDiagnostics"]

@@ -10,13 +10,21 @@ When a C file is opened or saved, the server analyses the editor's text as `c2gp
 A diagnostic with a fix-it carries the edit in its `data`; asked for code actions there, the server offers each
 edit as a quick fix (the Fix the analysis made, the one `analyze` prints as a `fix-it:` line).
 
+The analysis runs in a thread of its own, one file at a time, so that the server keeps answering the editor
+(code actions, closing, shutting down) while a large file is analysed (NPB's BT: seconds).  It analyses the
+text as it was saved; when the editor opens or saves the document again before the analysis has published,
+that result is dropped and only the newest text's diagnostics are published (an analysis still waiting its
+turn when a newer one is asked for does not run at all).
+
 pygls (BSD-licensed, maintained by the Open Law Library) does the protocol: the message framing, the document
 synchronisation and the position encodings, which are easy to get subtly wrong by hand.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 from lsprotocol import types as lsp
 from pygls import uris
@@ -107,24 +115,47 @@ def code_actions(uri: str, diagnostics: list[lsp.Diagnostic]) -> list[lsp.CodeAc
             for data, ds in fixes.values()]
 
 
+class Analyses:
+    """The analyses the editor asked for: one at a time, in a thread of their own, the newest per document."""
+
+    def __init__(self) -> None:
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="c2gpu-analysis")
+        self.newest: dict[str, object] = {}      # document uri -> the token of its newest request
+
+    async def publish(self, ls: LanguageServer, uri: str) -> None:
+        """Analyse the document's text as it is now and publish its diagnostics, unless a newer request for the
+        document (or its closing) came first."""
+        doc = ls.workspace.get_text_document(uri)
+        # the editor's later changes update `doc` on the server's thread: the analysis reads a copy
+        text = TextDocument(uri, doc.source, doc.version, doc.language_id, position_codec=doc.position_codec)
+        token = self.newest[uri] = object()
+
+        def analyse() -> list[lsp.Diagnostic] | None:
+            return document_diagnostics(text) if self.newest.get(uri) is token else None
+        diagnostics = await asyncio.get_running_loop().run_in_executor(self.worker, analyse)
+        if diagnostics is not None and self.newest.get(uri) is token:
+            ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                uri=uri, version=text.version, diagnostics=diagnostics))
+
+    def forget(self, uri: str) -> None:
+        self.newest.pop(uri, None)
+
+
 def make_server() -> LanguageServer:
     server = LanguageServer("c2gpu", __version__)
-
-    def publish(ls: LanguageServer, uri: str) -> None:
-        doc = ls.workspace.get_text_document(uri)
-        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=uri, version=doc.version, diagnostics=document_diagnostics(doc)))
+    analyses = Analyses()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: LanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri)
+    async def did_open(ls: LanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        await analyses.publish(ls, params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: LanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri)
+    async def did_save(ls: LanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        await analyses.publish(ls, params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: LanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        analyses.forget(params.text_document.uri)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri,
                                                                           diagnostics=[]))
 
