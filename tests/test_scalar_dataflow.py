@@ -142,6 +142,60 @@ def test_a_value_read_after_the_nest_needs_a_write_in_every_iteration(tmp_path):
     assert table(direct) == [("i", P), ("j", P)] and direct.loop("i").private == ("t",)
 
 
+# SP's z_solve: `k1 = k + 1` in the innermost loop, then, after the loops over i and j but still in the body of m,
+# `k1 = n - 1;` before the reads of the last rows
+STEP_AFTER = """float w[4][50][100], x[4][50];
+void f(int n) {
+  int m, i, k, k1;
+  for (m = 0; m < 4; m++) {
+    for (i = 0; i < 50; i++)
+      for (k = 0; k < n - 2; k++) {
+        k1 = k + 1;
+        w[m][i][k1] = w[m][i][k1] + w[m][i][k] * 0.5f;
+      }
+    k1 = n - 1;
+    for (i = 0; i < 50; i++)
+      x[m][i] = w[m][i][k1];
+  }
+}
+"""
+
+
+def test_a_write_after_the_loop_in_the_body_around_it_covers_the_reads_there(tmp_path):
+    """The read of k1 after the loop over i sees `k1 = n - 1`, written after that loop in the same iteration of
+    m: the value the loop leaves is never read, so k1 is private to i."""
+    info = only_nest(tmp_path, STEP_AFTER)
+    assert table(info) == [("m", P), ("i", P), ("k", C), ("i", P)]
+    assert info.loop("i").private == ("k1",)
+
+
+@requires_tool("cc")
+@requires_tool("g++")
+def test_a_write_after_the_loop_in_the_body_around_it_ports_and_verifies(tmp_path):
+    program = STEP_AFTER.replace("float w[4][50][100]", "#include <stdio.h>\nfloat w[4][50][100]") + """
+int main(void) {
+  for (int m = 0; m < 4; m++) for (int i = 0; i < 50; i++) for (int k = 0; k < 100; k++) w[m][i][k] = (m + i * k) % 7;
+  f(90);
+  double s = 0;
+  for (int m = 0; m < 4; m++) for (int i = 0; i < 50; i++) s += x[m][i] * (i + 1);
+  printf("%.6f\\n", s);
+  return 0;
+}
+"""
+    assert "f@5" in verified_ports(tmp_path, program)
+
+
+def test_a_write_before_the_loop_in_the_body_around_it_covers_nothing_after_it(tmp_path):
+    """Moved before the loop over i, `k1 = n - 1` no longer stands between the loop and the read: the read sees the
+    value of the loop's last iteration, and k1 is not private to i."""
+    src = STEP_AFTER.replace("    k1 = n - 1;\n", "").replace("  for (m = 0; m < 4; m++) {\n",
+                                                                 "  for (m = 0; m < 4; m++) {\n    k1 = n - 1;\n")
+    assert src != STEP_AFTER
+    info = only_nest(tmp_path, src)
+    assert table(info)[1] == ("i", C) and info.loop("i").private == ()
+    assert any(r.array == "k1" for r in info.loop("i").reasons)
+
+
 def test_a_write_in_a_part_of_an_expression_that_may_be_skipped_is_not_certain(tmp_path):
     for expr in ("a[i][0] > 0 && (t = a[i][1])", "a[i][0] > 0 ? (t = a[i][1]) : 0", "a[i][0] > 0 || (t = 1)"):
         info = only_nest(tmp_path, HEAD + f"void f(void) {{ int i; float t = 0; for (i = 0; i < 100; i++) "

@@ -283,8 +283,13 @@ def live_after(s: str, c_name: str, lp: Loop, refs: list[_Ref], around: set[int]
     A read outside `lp` does not when it is covered (see `privatizable`) by a certain write in the body of a
     loop M that holds the read but not `lp` (`around`: the lids of `lp` and the loops around it): each
     iteration of M runs wholly before or after `lp`, and writes `s` before that read (ludcmp's `w = A[i][j]`
-    before `w -= ...` in the j loop before the one being judged)."""
-    writes = [w for w in certain_writes(s, c_name, refs) if w.site.stmt.loop_ids[-1] not in around]
+    before `w -= ...` in the j loop before the one being judged).  A write in the body of a loop around `lp`
+    covers the reads after it when it comes after `lp` in the text: in that iteration `lp` has run, then the
+    write (SP's z_solve: `k1 = k + 1` in the k loop, privatized for i and j, then `k1 = n - 1;` after the i
+    loop, before the reads of the last rows)."""
+    last = max((st.sid for st in lp.statements()), default=-1)
+    writes = [w for w in certain_writes(s, c_name, refs)
+              if w.site.stmt.loop_ids[-1] not in around or w.site.stmt.sid > last]
     for r in refs:
         if r.kind == "read" and lp.lid not in (l.lid for l in r.site.chain):
             held_by = {l.lid for l in r.site.chain}
