@@ -149,6 +149,79 @@ def test_adi_runs_as_the_cuda_program_does_one_trip_time_loop_folded():
     assert launches == 3 + 63 + 1 + 62
 
 
+# SP's z_solve (NPB): a loop over two components around two 3-D solves, with scalars set between them
+FEW = """
+#include <stdio.h>
+#define N 24
+double lhs[10][N][N][N], rhs[5][N][N][N];
+static void solve(void) {
+  int i, j, k, n, k1, m;
+  for (m = 3; m < 5; m++) {
+    n = (m - 3) * 5;
+    for (i = 1; i < N - 1; i++)
+      for (j = 1; j < N - 1; j++)
+        for (k = 0; k < N - 2; k++) {
+          k1 = k + 1;
+          rhs[m][i][j][k1] = rhs[m][i][j][k1] - lhs[n + 1][i][j][k1] * rhs[m][i][j][k];
+        }
+    k1 = N - 1;
+    for (i = 1; i < N - 1; i++)
+      for (j = 1; j < N - 1; j++)
+        rhs[m][i][j][k1] = rhs[m][i][j][k1] / lhs[n + 2][i][j][k1];
+  }
+}
+int main(void) {
+  for (int a = 0; a < 10; a++) for (int b = 0; b < N; b++) for (int c = 0; c < N; c++) for (int d = 0; d < N; d++)
+    lhs[a][b][c][d] = 1.0 + (a + b * 3 + c * 5 + d) % 7;
+  for (int a = 0; a < 5; a++) for (int b = 0; b < N; b++) for (int c = 0; c < N; c++) for (int d = 0; d < N; d++)
+    rhs[a][b][c][d] = (a * 7 + b + c * 2 + d * 3) % 11 * 0.1;
+  solve();
+  printf("%.9f\\n", rhs[4][5][6][N - 1] + rhs[3][7][8][9]);
+  return 0;
+}
+"""
+
+
+def test_a_root_of_fewer_iterations_than_a_warp_stays_on_the_host_when_loops_inside_can_be_the_grid():
+    """Mapped, m would be a grid of 2 threads each running both 3-D solves; on the host, the loops over (i, j)
+    are the grids, and the scalars set between them run in one-thread kernels on the device data."""
+    nest = c2gpu.analyze(FEW, run_cpu=False, name="few.c").nests[0]
+    r = roles(nest)
+    assert r["m"] == "host loop" and r["i"] == "grid y" and r["j"] == "grid x" and r["k"] == "in each thread"
+    assert "2 iterations would be a grid of fewer threads than a warp" in nest.host_loops[0]
+    # 32 components or more: m is the grid, as before
+    wide = c2gpu.analyze(FEW.replace("m = 3; m < 5", "m = 0; m < 40").replace("[10]", "[210]").replace(
+        "[5][N]", "[40][N]"), run_cpu=False, name="wide.c").nests[0]
+    assert roles(wide)["m"].startswith("grid")
+
+
+# SP's x_solve: a sweep over i (each row from the one before), whose variable is set again after it for the last
+# rows (`i = N - 2;`)
+FEW_SAME_NAME = FEW.replace(
+    "        for (k = 0; k < N - 2; k++) {\n          k1 = k + 1;\n          rhs[m][i][j][k1] = rhs[m][i][j][k1] - "
+    "lhs[n + 1][i][j][k1] * rhs[m][i][j][k];\n        }",
+    "        for (k = 0; k < N - 2; k++)\n          rhs[m][i][j][k] = rhs[m][i][j][k] - lhs[n + 1][i][j][k] * "
+    "rhs[m][i - 1][j][k];").replace(
+    "    for (i = 1; i < N - 1; i++)\n      for (j = 1; j < N - 1; j++)\n        rhs[m][i][j][k1]",
+    "    i = N - 2;\n    for (j = 1; j < N - 1; j++)\n        rhs[m][i][j][k1]")
+
+
+def test_a_host_loop_whose_variable_the_device_code_also_uses_is_not_planned():
+    """With m on the host, the sweep over i would be a host loop too, but `i = N - 2;` runs on the device after
+    it: the host's i and the device's copy would be two variables.  m stays the grid."""
+    assert FEW_SAME_NAME.count("i = N - 2;") == 1 and "rhs[m][i - 1][j][k]" in FEW_SAME_NAME
+    nest = c2gpu.analyze(FEW_SAME_NAME, run_cpu=False, name="few.c").nests[0]
+    assert nest.ported and roles(nest)["m"].startswith("grid")
+
+
+@requires_tool("cc")
+@pytest.mark.parametrize("source", [FEW, FEW_SAME_NAME], ids=["few", "same-name"])
+def test_a_root_of_fewer_iterations_than_a_warp_on_the_host_verifies(tmp_path, source):
+    (tmp_path / "few.c").write_text(source)
+    out = c2("verify", "few.c", "--exact-fp", cwd=tmp_path)
+    assert out.returncode == 0 and "PASS" in out.stdout, out.stdout + out.stderr
+
+
 def c2(*args, cwd):
     return subprocess.run([sys.executable, "-m", "c2gpu", *args], capture_output=True, text=True, cwd=cwd, timeout=300)
 

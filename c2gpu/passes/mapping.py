@@ -86,6 +86,13 @@ def _forward_groups(n: int, edges: list[tuple[int, int]]) -> list[int]:
     return first
 
 
+WARP_THREADS = 32      # a grid of fewer threads than this leaves most of its one warp idle
+
+
+def _kernels_of(items) -> list[Kernel]:
+    return [k for it in items for k in ([it] if isinstance(it, Kernel) else _kernels_of(it.body))]
+
+
 def _path_lids(root: Loop, lid: int) -> list[int]:
     """The lids of the loops from `root` down to loop `lid`, both included ([] if it is not there)."""
     if root.lid == lid:
@@ -315,6 +322,11 @@ class Mapper(Coalescing):
         if any(n.guards != loop.guards for n in loop.body):
             raise PassFailed(f"{loop_words(self.c_var(loop))} at {self.at(loop.loc)}: guarded code under a host loop "
                              "is not supported", code="guarded-host-loop", loc=loop.loc)
+        if (other := self.uses_outside(loop)) is not None:
+            # the host's loop variable and the device's copy of the scalar would be two variables
+            raise PassFailed(f"{where} would stay on the host, but line {other.loc.line} uses its variable "
+                             f"'{self.c_var(loop)}' outside it, in code that runs on the device",
+                             code="not-generated", loc=other.loc)
         body: list[HostLoop | Kernel] = []
         run: list[int] = []
         for pos, node in enumerate(loop.body):
@@ -332,6 +344,14 @@ class Mapper(Coalescing):
                              "run in one thread: only reductions deep inside them are parallel",
                              code="carried-dependence", loc=self.blocking_loc(loop))
         return HostLoop(loop.lid, self.c_var(loop), loop.header, tuple(body), why)
+
+    def uses_outside(self, loop: Loop) -> Statement | None:
+        """A statement of the nest outside `loop`, and outside every loop of the same variable, that reads or
+        writes `loop`'s variable (SP's `i = grid_points[0]-2;` after the sweep over i), or None."""
+        name = self.c_var(loop)
+        same = {lp.lid for lp in self.nest.loops() if self.c_var(lp) == name}
+        return next((st for st in self.nest.statements() if not same & set(st.loop_ids)
+                     and name in (*st.scalar_reads, *st.scalar_writes)), None)
 
     def plan_root(self) -> tuple[HostLoop | Kernel, ...]:
         """The plan of the whole nest: the loops that stay on the host around everything (the perfect chain
@@ -363,7 +383,51 @@ class Mapper(Coalescing):
                 and self.respects_map(split):
             return split
         self.kernel_count = count
-        return (plain,)
+        return self.few_threads_on_host(root, plain) or (plain,)
+
+    def few_threads_on_host(self, root: Loop, plain: Kernel) -> tuple[HostLoop] | None:
+        """The root on the host (a launch per iteration) when, mapped, it would be the whole grid with fewer
+        threads than a warp (SP's z_solve: `for (m = 3; m < 5; m++)` around two 3-D solves) while loops inside
+        it can be a grid of a warp or more: a kernel of two threads running everything in each is never the
+        better port.  None when that is not so, or the loops inside cannot be planned."""
+        trip = root.trip_count
+        if self.map_override or plain.split_dim or trip is None or not trip.variables <= self.env.keys():
+            return None
+        try:
+            threads = trip.evaluate(self.env)
+        except Exception:
+            return None
+        if threads >= WARP_THREADS or not any(self.can_start_kernel(lp)[0] for lp in root.loops() if lp is not root):
+            return None
+        count, self.kernel_count = self.kernel_count, 0
+        try:
+            host = self.host_loop(root, f"{loop_words(self.c_var(root))} stays on the host with a launch per "
+                                        f"iteration: its {threads:g} iterations would be a grid of fewer threads "
+                                        "than a warp, and loops inside it can be the grid")
+        except PassFailed:
+            host = None
+        if host is None or max((self.threads(k) for k in _kernels_of(host.body) if not k.serial), default=0) \
+                < WARP_THREADS:
+            self.kernel_count = count      # (convolution's 5 x 5 filter: the loop inside is no wider)
+            return None
+        return (host,)
+
+    def threads(self, kernel: Kernel) -> float:
+        """The iterations of a kernel's mapped loops once the sizes are known: inf when a size is not known, 0 when
+        a trip count moves with a loop around (a triangular `k < i`: no width to count on)."""
+        loop_vars = {lp.var for lp in self.nest.loops()}
+        n = 1.0
+        for m in kernel.loops:
+            trip = m.trip
+            if trip is None or trip.variables & loop_vars:
+                return 0.0
+            if not trip.variables <= self.env.keys():
+                return float("inf")
+            try:
+                n *= trip.evaluate(self.env)
+            except Exception:
+                return 0.0
+        return n
 
     def respects_map(self, kernels) -> bool:
         """Whether distributed kernels map only loops --map names (every kernel, when it is given)."""
