@@ -31,7 +31,7 @@ from dataclasses import replace
 from c2gpu.ir import Loop, Nest, Reduction, Statement, line_of, loop_words, ordered_reduction, reduction_type
 from c2gpu.frontend.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
-from c2gpu.planning.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop, Mapping
+from c2gpu.planning.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop, Mapping, kernels_in
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.transform.reorder import kernel_view
 from c2gpu.symbolic import Sym
@@ -87,10 +87,6 @@ def _forward_groups(n: int, edges: list[tuple[int, int]]) -> list[int]:
 
 
 WARP_THREADS = 32      # a grid of fewer threads than this leaves most of its one warp idle
-
-
-def _kernels_of(items) -> list[Kernel]:
-    return [k for it in items for k in ([it] if isinstance(it, Kernel) else _kernels_of(it.body))]
 
 
 def _path_lids(root: Loop, lid: int) -> list[int]:
@@ -406,7 +402,7 @@ class Mapper(Coalescing):
                                         "than a warp, and loops inside it can be the grid")
         except PassFailed:
             host = None
-        if host is None or max((self.threads(k) for k in _kernels_of(host.body) if not k.serial), default=0) \
+        if host is None or max((self.threads(k) for k in kernels_in(host.body) if not k.serial), default=0) \
                 < WARP_THREADS:
             self.kernel_count = count      # (convolution's 5 x 5 filter: the loop inside is no wider)
             return None

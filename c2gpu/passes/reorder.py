@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from c2gpu.ir import Nest
 from c2gpu.pipeline import Pass, PassFailed
-from c2gpu.planning.plan import Kernel
+from c2gpu.planning.plan import kernels_in
 from c2gpu.transform.fusion import fused
 from c2gpu.transform.schedule import rescheduled
 from c2gpu.transform.wavefront import find, rewritten
@@ -60,15 +60,10 @@ def _fewer_kernels(nest: Nest, deps, plain, ctx) -> Nest:
         better = _plan(new, ctx.get("dependence", new), ctx.options)
     except PassFailed:
         better = None
-    if better is not None and not _one_thread_loops(better, new) and _kernels(better) < _kernels(plain):
+    if better is not None and not _one_thread_loops(better, new) and len(kernels_in(better)) < len(kernels_in(plain)):
         return new
     ctx.manager.forget(new)
     return nest
-
-
-def _kernels(items) -> int:
-    """How many kernels a plan launches per run of the host loops around them (each kernel counted once)."""
-    return sum(1 if isinstance(it, Kernel) else _kernels(it.body) for it in items)
 
 
 def _wavefront(nest: Nest, deps) -> Nest | None:
@@ -86,11 +81,4 @@ def _plan(nest: Nest, deps, options):
 
 def _one_thread_loops(items, nest: Nest) -> bool:
     """Whether a one-thread kernel of the plan runs a loop (a sequential computation, not a few statements)."""
-    for it in items:
-        if isinstance(it, Kernel):
-            by_id = {lp.lid: lp for lp in (it.view or nest).loops()}
-            if it.serial and it.inner_loops(by_id):
-                return True
-        elif _one_thread_loops(it.body, nest):
-            return True
-    return False
+    return any(k.serial and k.inner_loops({lp.lid: lp for lp in (k.view or nest).loops()}) for k in kernels_in(items))

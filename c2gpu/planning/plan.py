@@ -135,6 +135,11 @@ class HostLoop:
     why: str
 
 
+def kernels_in(items) -> list[Kernel]:
+    """The kernels of plan items (kernels and host loops around more), in launch order."""
+    return [k for it in items for k in ([it] if isinstance(it, Kernel) else kernels_in(it.body))]
+
+
 @dataclass(frozen=True)
 class Mapping:
     """The mapping pass's result for a nest: which loops become kernels' grids and which stay on the host,
@@ -166,16 +171,7 @@ class Mapping:
                                            f"grid {', '.join(grid)}" if grid else "one thread") if part)
 
     def kernels(self) -> list[Kernel]:
-        out: list[Kernel] = []
-
-        def walk(items):
-            for it in items:
-                if isinstance(it, Kernel):
-                    out.append(it)
-                else:
-                    walk(it.body)
-        walk(self.items)
-        return out
+        return kernels_in(self.items)
 
 
 @dataclass(frozen=True)

@@ -243,53 +243,45 @@ def fused(nest: Nest, deps) -> Nest | None:
     return replace(normalize_nest(new), name=nest.name, rewrites=nest.rewrites + notes)
 
 
-def _plain_bounds(node) -> bool:
-    """Whether every loop of isl's AST starts and ends at an affine value (no min, max or condition: the
-    fused loops must map to a grid as the loops they replace did; a nest fused with a shallower one, which
-    runs even when the others do not, ends at a max)."""
+def _ast_nodes(node, loops: tuple = ()):
+    """Every node of isl's AST `node` with the for-nodes around it, outermost first."""
+    yield node, loops
     t = node.get_type()
     if t == isl.ast_node_type.block:
         children = node.block_get_children()
-        return all(_plain_bounds(children.get_at(k)) for k in range(children.n_ast_node()))
-    if t == isl.ast_node_type.for_:
-        cond = node.for_get_cond()
+        for k in range(children.n_ast_node()):
+            yield from _ast_nodes(children.get_at(k), loops)
+    elif t == isl.ast_node_type.for_:
+        yield from _ast_nodes(node.for_get_body(), loops + (node,))
+    elif t == isl.ast_node_type.if_:
+        yield from _ast_nodes(node.if_get_then_node(), loops)
+        if node.if_has_else_node():
+            yield from _ast_nodes(node.if_get_else_node(), loops)
+    elif t == isl.ast_node_type.mark:
+        yield from _ast_nodes(node.mark_get_node(), loops)
+
+
+def _plain_bounds(tree) -> bool:
+    """Whether every loop of isl's AST starts and ends at an affine value (no min, max or condition: the
+    fused loops must map to a grid as the loops they replace did; a nest fused with a shallower one, which
+    runs even when the others do not, ends at a max)."""
+    def plain(loop) -> bool:
+        cond = loop.for_get_cond()
         bounded = cond.get_type() == isl.ast_expr_type.op and cond.get_op_type().name in ("le", "lt", "ge", "gt")
-        return bounded and _affine(node.for_get_init()) and _affine(cond) and _plain_bounds(node.for_get_body())
-    if t == isl.ast_node_type.if_:
-        return _plain_bounds(node.if_get_then_node()) and (
-            not node.if_has_else_node() or _plain_bounds(node.if_get_else_node()))
-    if t == isl.ast_node_type.mark:
-        return _plain_bounds(node.mark_get_node())
-    return True
+        return bounded and _affine(loop.for_get_init()) and _affine(cond)
+    return all(plain(n) for n, _ in _ast_nodes(tree) if n.get_type() == isl.ast_node_type.for_)
 
 
 def _one_nest(tree, sids: list[int], entries: range) -> bool:
     """Whether isl put every instance of the statements `sids` in one loop per entry of `entries` (the same
     loops for all), as fusion means: it may also have built a loop for some and none for others."""
     wanted = {f"c{k}" for k in entries}
-    seen: set[tuple] = set()
-
-    def walk(node, loops: tuple) -> None:
-        t = node.get_type()
-        if t == isl.ast_node_type.block:
-            children = node.block_get_children()
-            for k in range(children.n_ast_node()):
-                walk(children.get_at(k), loops)
-        elif t == isl.ast_node_type.for_:
-            name = node.for_get_iterator().get_id().get_name()
-            walk(node.for_get_body(), loops + ((name, id(node)),) if name in wanted else loops)
-        elif t == isl.ast_node_type.if_:
-            walk(node.if_get_then_node(), loops)
-            if node.if_has_else_node():
-                walk(node.if_get_else_node(), loops)
-        elif t == isl.ast_node_type.mark:
-            walk(node.mark_get_node(), loops)
-        elif t == isl.ast_node_type.user:
-            sid = int(node.user_get_expr().get_op_arg(0).get_id().get_name()[1:])      # S<sid> or P<placeholder>
-            if sid in sids:
-                seen.add(loops)
-    walk(tree, ())
-    return len(seen) == 1 and len(next(iter(seen))) == len(entries)
+    # the loop nodes themselves are kept, so that no two of them can share an id
+    paths = [tuple(lp for lp in loops if lp.for_get_iterator().get_id().get_name() in wanted)
+             for n, loops in _ast_nodes(tree) if n.get_type() == isl.ast_node_type.user
+             and int(n.user_get_expr().get_op_arg(0).get_id().get_name()[1:]) in sids]   # S<sid> or P<placeholder>
+    seen = {tuple(map(id, path)) for path in paths}
+    return len(seen) == 1 and len(paths[0]) == len(entries)
 
 
 def _affine(e) -> bool:

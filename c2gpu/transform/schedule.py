@@ -32,6 +32,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
+from ..frontend import syntax
 from ..ir import Loop, Nest, Statement
 from ..frontend.libc import MATH_FUNCTIONS
 from .normalize import normalize_nest
@@ -67,17 +68,9 @@ def qualifies(nest: Nest, deps) -> bool:
     # statement's own loop variables only
     for s in stmts:
         own = {lp.origin.var if lp.origin else lp.var for lp in ph.loop_path(nest, s)}
-        if any(isinstance(n, c_ast.ID) and n.name in names - own for n in _nodes(s.ast)):
+        if any(isinstance(n, c_ast.ID) and n.name in names - own for n in syntax.nodes(s.ast)):
             return False
     return True
-
-
-def _nodes(node: c_ast.Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(c for _, c in n.children())
 
 
 def _positions(nest: Nest) -> dict[int, list]:
