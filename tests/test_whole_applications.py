@@ -6,10 +6,14 @@ access's subscript (`for (i = 1; i < grid_points[0] - 1; i++)` in NPB's BT and S
 like `n` (frontend/fields.py invariant_elements).  Each port is compiled with nvcc and run on the CPU execution
 layer against the original; each refusal is checked for its reason.
 """
+import subprocess
+import sys
+
 import c2gpu
 import npb_recall
+import pytest
 
-from conftest import requires_tool, verified_ports
+from conftest import requires_tool, verified_ports, write_c
 from test_port_semantics import assert_nvcc_compiles, port, ported, run_both
 
 
@@ -56,7 +60,8 @@ def test_array_elements_in_bounds_and_subscripts_are_parameters(tmp_path):
     assert original == port_out
 
 
-def test_an_element_the_nest_may_change_is_not_a_parameter(tmp_path):
+@pytest.mark.parametrize("element", ["d[0]", "*d"])
+def test_an_element_the_nest_may_change_is_not_a_parameter(tmp_path, element):
     # written in the nest, passed to a function, reachable through a pointer that may point to it: each keeps the
     # bound data-dependent (or blocks the proof), and says why
     src = r"""
@@ -65,14 +70,66 @@ void written(int *d, float *a) { for (int i = 0; i < d[0]; i++) { a[i] = 1; d[0]
 void escapes(int *d, float *restrict a) { for (int i = 0; i < d[0]; i++) { a[i] = 1; use(d); } }
 void alias(int *d, float *a) { for (int i = 0; i < d[0]; i++) a[i] = 1; }
 void fine(const int *restrict d, float *restrict a) { for (int i = 0; i < d[0]; i++) a[i] = 1; }
-"""
+""".replace("i < d[0]", f"i < {element}")
     found = nests(tmp_path, src)
     assert found["written@3"].loops[0].status == "not-proven"
-    assert "indirect subscript" in found["written@3"].loops[0].reason
+    assert f"bound '{element}': it reads '{element}' from memory" in found["written@3"].loops[0].reason
     assert found["escapes@4"].loops[0].status == "not-proven"
     alias = found["alias@5"].loops[0]
-    assert alias.status == "not-proven" and "pointer 'a' may point to 'd[0]'" in alias.reason, alias.reason
+    assert alias.status == "not-proven" and f"pointer 'a' may point to '{element}'" in alias.reason, alias.reason
     assert found["fine@6"].loops[0].status == "parallel"
+
+
+DEREF = r"""
+#include <stdio.h>
+/* sizes passed by address, as f2c and NPB's CG pass them */
+void axpy(const int *n, const double *alpha, const double *restrict x, double *restrict y) {
+  for (int i = 0; i < *n; i++) y[i] += *alpha * x[i];
+}
+void fill(const int *n, const int *m, double *restrict a) {
+  for (int i = 0; i < *n; i++)
+    for (int j = 0; j < *m; j++) a[i * *m + j] = i - 2 * j;
+}
+int main(void) {
+  int n = 37, m = 5; double alpha = 0.5, x[200], y[200], a[200];
+  for (int i = 0; i < 200; i++) { x[i] = i; y[i] = 200 - i; a[i] = -1; }
+  axpy(&n, &alpha, x, y);
+  fill(&n, &m, a);
+  double s = 0; for (int i = 0; i < 200; i++) s += y[i] + 3 * a[i];
+  printf("%.6f\n", s);
+  return 0; }
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_a_size_read_through_a_pointer_is_a_parameter(tmp_path):
+    # `*n` is the element n[0]: read at the nest's entry like `n`, the port passes `*n` where the nest ran
+    found = nests(tmp_path, DEREF)
+    assert [lp.status for lp in found["axpy@5"].loops] == ["parallel"]
+    assert [lp.status for lp in found["fill@8"].loops] == ["parallel", "parallel"]
+    cu, log = port(tmp_path, DEREF)
+    assert {"axpy@5", "fill@8"} <= ported(log), log
+    assert "(*n)" in cu.read_text() and "(*m)" in cu.read_text()
+    assert_nvcc_compiles(cu)
+    original, port_out = run_both(tmp_path, cu)
+    assert original == port_out
+
+
+def test_a_loop_that_runs_whole_in_each_thread_says_why_it_is_not_counted(tmp_path):
+    src = r"""
+void rows(int n, const int *restrict len, double a[restrict][100]) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < len[i]; j++)
+      a[i][j] = 0;
+}
+"""
+    reason = nests(tmp_path, src)["rows@3"].loops[0].reason
+    assert "depends on 'j', the variable of the loop at line 4, which c2gpu does not count" in reason, reason
+    report = subprocess.run([sys.executable, "-m", "c2gpu", "analyze", "--no-run", write_c(tmp_path, src)],
+                            capture_output=True, text=True, check=True).stdout
+    assert "the loop at line 4 runs whole in each iteration of the loops around it (bound 'len[i]': it reads " \
+           "'len[i]' from memory" in report, report
 
 
 def test_npb_recall_against_the_authors_openmp():

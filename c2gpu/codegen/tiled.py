@@ -128,10 +128,10 @@ class TiledPrinter(KernelPrinter):
             return f"({mask} = 1, {data} = ({self.visit(n.rvalue)}))"
         return super().visit_Assignment(n)
 
-    def visit_ArrayRef(self, n: c_ast.ArrayRef) -> str:
-        if id(n) in self.staged:
-            return self.staged[id(n)]
-        return super().visit_ArrayRef(n)
+    def visit(self, node) -> str:
+        if id(node) in self.staged:          # an ArrayRef or a `*p` read from its tile
+            return self.staged[id(node)]
+        return super().visit(node)
 
 
 def _access_nodes(nest: Nest, a) -> list:

@@ -92,6 +92,7 @@ class NestContext:
         self.locals: dict[str, tuple[Var, "c_ast.Decl"]] = {}  # IR name -> nest-local variable and its declaration
         self.next_lid = 0
         self.written: set[str] = set()          # scalars assigned anywhere in the nest
+        self.uncounted: dict[str, int] = {}     # the variable of a loop that runs whole in each thread -> its line
         self.local_depth: dict[str, int] = {}    # nest-local scalar -> loop depth at its declaration
         self.local_affine: dict[str, Poly] = {}  # nest-local int defined once by a polynomial (`int c = i*nx + j`)
         self.local_why: dict[str, str] = {}
@@ -263,6 +264,9 @@ class NestContext:
                 return held.value, ""
             if self.ir_name(name) in self.local_why:
                 return None, self.local_why[self.ir_name(name)]
+            if name in self.uncounted:
+                return None, (f"depends on '{name}', the variable of the loop at line {self.uncounted[name]}, which "
+                              "c2gpu does not count")
             if name in self.written or name in self.local_depth:
                 return None, f"depends on '{name}', which is assigned inside the nest"
             t = self.type_of_name(name)

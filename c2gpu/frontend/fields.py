@@ -123,7 +123,8 @@ def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
     another access's subscript, replaced by an identifier; {identifier: (type, the C expression it stands for,
     where first seen)}), or (node, {}) when there is none.
 
-    `for (i = 1; i < grid_points[0] - 1; i++)` (NPB's BT and SP), `x[d[0]]`, `dims[2][k]` with k unchanged: the
+    `for (i = 1; i < grid_points[0] - 1; i++)` (NPB's BT and SP), `x[d[0]]`, `dims[2][k]` with k unchanged, `*nzv`
+    (the element `nzv[0]`: a size passed by address, as f2c and NPB's CG pass them): the
     element is a value the nest reads at its entry, a symbolic parameter like `n` (`grid_points__0`), and the port
     passes `grid_points[0]` where the nest ran.  Only an integer element of an array the nest never writes, never
     passes to a function and never takes the address of, whose subscripts are constants and variables the nest
@@ -172,13 +173,9 @@ def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
 
     chosen: dict[str, CType] = {}
     for ref in nodes:
-        if not isinstance(ref, c_ast.ArrayRef) or isinstance(parents.get(id(ref)), c_ast.ArrayRef) \
-                and parents[id(ref)].name is ref:
-            continue                    # an inner level of a chain a[i][j]: the outermost ArrayRef stands for it
-        base, subs = ref, []
-        while isinstance(base, c_ast.ArrayRef):
-            subs.insert(0, base.subscript)
-            base = base.name
+        if not _element_ref(ref, parents):
+            continue
+        base, subs = _element_chain(ref)
         if not isinstance(base, c_ast.ID) or base.name in touched or base.name in assigned or base.name in declared:
             continue
         t = lookup(base.name)
@@ -196,15 +193,13 @@ def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
     out: dict[str, tuple[CType, str, c_ast.Node]] = {}
     new = copy_tree(node)
     new_parents = _parents(new)
-    for ref in [n for n in _nodes(new) if isinstance(n, c_ast.ArrayRef)]:
-        up = new_parents.get(id(ref))
-        if isinstance(up, c_ast.ArrayRef) and up.name is ref:
-            continue
+    for ref in [n for n in _nodes(new) if _element_ref(n, new_parents)]:
         text = _GEN.visit(ref)
         if text not in chosen:
             continue
         if text not in names:
-            name = "__".join(filter(None, re.split(r"\W+", text)))
+            spelled = f"{ref.expr.name}[0]" if isinstance(ref, c_ast.UnaryOp) else text     # *nzv is nzv__0
+            name = "__".join(filter(None, re.split(r"\W+", spelled)))
             while name in taken:
                 name += "_"
             taken.add(name)
@@ -212,6 +207,26 @@ def invariant_elements(node: c_ast.For, lookup, taken: set[str]):
             out[name] = (chosen[text], text, ref)
         swap(new, ref, c_ast.ID(names[text], coord=ref.coord))
     return new, out
+
+
+def _element_ref(ref: c_ast.Node, parents: dict[int, c_ast.Node]) -> bool:
+    """Whether `ref` is a whole access of an element: the outermost ArrayRef of a chain `a[i][j]` (an inner level
+    is part of it), or `*p` with `p` a variable (`p[0]`: NPB CG's `for (k = 1; k <= *nzv; k++)`)."""
+    if isinstance(ref, c_ast.UnaryOp):
+        return ref.op == "*" and isinstance(ref.expr, c_ast.ID)
+    up = parents.get(id(ref))
+    return isinstance(ref, c_ast.ArrayRef) and not (isinstance(up, c_ast.ArrayRef) and up.name is ref)
+
+
+def _element_chain(ref: c_ast.Node) -> tuple[c_ast.Node, list[c_ast.Node]]:
+    """(the base of an element access, its subscripts): `a[i][j]` -> (a, [i, j]); `*p` -> (p, [0])."""
+    if isinstance(ref, c_ast.UnaryOp):
+        return ref.expr, [c_ast.Constant("int", "0")]
+    base, subs = ref, []
+    while isinstance(base, c_ast.ArrayRef):
+        subs.insert(0, base.subscript)
+        base = base.name
+    return base, subs
 
 
 def _element_value(e: c_ast.Node, lookup) -> bool:

@@ -11,7 +11,7 @@ from ..symbolic import Poly, Sym
 from .ctypes import INT_RANGES, decl_type, int_result, is_unsigned, promote
 from ..records import dataclass
 from .context import NestContext
-from .syntax import _same, text_of
+from .syntax import _same, nodes, text_of
 
 
 @dataclass
@@ -104,6 +104,21 @@ def _is_conditional(node: c_ast.Node) -> bool:
     return isinstance(node, c_ast.TernaryOp)
 
 
+def _memory_why(bound: c_ast.Node, why: str) -> str:
+    """Why a start or bound that reads memory or calls a function is no count c2gpu knows, else `why` (the
+    polynomial's own reason: a modulo, a product with a non-integer, ...).  The frontend has already made a
+    variable of every element read at a fixed place that the nest never writes (fields.invariant_elements):
+    what is left changes with the iterations, or the nest may change it."""
+    for n in nodes(bound):
+        if isinstance(n, c_ast.FuncCall):
+            return f"it calls '{text_of(n.name)}' each time the loop tests it (c2gpu counts loops whose bounds " \
+                   "are sizes, not results of calls)"
+        if isinstance(n, (c_ast.ArrayRef, c_ast.StructRef)) or isinstance(n, c_ast.UnaryOp) and n.op == "*":
+            return f"it reads '{text_of(n)}' from memory (c2gpu counts loops whose bounds read only elements at " \
+                   "fixed places that the nest never writes)"
+    return why
+
+
 def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
     h = Header()
     init = node.init
@@ -122,7 +137,7 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
         return h
     h.lower, why = ctx.poly(init_expr)
     if h.lower is None:
-        h.problem = f"start '{text_of(init_expr)}': {why}"
+        h.problem = f"start '{text_of(init_expr)}': {_memory_why(init_expr, why)}"
     # step
     nxt = node.next
     step = None
@@ -150,7 +165,7 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
         elif pieces:
             h.lower_pieces, h.problem = tuple(p for p, _ in pieces), ""
         else:
-            h.problem = f"start '{text_of(init_expr)}': {why}"
+            h.problem = f"start '{text_of(init_expr)}': {_memory_why(init_expr, why)}"
     # condition
     cond = node.cond
     if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
@@ -175,7 +190,7 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
         if kind and _is_conditional(bound):
             pieces, _, why = _minmax_pieces(ctx, bound, kind)
         if not pieces:
-            h.problem = h.problem or f"bound '{text_of(bound)}': {why}"
+            h.problem = h.problem or f"bound '{text_of(bound)}': {_memory_why(bound, why)}"
             return h
         shift = {"<": 0, "<=": 1, ">": 0, ">=": -1}[op]     # to the exclusive end
         h.upper_pieces = tuple(p + shift for p, _ in pieces)
@@ -231,7 +246,7 @@ def _conjunction(ctx: NestContext, h: Header, cond: c_ast.BinaryOp) -> Header:
         if b is None and _is_conditional(bound):
             got, _, why = _minmax_pieces(ctx, bound, kind)
         if not got:
-            h.problem = h.problem or f"bound '{text_of(bound)}': {why}"
+            h.problem = h.problem or f"bound '{text_of(bound)}': {_memory_why(bound, why)}"
             return h
         shift = {"<": 0, "<=": 1, ">": 0, ">=": -1}[op]     # to the exclusive end
         for p, n in got:
@@ -243,19 +258,30 @@ def _conjunction(ctx: NestContext, h: Header, cond: c_ast.BinaryOp) -> Header:
     return h
 
 
-def _uncountable(ctx: NestContext, node: c_ast.For) -> bool:
-    """Whether a `for` is no loop the analyses can count: its header is not `var = start; var < end; var += step`
-    with start and end polynomials of loop variables and parameters (they read memory, or a variable the nest
-    assigns), or a `break` or `continue` of its own ends it or an iteration early.  (A polynomial that is not
-    affine, `j < i * i`, keeps the loop: its inner loops can still be judged.)"""
-    if _jumps_out(node.stmt):              # (the loop's body: its own break and continue leave it)
-        return True
+def _counter(node: c_ast.For) -> str | None:
+    """The variable a `for` initialises (`i = 0`, `int i = 0`), or None."""
+    init = node.init
+    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
+        return init.decls[0].name
+    if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
+        return init.lvalue.name
+    return None
+
+
+def _uncountable(ctx: NestContext, node: c_ast.For) -> str:
+    """Why a `for` is no loop the analyses can count ("" when it is one): its header is not `var = start; var <
+    end; var += step` with start and end polynomials of loop variables and parameters (they read memory, or a
+    variable the nest assigns), or a `break` or `continue` of its own ends it or an iteration early.  (A
+    polynomial that is not affine, `j < i * i`, keeps the loop: its inner loops can still be judged.)"""
+    jumps = _jumps_out(node.stmt)          # (the loop's body: its own break and continue leave it)
+    if jumps:
+        return f"a {' or '.join(sorted(jumps))} of its own may end it early"
     saved = set(ctx.params)
     try:
         h = parse_header(ctx, node)
     finally:
         ctx.params = saved
-    return bool(h.problem)
+    return h.problem
 
 
 def _jumps_out(node: c_ast.Node | None) -> set[str]:

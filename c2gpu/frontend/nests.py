@@ -16,7 +16,7 @@ from .ctypes import SIZES, CType, decl_type
 from .context import NestContext, Scope, Var
 from .syntax import _array_chain, _assigned_name, _walk, has_side_effect, text_of
 from .guards import _constraints, guard_of
-from .loops import Header, _jumps_out, _loop_conversion, _tightest, _uncountable, parse_header, trip_count
+from .loops import Header, _counter, _jumps_out, _loop_conversion, _tightest, _uncountable, parse_header, trip_count
 from .reductions import _mentions
 from .statements import StatementBuilder
 
@@ -324,7 +324,7 @@ class NestLowerer:
         chain = switch_as_if(node) if isinstance(node, c_ast.Switch) else None
         if chain is not None:       # the same statements under the conditions that select them
             return self.lower_body(chain, guards, scope)
-        if isinstance(node, (c_ast.While, c_ast.DoWhile)) and (whole := self.runs_whole(node, guards, scope)):
+        if isinstance(node, (c_ast.While, c_ast.DoWhile)) and (whole := self.runs_whole(node, guards, scope, "")):
             return whole
         kind = type(node).__name__
         what = {"While": "while loop", "DoWhile": "do-while loop", "Break": "break", "Continue": "continue",
@@ -343,11 +343,12 @@ class NestLowerer:
                   pragma_spans: tuple[Span, ...] = ()) -> list:
         """An inner `for` as a loop of the nest, or, when its iterations cannot be modelled (bounds read from
         memory, a `break` of its own), as one statement that each iteration of the loops around it runs whole."""
-        if self.ctx.loop_ids and _uncountable(self.ctx, node) and (whole := self.runs_whole(node, guards, scope)):
+        if self.ctx.loop_ids and (why := _uncountable(self.ctx, node)) \
+                and (whole := self.runs_whole(node, guards, scope, why)):
             return whole
         return [self.lower_loop(node, guards, scope, pragmas, pragma_spans)]
 
-    def runs_whole(self, node: c_ast.Node, guards: tuple[Guard, ...], scope: Scope) -> list | None:
+    def runs_whole(self, node: c_ast.Node, guards: tuple[Guard, ...], scope: Scope, why: str) -> list | None:
         """A loop inside the nest that c2gpu does not count (`for (k = rowstr[j]; k < rowstr[j+1]; k++)`, a `while`
         or `do`), as one statement of the loop around it, or None when it cannot be one.
 
@@ -357,7 +358,7 @@ class NestLowerer:
         access as touching any element (sound: an array it writes that way keeps the loops around it
         sequential).  It may not leave itself (no `return`, `goto`, nor a `break` or `continue` of an enclosing
         loop), and the variables it declares must be new scalars (each iteration of the loops around it has its
-        own)."""
+        own).  `why`: why c2gpu does not count it, for the note."""
         ctx = self.ctx
         if _jumps_out(node):
             return None
@@ -381,6 +382,8 @@ class NestLowerer:
             # (named "t#2" when another part of the nest declares a `t` too)
             inner.vars[d.name] = Var(t, "local", ctx.loc(d), ctx.renamed.get(id(d), d.name), tuple(ctx.loop_ids))
         ctx.forget_written_in(node)
+        if isinstance(node, c_ast.For) and (var := _counter(node)):
+            ctx.uncounted.setdefault(var, ctx.loc(node).line)
         saved, ctx.scope = ctx.scope, inner
         try:
             for d in {d.name: d for d in reversed(decls)}.values():       # (the first of a name)
@@ -396,7 +399,8 @@ class NestLowerer:
         what = {"For": "loop", "While": "while loop", "DoWhile": "do-while loop"}[type(node).__name__]
         line = ctx.loc(node).line
         ctx.flag("runs-in-thread", f"the {what} at line {line} runs whole in each iteration of the loops around it "
-                 "(its iterations are not counted: the estimates count one per run of it)", node)
+                 f"({why + '; ' if why else ''}its iterations are not counted: the estimates count one per run of "
+                 "it)", node)
         return [self.make_statement(node, guards, b, text=f"{what} at line {line}", kind="loop")]
 
     def make_statement(self, node, guards, b: StatementBuilder, text: str | None = None, kind: str = "expr") -> Statement:

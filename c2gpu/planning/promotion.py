@@ -129,8 +129,9 @@ def _loop_paths(lp: Loop, above: list[Loop]):
             yield from _loop_paths(n, path)
 
 
-def access_nodes(stmt: Statement, a: Access) -> list[c_ast.ArrayRef]:
-    """The ArrayRef nodes of `stmt`'s syntax tree that are access `a` (its array, at its source position).
+def access_nodes(stmt: Statement, a: Access) -> list[c_ast.Node]:
+    """The nodes of `stmt`'s syntax tree that are access `a` (its array, at its source position): ArrayRefs, and
+    the dereferences `*p` the frontend reads as p[0].
 
     By node, not by position alone: a nest rewritten by isl's scheduler repeats a statement, with its
     positions, in several places (c2gpu/transform/schedule.py)."""
@@ -139,8 +140,8 @@ def access_nodes(stmt: Statement, a: Access) -> list[c_ast.ArrayRef]:
     return list(_access_index(stmt.ast).get((a.loc.line, a.loc.col, a.array), ()))
 
 
-def _access_index(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.ArrayRef]]:
-    """(line, column, array) -> the outermost ArrayRef nodes of `tree` there (A[i][j] is two nested ArrayRefs
+def _access_index(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.Node]]:
+    """(line, column, array) -> the outermost ArrayRef (or `*p`) nodes of `tree` there (A[i][j] is two nested ArrayRefs
     at one position: the outer one is the access).  One walk per tree, whatever the number of accesses: a
     statement of 5,000 terms has 5,000 accesses (kept per tree: pipeline.memo)."""
     table = memo(tree, "access index")
@@ -149,8 +150,8 @@ def _access_index(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.Arr
     return table["index"]
 
 
-def _index_accesses(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.ArrayRef]]:
-    index: dict[tuple[int, int, str], list[c_ast.ArrayRef]] = {}
+def _index_accesses(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.Node]]:
+    index: dict[tuple[int, int, str], list[c_ast.Node]] = {}
     stack: list[tuple[c_ast.Node, frozenset]] = [(tree, frozenset())]
     while stack:
         n, inside = stack.pop()
@@ -159,15 +160,19 @@ def _index_accesses(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.A
             # ArrayRef prints alone: none is indexed, so nothing replaces it by a register or a tile
             stack.extend((c, inside) for _, c in n.name.children())
             continue
-        if isinstance(n, c_ast.ArrayRef) and n.coord is not None:
+        if isinstance(n, c_ast.UnaryOp) and n.op == "*" and isinstance(n.expr, c_ast.ID) and n.coord is not None:
+            base = n.expr           # `*alpha`: the element alpha[0] (frontend: the access of a dereference)
+        elif isinstance(n, c_ast.ArrayRef) and n.coord is not None:
             base = n
             while isinstance(base, c_ast.ArrayRef):
                 base = base.name
-            if isinstance(base, c_ast.ID):
-                key = (n.coord.line, n.coord.column, base.name)
-                if key not in inside:
-                    index.setdefault(key, []).append(n)
-                    inside = inside | {key}
+        else:
+            base = None
+        if isinstance(base, c_ast.ID):
+            key = (n.coord.line, n.coord.column, base.name)
+            if key not in inside:
+                index.setdefault(key, []).append(n)
+                inside = inside | {key}
         stack.extend((c, inside) for _, c in n.children())
     return index
 

@@ -93,9 +93,10 @@ void f(int n, float *a) {
     "non-affine-bound": _E(
         "A loop whose start, end or step is not an affine function of the outer loop variables and sizes (a "
         "product of loop variables, a value the nest itself writes) cannot be counted or described exactly.",
-        "Bounds affine in the loop variables and sizes are counted, values read from memory the nest does not "
-        "write included (`j < len[i]` reads len as a size); rewrite a product of loop variables as loops "
-        "c2gpu can count, or keep that loop inside the thread and map the loops outside it."),
+        "Bounds affine in the loop variables and sizes are counted, elements read at fixed places that the nest "
+        "does not write included (`j < len[0]`, `k <= *nzv`, `i < v->n` are sizes); rewrite a product of loop "
+        "variables as loops c2gpu can count.  A loop inside the nest whose bounds change with the loops around "
+        "it (`k < rowstr[j + 1]`) runs whole in each thread: map the loops outside it."),
     "non-affine-subscript": _E(
         "A subscript that is not an affine function of the loop variables (an index read from memory, a "
         "product of loop variables) hides which element it touches: c2gpu cannot prove two iterations touch "
