@@ -145,6 +145,150 @@ def test_the_restrict_edit_of_each_declarator(declaration, edited):
     assert line[:s.col - 1] + edit.text + line[s.end_col - 1:] == f"void f(int n, {edited}, int k)"
 
 
+PRINTS = r"""
+#include <stdio.h>
+#include <math.h>
+double x[3000], y[3000], z[3000];
+int main(void) {
+  int n = 3000, count;
+  double scale = 0.5;
+  for (int i = 0; i < n; i++) x[i] = 0.001 * (i % 101);
+  for (int i = 0; i < n; i++) {
+    y[i] = sqrt(x[i]) * 2.0;
+    printf("%d %.6f %g\n", i, y[i], scale);
+    puts("row done");
+  }
+  return 0;
+}
+"""
+WRITE = "    y[i] = sqrt(x[i]) * 2.0;\n"
+
+
+@requires_tool("gcc")
+def test_prints_move_into_a_loop_of_their_own_and_the_output_is_the_same(tmp_path):
+    path = write_c(tmp_path, PRINTS, "prog.c")
+    found = unblocking(c2gpu.analyze(str(path), gpu="h100-sxm", run_cpu=False))
+    fix = found["main@9"]["fix"]
+    assert fix["title"] == "move the 'printf' and 'puts' calls out of the loop, into a loop of their own after it"
+    assert not fix.get("asserts")                  # it keeps the meaning: applied without --assert
+    assert c2gpu_cli("fix", "--gpu", "h100-sxm", "--apply", "prog.c", cwd=tmp_path).returncode == 0
+    fixed = path.read_text()
+    assert WRITE + "  }\n  for (int i = 0; i < n; i++) {\n    printf(" in fixed, fixed
+    outputs = []
+    for name, text in (("before.c", PRINTS), ("after.c", fixed)):
+        write_c(tmp_path, text, name)
+        subprocess.run(["gcc", "-std=c99", "-Wall", "-o", name[:-2], name, "-lm"], cwd=tmp_path, check=True)
+        outputs.append(subprocess.run([f"./{name[:-2]}"], cwd=tmp_path, capture_output=True, text=True).stdout)
+    assert outputs[0] == outputs[1] and outputs[0].count("row done") == 3000
+    assert "main@9" in verified_ports(tmp_path, fixed)
+
+
+@pytest.mark.parametrize("edits", [
+    # what a call prints would change after it: a sum so far, an element the call reads before the iteration
+    # writes it, another element than the one written, an element written again below it, one element that the
+    # last iteration writes and every iteration prints
+    [(WRITE, WRITE + "    scale += y[i];\n")],
+    [(WRITE, '    printf("%.6f\\n", y[i]);\n' + WRITE)],
+    [("i, y[i], scale);", "i, y[i > 0 ? i - 1 : 0], scale);")],
+    [('    puts("row done");\n', '    puts("row done");\n    y[i] = 0;\n')],
+    [(WRITE, WRITE + "    if (i == n - 1) z[0] = 1.0;\n"), ("i, y[i], scale);", "i, z[0], scale);")],
+    # a string the loop writes, read by %s and by puts through the pointer (a longer prefix in each iteration)
+    [("double x[3000]", "char line[3001]; double x[3000]"), (WRITE, WRITE + "    line[i] = 'a';\n"),
+     ("i, y[i], scale);", "i, y[i], line);"), ("%g", "%s")],
+    [("double x[3000]", "char line[3001]; double x[3000]"), (WRITE, WRITE + "    line[i] = 'a';\n"),
+     ('puts("row done")', "puts(line)")],
+    # %n writes; a call under a condition is not at the top of the body
+    [("i, y[i], scale);", "i, y[i], scale, &count);"), ('"%d %.6f %g\\n"', '"%d %.6f %g%n\\n"')],
+    [('    puts("row done");', '    if (i % 2) puts("row done");')],
+])
+def test_prints_stay_when_moving_them_would_change_what_they_print(tmp_path, edits):
+    src = PRINTS
+    for old, new in edits:
+        assert old in src
+        src = src.replace(old, new, 1)
+    report = c2gpu.analyze(str(write_c(tmp_path, src, "prog.c")), gpu="h100-sxm", run_cpu=False)
+    assert "main@9" not in unblocking(report)
+    assert report.nest("main@9").verdict_class == "not-portable"
+
+
+def test_prints_stay_when_what_they_print_may_share_memory_with_what_the_loop_writes(tmp_path):
+    # w is y + 1: in iteration i the call prints y[i + 1] before the loop writes it; after the move, after
+    src = r"""
+#include <stdio.h>
+void f(int n, double *restrict y, const double *restrict x, const double *w) {
+  for (int i = 0; i < n; i++) {
+    y[i] = 2 * x[i];
+    printf("%f\n", w[i]);
+  }
+}
+double a[101], b[101];
+int main(void) { f(100, a, b, a + 1); return 0; }
+"""
+    report = c2gpu.analyze(str(write_c(tmp_path, src, "prog.c")), gpu="h100-sxm", run_cpu=False)
+    assert "f@4" not in unblocking(report)
+    assert unblocking(c2gpu.analyze(str(write_c(tmp_path, src.replace("a + 1", "b"), "other.c")), gpu="h100-sxm",
+                                    run_cpu=False))["f@4"]["fix"]["edits"]
+
+
+STRINGS = r"""
+#include <stdio.h>
+#include <string.h>
+void mask(const char *restrict s, char *restrict out, char key)
+{
+  for (int i = 0; i < strlen(s); i++)
+    out[i] = s[i] ^ key;
+}
+char text[2000], coded[2000];
+int main(void) {
+  for (int i = 0; i < 1999; i++) text[i] = 'a' + i % 26;
+  mask(text, coded, 3);
+  long sum = 0;
+  for (int i = 0; i < 1999; i++) sum += coded[i] * (i % 7);
+  printf("%ld\n", sum);
+  return 0;
+}
+"""
+
+
+@requires_tool("gcc")
+def test_a_string_length_bound_is_computed_once_before_the_loop(tmp_path):
+    path = write_c(tmp_path, STRINGS, "prog.c")
+    fix = unblocking(c2gpu.analyze(str(path), gpu="h100-sxm", run_cpu=False))["mask@6"]["fix"]
+    assert fix["title"] == "compute 'strlen(s)' once, before the loop" and not fix.get("asserts")
+    assert c2gpu_cli("fix", "--gpu", "h100-sxm", "--apply", "prog.c", cwd=tmp_path).returncode == 0
+    fixed = path.read_text()
+    assert "{\n  const size_t i_end = strlen(s);\n  for (int i = 0; i < i_end; i++)\n" in fixed, fixed
+    outputs = []
+    for name, text in (("before.c", STRINGS), ("after.c", fixed)):
+        write_c(tmp_path, text, name)
+        subprocess.run(["gcc", "-std=c99", "-o", name[:-2], name], cwd=tmp_path, check=True)
+        outputs.append(subprocess.run([f"./{name[:-2]}"], cwd=tmp_path, capture_output=True, text=True).stdout)
+    assert outputs[0] == outputs[1]
+    assert "mask@7" in verified_ports(tmp_path, fixed)         # (one line down: the declaration above it)
+
+
+@pytest.mark.parametrize("old,new", [
+    # the loop writes the string: a character made 0 ends the loop as written, not once the length is computed
+    ("const char *restrict s, char *restrict out, char key)\n{\n  for (int i = 0; i < strlen(s); i++)\n"
+     "    out[i] = s[i] ^ key;", "char *s, char *restrict out, char key)\n{\n  for (int i = 0; i < strlen(s); i++)\n"
+     "    s[i] = s[i] == key ? 0 : s[i];"),
+    ("{\n  for (int i", "{\n  if (key)\n  for (int i"),             # the body of an if
+    ("{\n  for (int i", "{\n#pragma GCC ivdep\n  for (int i"),      # a directive's loop
+])
+def test_a_string_length_bound_stays_where_computing_it_once_may_change_the_program(tmp_path, old, new):
+    assert old in STRINGS
+    report = c2gpu.analyze(str(write_c(tmp_path, STRINGS.replace(old, new), "prog.c")), gpu="h100-sxm",
+                           run_cpu=False)
+    assert not [f for f in unblocking(report).values() if "strlen" in f["fix"]["title"]]
+
+
+def test_the_hoisted_bound_takes_a_name_the_file_does_not_use(tmp_path):
+    src = STRINGS.replace("long sum = 0;", "long sum = 0, i_end = 0;")
+    fix = unblocking(c2gpu.analyze(str(write_c(tmp_path, src, "prog.c")), gpu="h100-sxm", run_cpu=False))
+    assert [e["replacement"] for e in fix["mask@6"]["fix"]["edits"]] == [
+        "  const size_t i_end_ = strlen(s);\n", "i_end_"]
+
+
 @pytest.mark.slow
 def test_every_fix_it_offered_on_npb_makes_its_nest_ported(tmp_path):
     """NPB (class S): each unblocking edit c2gpu offers, applied to the file, makes its nest ported when the

@@ -11,15 +11,32 @@ The edits, and what each asserts:
              through), for the user to check at every call; c2gpu takes `restrict` at its word, as C does
              (C11 6.7.3.1).  Never offered when the file shows that two of them may point into one object (a
              `restrict` the file contradicts would be wrong).
+  print      the calls that print (printf, fprintf, puts, ...) at the top of a loop's body, moved into a loop of
+             their own after it (the same header) when they are all that keeps the loop from the GPU: the
+             computation runs on the device, then the values are printed in the same order.  It keeps the
+             program's meaning, checked here: every value a call prints is final when the loop ends, so it is
+             the value the call read as written.  That is, each call reads only the loop's variable, constants,
+             scalars the loop never writes, and array elements the loop writes, if at all, only at that same
+             element in the same iteration before the call (statements of the body above it with the same
+             subscripts, another element in each iteration), in an array no other array the loop writes may
+             share memory with; and it writes nothing (no `%n`).
+  hoist      a loop bound that is the length of a string (`i < strlen(s)`, called again at every test), computed
+             once before the loop into a constant (`const size_t i_end = strlen(s);`), so that the loop counts
+             from 0 to a size.  It keeps the meaning when the loop does not change the string, checked here: the
+             loop does not assign `s`, and writes no array that may share memory with it.
 """
 from __future__ import annotations
 
 import re
 from typing import Callable
 
+from pycparser import c_ast
+
+from ..analysis.aliasing import may_alias
 from ..frontend.objects import distinct_objects
-from ..frontend.source import apply_fixes
-from ..ir import Edit, Fix, Flag, Nest, Span
+from ..frontend.source import SpanError, apply_fixes, for_span, line_offsets, matching, statement_end
+from ..frontend.syntax import loc_of, nodes
+from ..ir import Edit, Fix, Flag, Nest, Span, Statement
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 # (edited text, nest name) -> what the nest's port would then give, or None when it is still not ported
@@ -76,7 +93,194 @@ def _restrict_edit(name: str, file: str, line: int, col: int, lines: list[str]) 
     return None
 
 
-CANDIDATES = (restrict_fix,)
+# the calls that only print -> the positions of their format and of their stream (None: none).  They read the
+# values of their other arguments, and the memory a pointer among them points to (`%s`, puts): refused below, as
+# is `%n`, which writes
+PRINT_CALLS = {"printf": (0, None), "fprintf": (1, 0), "puts": (None, None), "putchar": (None, None),
+               "fputs": (None, 1), "fputc": (None, 1), "putc": (None, 1)}
+_WRITES_COUNT = re.compile(r"%[-+ #0-9.*]*(hh|h|ll|l|j|z|t|L)?n")
+
+
+def print_fix(nest: Nest, info, lines: list[str], path: str) -> Fix | None:
+    """The print calls of the root loop's body moved into a loop of their own after it (module doc), or None."""
+    root = nest.root
+    prints = [s for s in nest.statements() if s.calls and set(s.calls) <= set(PRINT_CALLS)]
+    rest = [s for s in nest.statements() if s not in prints]
+    # (a call among the rest that might print too blocks the port of the loop: the fix is then not offered)
+    if not prints or not rest or not all(_movable(s, nest) and _final_when_printed(s, nest, rest) for s in prints):
+        return None
+    text = "\n".join(lines)
+    offsets = line_offsets(text)
+    try:
+        start, end = for_span(text, root.loc.line, root.loc.col)
+        header_end = matching(text, text.index("(", start), "(", ")")
+        spans = [(a, statement_end(text, a)) for a in (_offset(offsets, s.loc) for s in prints)]
+    except (SpanError, ValueError):
+        return None
+    if not text[header_end:end].lstrip().startswith("{") or \
+            any(not text.startswith(s.calls[0], a) for s, (a, _) in zip(prints, spans)):
+        return None                     # a body of one statement, or a call a macro wrote
+    before = text[offsets[root.loc.line - 1]:start]
+    indent = before if not before.strip() else ""
+    moved = "".join(f"{indent}  {text[a:b]}\n" for a, b in spans)
+    at = _position(offsets, end)
+    edits = [_delete(text, a, b, path, offsets) for a, b in spans]
+    edits.append(Edit(Span(path, *at, *at), f"\n{indent}{text[start:header_end]} {{\n{moved}{indent}}}"))
+    names = sorted({c for s in prints for c in s.calls})
+    return Fix(f"move the {_words(names)} calls out of the loop, into a loop of their own after it", tuple(edits))
+
+
+def _words(names: list[str]) -> str:
+    quoted = [f"'{n}'" for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" and {quoted[-1]}"
+
+
+def _movable(s: Statement, nest: Nest) -> bool:
+    """A call statement directly in the root's body, unconditional, that writes nothing, prints no `%n` and hands
+    over no memory."""
+    root = nest.root
+    values = {lp.origin.var if lp.origin else lp.var for lp in nest.loops()} | \
+        {sc.source_name for sc in nest.scalars if "*" not in sc.ctype and "[" not in sc.ctype}
+    if s not in root.body or s.guards != root.guards or s.scalar_writes or any(a.kind != "read" for a in s.accesses):
+        return False
+    call = s.ast
+    if not isinstance(call, c_ast.FuncCall) or not isinstance(call.name, c_ast.ID):
+        return False
+    fmt, stream = PRINT_CALLS[call.name.name]
+    args = call.args.exprs if call.args is not None else []
+    if fmt is not None and not (len(args) > fmt and isinstance(args[fmt], c_ast.Constant)
+                                and args[fmt].type == "string" and not _WRITES_COUNT.search(args[fmt].value)):
+        return False                    # a format c2gpu cannot read may hold %n
+    return not any(_passes_memory(a, values) for k, a in enumerate(args) if k not in (fmt, stream))
+
+
+def _passes_memory(arg: c_ast.Node, values: set[str]) -> bool:
+    """Whether a call's argument may hand over memory rather than a value: a name that is not one of `values`
+    (the nest's arithmetic scalars and loop variables: an array or a pointer, whose contents `%s` or puts would
+    read unseen), other than an array indexed to an element, or an address."""
+    indexed = {id(n.name) for n in nodes(arg) if isinstance(n, c_ast.ArrayRef)}
+    return any(isinstance(n, c_ast.UnaryOp) and n.op == "&" or isinstance(n, c_ast.ID) and id(n) not in indexed
+               and n.name not in values for n in nodes(arg) if not isinstance(n, c_ast.Constant))
+
+
+def _final_when_printed(p: Statement, nest: Nest, rest: list[Statement]) -> bool:
+    """Whether every value `p` reads is the one it would read after the loop (module doc)."""
+    root = nest.root
+    if set(p.scalar_reads) & {v for s in rest for v in s.scalar_writes}:
+        return False
+    above = set(root.body[:root.body.index(p)])
+    written = {a.array for s in rest for a in s.accesses if a.kind == "write"}
+    for a in p.accesses:
+        writes = [(s, w) for s in rest for w in s.accesses if w.kind == "write" and w.array == a.array]
+        if any(s not in above or w.subscripts != a.subscripts for s, w in writes):
+            return False                # written below it, in an inner loop, or at another element
+        if writes and not any(q is not None and q.is_affine() and q.as_dict().get(((root.var, 1),))
+                              for q in a.subscripts):
+            return False                # the same element in several iterations
+        if any(b != a.array and may_alias(nest.array(a.array), nest.array(b), False) for b in written):
+            return False
+    return True
+
+
+def _offset(offsets: list[int], loc) -> int:
+    if not 0 < loc.line <= len(offsets):
+        raise SpanError(f"line {loc.line} is outside the file")
+    return offsets[loc.line - 1] + loc.col - 1
+
+
+def _position(offsets: list[int], at: int) -> tuple[int, int]:
+    line = max(k for k, o in enumerate(offsets) if o <= at)
+    return line + 1, at - offsets[line] + 1
+
+
+def _delete(text: str, a: int, b: int, path: str, offsets: list[int]) -> Edit:
+    """The edit that removes text[a:b], with its line when nothing else is on it."""
+    line_start = text.rfind("\n", 0, a) + 1
+    line_end = text.find("\n", b)
+    if line_end >= 0 and not text[line_start:a].strip() and not text[b:line_end].strip():
+        a, b = line_start, line_end + 1
+    return Edit(Span(path, *_position(offsets, a), *_position(offsets, b)), "")
+
+
+# functions that read the string their one argument points to and return its length -> their result type
+LENGTH_CALLS = {"strlen": "size_t", "wcslen": "size_t"}
+
+
+def hoist_fix(nest: Nest, info, lines: list[str], path: str) -> Fix | None:
+    """The root loop's bound `strlen(s)` computed once before it (module doc), or None."""
+    root, loop = nest.root, nest.root.ast
+    if root.pragmas or not isinstance(loop, c_ast.For) or not isinstance(loop.cond, c_ast.BinaryOp):
+        return None
+    var = _counter(loop)
+    cond = loop.cond
+    bound = cond.right if _is_name(cond.left, var) else cond.left if _is_name(cond.right, var) else None
+    if not (isinstance(bound, c_ast.FuncCall) and isinstance(bound.name, c_ast.ID)
+            and bound.name.name in LENGTH_CALLS and bound.args is not None and len(bound.args.exprs) == 1
+            and isinstance(bound.args.exprs[0], c_ast.ID)):
+        return None
+    string = bound.args.exprs[0].name
+    arrays = {a.name: a for a in nest.arrays}
+    written = {a.array for st in nest.statements() for a in st.accesses if a.kind == "write"}
+    if string not in arrays or string in written or any(string in st.scalar_writes for st in nest.statements()) \
+            or any(may_alias(arrays[string], arrays[b], False) for b in written if b in arrays):
+        return None
+    text = "\n".join(lines)
+    offsets = line_offsets(text)
+    try:
+        start, _ = for_span(text, root.loc.line, root.loc.col)
+        where = loc_of(bound, root.loc)
+        if where.file != path:
+            return None
+        call = _offset(offsets, where)
+        call_end = matching(text, text.index("(", call), "(", ")")
+    except (SpanError, ValueError):
+        return None
+    line_start = offsets[root.loc.line - 1]
+    if not text.startswith(bound.name.name, call) or text[line_start:start].strip() or not _after_statement(lines, root.loc.line):
+        return None                 # a macro wrote it, or the loop is not a statement of a block of its own
+    indent = text[line_start:start]
+    name = f"{var}_end"
+    while re.search(rf"\b{name}\b", text):
+        name += "_"
+    decl = f"{indent}const {LENGTH_CALLS[bound.name.name]} {name} = {text[call:call_end]};\n"
+    return Fix(f"compute '{text[call:call_end]}' once, before the loop", (
+        Edit(Span(path, root.loc.line, 1, root.loc.line, 1), decl),
+        Edit(Span(path, *_position(offsets, call), *_position(offsets, call_end)), name)))
+
+
+def _counter(loop: c_ast.For) -> str | None:
+    init = loop.init
+    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
+        return init.decls[0].name
+    if isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
+        return init.lvalue.name
+    return None
+
+
+def _is_name(node, name: str | None) -> bool:
+    return isinstance(node, c_ast.ID) and node.name == name
+
+
+def _after_statement(lines: list[str], line: int) -> bool:
+    """Whether the last line before `line` that holds code ends a statement or opens or closes a block, so that a
+    declaration put before the loop is a statement of that block too (not the body of an `if` or `else`, nor
+    between a `#pragma` and its loop)."""
+    for text in reversed(lines[:line - 1]):
+        code = text.strip()
+        if not code or code.startswith("//"):
+            continue
+        return not code.startswith("#") and code.endswith((";", "{", "}"))
+    return False
+
+
+CANDIDATES = (restrict_fix, print_fix, hoist_fix)
+
+
+def _name_after(nest: Nest, fix: Fix) -> str:
+    """The nest's name once `fix` is applied: lines inserted or removed above it move it."""
+    moved = sum(e.text.count("\n") - (e.span.end_line - e.span.line) for e in fix.edits
+                if (e.span.end_line, e.span.end_col) <= (nest.loc.line, nest.loc.col))
+    return f"{nest.function}@{nest.loc.line + moved}"
 
 
 def unblocking_flags(program, manager, text: str, reanalyse: Reanalyse) -> dict[str, list[Flag]]:
@@ -92,7 +296,7 @@ def unblocking_flags(program, manager, text: str, reanalyse: Reanalyse) -> dict[
             fix = candidate(nest, info, lines, program.path)
             if fix is None:
                 continue
-            gain = reanalyse(apply_fixes(text, program.path, [fix])[0], nest.name)
+            gain = reanalyse(apply_fixes(text, program.path, [fix])[0], _name_after(nest, fix))
             if gain is None:
                 continue
             asserted = f"; it asserts what the code does not show: {fix.asserts}" if fix.asserts else ""

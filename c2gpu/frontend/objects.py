@@ -1,6 +1,6 @@
 """What the whole file shows about the memory pointers point to: distinct objects, which cannot alias.
 
-Two pointers may share memory unless the code shows they cannot (c2gpu/passes/dependence.py `_may_alias`).  The
+Two pointers may share memory unless the code shows they cannot (c2gpu/analysis/aliasing.py `may_alias`).  The
 file often shows it: `a = malloc(...); b = malloc(...);`, or `kernel(A, B)` called only from `main` with two
 different arrays.  This module gives every pointer (and array) whose target the file determines a *target
 label*; the dependence pass tells two labels apart.

@@ -88,7 +88,7 @@ def _skip_literal(text: str, i: int) -> int:
     raise SpanError("unterminated literal")
 
 
-def _match(text: str, i: int, open_c: str, close_c: str) -> int:
+def matching(text: str, i: int, open_c: str, close_c: str) -> int:
     """text[i] == open_c; return the index just after its matching close_c."""
     depth = 0
     while i < len(text):
@@ -120,16 +120,16 @@ def statement_end(text: str, i: int) -> int:
     if i >= len(text):
         raise SpanError("statement expected")
     if text[i] == "{":
-        return _match(text, i, "{", "}")
+        return matching(text, i, "{", "}")
     w = _word_at(text, i)
     if w in ("for", "while", "switch"):
         j = _skip_ws(text, i + len(w))
         if j >= len(text) or text[j] != "(":
             raise SpanError(f"'(' expected after '{w}'")
-        return statement_end(text, _match(text, j, "(", ")"))
+        return statement_end(text, matching(text, j, "(", ")"))
     if w == "if":
         j = _skip_ws(text, i + 2)
-        end = statement_end(text, _match(text, j, "(", ")"))
+        end = statement_end(text, matching(text, j, "(", ")"))
         k = _skip_ws(text, end)
         if _word_at(text, k) == "else":
             return statement_end(text, k + 4)
@@ -139,7 +139,7 @@ def statement_end(text: str, i: int) -> int:
         k = _skip_ws(text, end)
         if _word_at(text, k) != "while":
             raise SpanError("'while' expected after do-body")
-        k = _match(text, _skip_ws(text, k + 5), "(", ")")
+        k = matching(text, _skip_ws(text, k + 5), "(", ")")
         k = _skip_ws(text, k)
         return k + 1
     # expression statement: up to the ';' at depth 0

@@ -69,6 +69,7 @@ from c2gpu.frontend.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.frontend.objects import SCALAR, distinct_objects, labels_apart
 from c2gpu.pipeline import Pass, PassFailed
+from c2gpu.analysis.aliasing import assumed_distinct, is_pointer, may_alias, may_share_memory
 from c2gpu.analysis.isl_sets import Unencodable, con, parse_set, sub
 
 from c2gpu.analysis import openmp, subscript_bounds
@@ -244,22 +245,6 @@ def _bounds(ctx: _Ctx) -> None:
                          f"('{lp.header}')", source=lp.loc, code="non-affine-bound"))
 
 
-def _is_pointer(info: ArrayInfo) -> bool:
-    """Parameters declared as arrays are pointers in C; a local or global without a first extent is a pointer."""
-    if info.storage in ("param-pointer", "param-array"):
-        return True
-    return not info.dims or info.dims[0] is None
-
-
-def _assumed_distinct(info: ArrayInfo, assume_no_alias: bool) -> bool:
-    """Whether `--assume-no-alias` vouches for this array: a pointer parameter the function never reassigns
-    and whose target the file does not show (an assumption about what the caller passes).  A local or global
-    pointer, a parameter the function reassigns (`u1 = u2`), and a parameter the file shows is passed `&n` or an
-    array at every call point where the code says: no assumption overrides that."""
-    return assume_no_alias and info.storage in ("param-pointer", "param-array") and not info.assigned \
-        and info.target is None
-
-
 def _scalar_targets(info: ArrayInfo) -> set[str]:
     """The scalar variables the file shows this pointer holds the address of (`f(&n)`), by name."""
     return {label[len(SCALAR):].split("@")[0] for label in info.target or () if label.startswith(SCALAR)}
@@ -286,47 +271,10 @@ def _one_table_or_apart(infos: dict[str, ArrayInfo], by_name: dict[str, list]) -
     return out
 
 
-def may_share_memory(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
-    """Whether two different arrays of a nest may be (parts of) one object, whatever `restrict` says: at least
-    one is a pointer, the file does not show them distinct, and --assume-no-alias does not vouch for both."""
-    if a.rows_source or b.rows_source:
-        # a table's accesses touch its rows, which restrict, --assume-no-alias and the table's own storage say
-        # nothing about: only the file's labels tell them apart
-        return not distinct_objects(a, b)
-    if not _is_pointer(a) and not _is_pointer(b):
-        return False
-    if distinct_objects(a, b) or a.unreachable or b.unreachable:
-        return False
-    return not all(_assumed_distinct(x, assume_no_alias) or not _is_pointer(x) for x in (a, b))
-
-
-def _may_alias(a: ArrayInfo, b: ArrayInfo, assume_no_alias: bool) -> bool:
-    """Whether two different arrays may share memory.
-
-    Two declared arrays (global, static or local objects) are distinct objects, and so are two arrays the
-    whole file shows point to different objects (`distinct_objects`).
-    A pointer may point into anything, including a global or local array
-    (pointer vs object: may alias unless the pointer is restrict).  Two pointers
-    may alias unless both are restrict: C11 6.7.3.1 would already forbid it
-    with one of them restrict when the other is only read, but we keep to the
-    stricter rule so that a single restrict is never a silent promise.
-    `--assume-no-alias` asserts that the pointer parameters the function does not
-    reassign point to distinct objects that overlap no other array or variable.
-    """
-    if not may_share_memory(a, b, assume_no_alias):
-        return False
-    if a.rows_source or b.rows_source:
-        return True
-    pa, pb = _is_pointer(a), _is_pointer(b)
-    if pa and pb:
-        return not (a.restrict and b.restrict)
-    return not (a if pa else b).restrict
-
-
 def _kind_of(info: ArrayInfo) -> str:
     return {"param-pointer": "pointer parameter", "param-array": "array parameter"}.get(
-        info.storage, "local pointer" if info.storage == "local" and _is_pointer(info)
-        else "global pointer" if _is_pointer(info) else f"{info.storage} array")
+        info.storage, "local pointer" if info.storage == "local" and is_pointer(info)
+        else "global pointer" if is_pointer(info) else f"{info.storage} array")
 
 
 # --------------------------------------------------------------------------- 4. per loop
@@ -672,11 +620,11 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                 source=src.loc, sink=snk.loc, array=a))
 
     # aliasing between different arrays, and between pointers and scalars a pointer could reach
-    pointers = sorted(n for n in by_name if n in infos and _is_pointer(infos[n]))
+    pointers = sorted(n for n in by_name if n in infos and is_pointer(infos[n]))
     names = sorted(n for n in by_name if n in infos)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            if (a, b) in one_or_apart or not _may_alias(infos[a], infos[b], assume_no_alias):
+            if (a, b) in one_or_apart or not may_alias(infos[a], infos[b], assume_no_alias):
                 continue
             ka, kb = _kind_of(infos[a]), _kind_of(infos[b])
             who = f"{ka}s '{a}' and '{b}'" if ka == kb else f"{ka} '{a}' and {kb} '{b}'"
@@ -691,7 +639,7 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
                         ctx.block(common_lids(x, y), DepReason("alias", why, source=x.loc, sink=y.loc, array=a))
     # a pointer the file shows points into an array or new memory cannot point to a scalar variable; one the file
     # shows holds `&s` points to s whatever restrict or --assume-no-alias say
-    loose = [p for p in pointers if not infos[p].restrict and not _assumed_distinct(infos[p], assume_no_alias)
+    loose = [p for p in pointers if not infos[p].restrict and not assumed_distinct(infos[p], assume_no_alias)
              and infos[p].target is None]
     aiming = {p: _scalar_targets(infos[p]) for p in pointers if _scalar_targets(infos[p])}
     if loose or aiming:
@@ -728,7 +676,7 @@ def analyze(nest: Nest, assume_no_alias: bool = False, program=None) -> Dependen
         notes.append("distinct objects, as the whole file shows: " + "; ".join(
             f"{p} is {infos[p].target_source}" for p in shown))
     if pointers:
-        assumed = [p for p in pointers if _assumed_distinct(infos[p], assume_no_alias)]
+        assumed = [p for p in pointers if assumed_distinct(infos[p], assume_no_alias)]
         if assumed:
             notes.append(f"--assume-no-alias given: {', '.join(assumed)} assumed not to overlap any other array "
                          "or variable")

@@ -14,7 +14,7 @@ from c2gpu.analysis import isl_sets
 from c2gpu.codegen import CodegenError, build_nest_code
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.planning.plan import BudgetTrial, NestPlan, SharedDecision, SharedMemoryPlan, with_blocks
-from .dependence import may_share_memory
+from c2gpu.analysis.aliasing import may_share_memory
 
 PLAIN_FASTER = "the plain kernel is predicted faster than the tiled one (see the budget trials)"
 

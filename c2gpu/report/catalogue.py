@@ -238,10 +238,12 @@ void f(int n, float *restrict a) {
     "unblocking-edit": _E(
         "The nest is not ported, and c2gpu found a small edit of the source after which it is: the edit was "
         "applied to a copy of the file and the nest analysed again. The note says what the port would then "
-        "give. An edit may assert what the code does not show (`restrict`: no call passes overlapping "
-        "pointers): then the note says what, and only the user can check it.",
-        "Apply the fix-it (`c2gpu fix FILE --assert` writes it as a diff; an editor's quick fix), after checking "
-        "what it asserts.",
+        "give. An edit either keeps the program's meaning, checked by c2gpu (prints moved into a loop of their "
+        "own after the loop, when what they print is final; a string's length computed once before the loop, "
+        "when the loop does not change the string), or asserts what the code does not show (`restrict`: no "
+        "call passes overlapping pointers): then the note says what, and only the user can check it.",
+        "Apply the fix-it (`c2gpu fix FILE --apply`, or an editor's quick fix; one that asserts something only "
+        "with `--assert`, after checking what it asserts).",
         """void add(int n, double a[], const double b[]) {
   for (int i = 0; i < n; i++)
     a[i] += b[i];

@@ -70,9 +70,15 @@ def diagnostic_lines(f: Flag) -> list[str]:
     out = [f"{f.loc}: {f.level}: {f.message} [{f.code}]"]
     for e in f.fix.edits if f.fix is not None else ():
         s = e.span
-        fixed = e.text.replace("\\", "\\\\").replace('"', '\\"')
-        out.append(f'fix-it:"{s.file}":{{{s.line}:{s.col}-{s.end_line}:{s.end_col}}}:"{fixed}"')
+        out.append(f'fix-it:"{s.file}":{{{s.line}:{s.col}-{s.end_line}:{s.end_col}}}:"{_escaped(e.text)}"')
     return out
+
+
+def _escaped(text: str) -> str:
+    """`text` as clang writes a fix-it's replacement (llvm::raw_ostream::write_escaped): one line, with
+    backslash, quote, tab and newline escaped and other control characters in octal."""
+    named = {"\\": "\\\\", '"': '\\"', "\t": "\\t", "\n": "\\n"}
+    return "".join(named.get(c) or (f"\\{ord(c):03o}" if ord(c) < 32 or ord(c) == 127 else c) for c in text)
 
 
 def _flags(flags: list[Flag]) -> list[str]:
