@@ -277,6 +277,28 @@ def test_guard_makes_the_dependence_impossible(tmp_path, bound, status):
     assert table(info) == [("i", status)]
 
 
+@pytest.mark.parametrize("cond,status", [
+    # a[i] = a[i - 5] for i in 50..59 runs where the condition holds: a dependence from i to i + 5 when both
+    # run.  `!=` and `||` are unions of affine pieces (isl's), so the dependence is proven there or absent
+    ("i < 55 || i > 100", P), ("i != 55 && i < 56", P), ("i < 55 || i == 70", P),
+    ("i <= 55 || i == 59", C), ("i != 54 && i < 60", C), ("!(i > 54 && i != 70)", P),
+])
+def test_disjunctive_conditions_are_exact(tmp_path, cond, status):
+    info = only_nest(tmp_path, f"float a[100]; void f(void) {{ int i; for (i = 50; i < 60; i++) "
+                               f"if ({cond}) a[i] = a[i - 5]; }}")
+    assert table(info) == [("i", status)]
+    assert all(r.exact for r in info.loop("i").reasons), info.loop("i").reasons
+
+
+def test_a_condition_of_too_many_cases_is_left_out(tmp_path):
+    # 2^5 cases: the condition is dropped (a larger domain), and the dependence is only possible
+    cond = " && ".join(f"i != {k}" for k in range(55, 60))
+    info = only_nest(tmp_path, f"float a[100]; void f(void) {{ int i; for (i = 50; i < 60; i++) "
+                               f"if ({cond}) a[i] = a[i - 5]; }}")
+    assert table(info) == [("i", U)]
+    assert "is not affine, so it was left out" in info.loop("i").reasons[0].message
+
+
 @pytest.mark.parametrize("inner,expected", [("j < i", [("i", P), ("j", P)]), ("j <= i", [("i", P), ("j", P)]),
                                             ("j < n", [("i", C), ("j", P)])])
 def test_triangular(tmp_path, inner, expected):

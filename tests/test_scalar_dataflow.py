@@ -116,6 +116,71 @@ def test_a_write_under_an_if_covers_a_read_after_it_in_the_same_branch(tmp_path)
         assert info.loop("i").status != P and info.loop("i").private == (), body
 
 
+def test_a_write_under_an_if_covers_reads_in_loops_inside_the_same_branch(tmp_path):
+    # NPB LU's setiv: `if (jglob != 0 && jglob != ny0-1) { eta = ...; for (i ...) { ... eta ... } }`
+    src = HEAD + ("void f(int n) {{ int i, j, k; float t = 0; for (i = 0; i < 100; i++) "
+                  "{{ if (i != 0 && i != n - 1) {{ t = i * 0.5f; {inner} }} }} }}")
+    info = only_nest(tmp_path, src.format(inner="for (j = 0; j < 100; j++) for (k = 0; k < 3; k++) b[i][j] += t;"))
+    assert info.loop("i").status == P and info.loop("i").private == ("t",)
+    # a loop inside the if, but the write after it; a read in a loop after the if: not covered
+    for body in ("if (i != 0 && i != n - 1) { for (j = 0; j < 100; j++) b[i][j] = t; t = i * 0.5f; }",
+                 "if (i != 0 && i != n - 1) t = i * 0.5f; for (j = 0; j < 100; j++) b[i][j] = t;"):
+        info = only_nest(tmp_path, HEAD + "void f(int n) { int i, j; float t = 0; for (i = 0; i < 100; i++) { "
+                         + body + " } }")
+        assert info.loop("i").status != P and info.loop("i").private == (), body
+
+
+DISJUNCTIONS = r"""
+#include <stdio.h>
+double u[24][24][24][5], b[24][24];
+void setiv(int nx, int ny, int nz) {
+  double ue[5], eta, xi;
+  int jglob;
+  for (int j = 0; j < ny; j++) {
+    jglob = j;
+    for (int k = 1; k < nz - 1; k++) {
+      if (jglob != 0 && jglob != ny - 1) {
+        eta = jglob / (ny - 1.0);
+        for (int i = 0; i < nx; i++) {
+          if (i != 0 && i != nx - 1) {
+            xi = i / (nx - 1.0);
+            for (int m = 0; m < 5; m++) ue[m] = xi + eta * m + k;
+            for (int m = 0; m < 5; m++) u[i][j][k][m] = ue[m] * 2.0 + ue[4 - m] * eta;
+          }
+        }
+      }
+    }
+  }
+}
+void edges(int n) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      if (i == 0 || j == 0 || i == n - 1 || j == n - 1) b[i][j] = 1.0; else b[i][j] = b[i][j] * 0.5 + b[i][j - 1];
+}
+int main(void) {
+  for (int i = 0; i < 24; i++) for (int j = 0; j < 24; j++) b[i][j] = i - j;
+  setiv(24, 24, 24);
+  edges(24);
+  double s = 0;
+  for (int i = 0; i < 24; i++) for (int j = 0; j < 24; j++) for (int k = 0; k < 24; k++) s += u[i][j][k][2];
+  for (int i = 0; i < 24; i++) for (int j = 0; j < 24; j++) s += b[i][j] * (i + 1);
+  printf("%.6f\n", s);
+  return 0;
+}
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_nests_under_disjunctive_conditions_port_and_verify(tmp_path):
+    # LU's setiv (`jglob != 0 && jglob != ny-1`: its scratch arrays and scalars private under the condition) and
+    # an edge mask (`i == 0 || ...`, whose else branch reads b[i][j-1]: carried by j only)
+    found = {name: (nest, info) for name, (nest, info) in run(write_c(tmp_path, DISJUNCTIONS)).items()}
+    assert table(found["setiv@7"][1])[:3] == [("j", P), ("k", P), ("i", P)]
+    assert table(found["edges@24"][1]) == [("i", P), ("j", C)]
+    assert {"setiv@7", "edges@24"} <= verified_ports(tmp_path, DISJUNCTIONS)
+
+
 def test_a_write_in_an_inner_loop_does_not_cover_a_read_after_it(tmp_path):
     # the loop over j may run zero times (m <= 0): v[i] then reads the value of an earlier iteration of i
     info = only_nest(tmp_path, HEAD + "void f(int m) { int i, j; float t = 0; for (i = 0; i < 100; i++) "

@@ -141,7 +141,8 @@ def test_npb_recall_against_the_authors_openmp():
     thread (CG's rows), arrays of structs were seen by field (FT's dcomplex) and calls into the file were
     inlined (BT's binvcrhs, matvec_sub, matmul_sub), 0.97 (568) when scratch arrays written before they are read
     got a copy per thread (MG's r1) and tables of rows that are each new memory were indexed like arrays (MG's
-    double ***u, its rows told apart by their subscripts at the call)."""
+    double ***u, its rows told apart by their subscripts at the call), 0.98 (577) when conditions with `!=` were
+    unions of affine pieces and a write under an `if` covered reads in loops inside it (LU's setiv, all of LU)."""
     results = npb_recall.run()
     total = npb_recall.Counts()
     for c in results.values():
@@ -149,7 +150,8 @@ def test_npb_recall_against_the_authors_openmp():
     assert total.tp + total.fn == 587
     assert total.recall >= 0.96, npb_recall.table(results)
     assert results["BT"].recall >= 0.99 and results["SP"].recall >= 0.97 and results["MG"].recall >= 0.99 \
-        and results["CG"].recall >= 0.77 and results["FT"].recall >= 0.82, npb_recall.table(results)
+        and results["CG"].recall >= 0.77 and results["FT"].recall >= 0.82 and results["LU"].fn == 0, \
+        npb_recall.table(results)
 
 
 # Loops whose start or end is a min or max of several values: hand-tiled code (`i < MIN(ii + 32, N)`) and the

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from math import lcm
+import itertools
+from math import lcm, prod
 
 import islpy as isl
 
@@ -36,7 +37,19 @@ def parse_map(text: str) -> isl.Map:
 
 @lru_cache(maxsize=16384)
 def _relation(params: tuple[str, ...], ins: tuple[str, ...], outs: tuple[str, ...], exists: tuple[str, ...],
-              cons: tuple[Con, ...]) -> isl.Map:
+              cons: tuple["Con | AnyOf", ...]) -> isl.Map:
+    """`_basic_relation` of the constraints, a union over the choices of one alternative of each disjunction."""
+    plain = [c for c in cons if isinstance(c, Con)]
+    choices = [c.alternatives for c in cons if isinstance(c, AnyOf)]
+    out = None
+    for pick in itertools.product(*choices):
+        piece = _basic_relation(params, ins, outs, exists, tuple(plain) + tuple(c for alt in pick for c in alt))
+        out = piece if out is None else out.union(piece)
+    return out
+
+
+def _basic_relation(params: tuple[str, ...], ins: tuple[str, ...], outs: tuple[str, ...], exists: tuple[str, ...],
+                    cons: tuple["Con", ...]) -> isl.Map:
     """`[params] -> { [ins] -> [outs] : exists (exists : cons) }`, built with isl's constraint functions: isl's
     parser took 0.8 ms a relation (each `and` an intersection, simplified), most of the dependence test's time.
     The same relation as parsing its text gives (checked equal, and printed the same, on the 1,497 of
@@ -470,16 +483,17 @@ class Encoder:
             out[key] = out.get(key, Fraction(0)) + c
         return out
 
-    def guard(self, g, names: dict[str, str]) -> list[Con] | None:
-        if g.constraints is None:
+    def guard(self, g, names: dict[str, str]) -> "list[Con | AnyOf] | None":
+        """The guard's constraints (a disjunction, `!=` or `||` or an else branch, as one AnyOf), or None."""
+        def conjunction(cons) -> list[Con] | None:
+            forms = [self.lin(c.expr, names) for c in cons]
+            return None if None in forms else [con(f, "=" if c.kind == "eq" else ">=") for f, c in zip(forms, cons)]
+        if g.constraints is not None:
+            return conjunction(g.constraints)
+        if g.alternatives is None:
             return None
-        out = []
-        for c in g.constraints:
-            f = self.lin(c.expr, names)
-            if f is None:
-                return None
-            out.append(con(f, "=" if c.kind == "eq" else ">="))
-        return out
+        alternatives = [conjunction(alt) for alt in g.alternatives]
+        return None if None in alternatives else [AnyOf(tuple(tuple(alt) for alt in alternatives))]
 
     def domain(self, chain, guards, prefix: str, label=lambda lp: lp.var) -> Domain:
         """The iteration domain of a statement (or condition) inside the loops `chain` under `guards`.
@@ -498,13 +512,20 @@ class Encoder:
             if dom.exact:
                 dom.exact, dom.why = False, why
 
+        def add_guard(g) -> None:
+            cons = self.guard(g, names)
+            if cons is not None and all(c in dom.cons for c in cons):
+                return                          # (an `if` around a loop guards the statements in it too)
+            if cons is None:
+                inexact(f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out")
+            elif prod(len(c.alternatives) for c in dom.cons + cons if isinstance(c, AnyOf)) > MAX_CASES:
+                inexact(f"the condition '{g.text}' (line {g.loc.line}) makes too many cases, so it was left out")
+            else:
+                dom.cons.extend(cons)
+
         for k, lp in enumerate(chain):
             for g in lp.guards:                       # evaluated before the loop starts: outer variables only
-                cons = self.guard(g, names)
-                if cons is None:
-                    inexact(f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out")
-                else:
-                    dom.cons.extend(cons)
+                add_guard(g)
             if lp.var in names:
                 raise Unencodable(f"loop variable '{lp.var}' is reused by nested loops")
             v = f"{prefix}{k}"
@@ -545,12 +566,36 @@ class Encoder:
                 else:
                     inexact(what)
         for g in guards:
-            cons = self.guard(g, names)
-            if cons is None:
-                inexact(f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out")
-            else:
-                dom.cons.extend(cons)
+            add_guard(g)
+        self._cases(dom)
         return dom
+
+    def _cases(self, dom: Domain) -> None:
+        """The domain's disjunctions multiplied out into the cases that hold somewhere, given its other
+        constraints (`j != 0` inside `0 <= j < n` is only `j > 0`): none left, one conjunction of plain
+        constraints, or one AnyOf of at most MAX_PIECES cases; with more, the disjunctions are dropped (a larger
+        domain, not exact)."""
+        choices = [c.alternatives for c in dom.cons if isinstance(c, AnyOf)]
+        if not choices:
+            return
+        plain = [c for c in dom.cons if isinstance(c, Con)]
+        hidden = f"exists ({', '.join(dom.exists)} : " if dom.exists else "("
+        cases = []
+        for pick in itertools.product(*choices):
+            case = tuple(c for alt in pick for c in alt)
+            body = " and ".join(map(str, plain + list(case))) or "0 = 0"
+            if not parse_set(f"{self.space()}{{ [{', '.join(dom.dims)}] : {hidden}{body}) }}").is_empty():
+                cases.append(case)
+        if len(cases) > MAX_PIECES:
+            dom.cons = plain
+            if dom.exact:
+                dom.exact, dom.why = False, "the conditions make too many cases, so they were left out"
+        elif len(cases) == 1:
+            dom.cons = plain + list(cases[0])
+        elif cases:
+            dom.cons = plain + [AnyOf(tuple(cases))]
+        else:
+            dom.cons = plain + [c for alt in next(itertools.product(*choices)) for c in alt]   # never runs: any case
 
     def space(self) -> str:
         return "[" + ", ".join(self.params.values()) + "] -> "
@@ -587,6 +632,23 @@ class Con:
     def __str__(self) -> str:
         parts = [str(n) if v == "" else f"{n}*{v}" for v, n in self.terms]
         return f"{' + '.join(parts) if parts else '0'} {self.op} 0"
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """A disjunction of conjunctions of constraints (a condition with `!=` or `||`, an else branch); str() is
+    its isl text."""
+    alternatives: tuple[tuple[Con, ...], ...]
+
+    def __str__(self) -> str:
+        return "(" + " or ".join("(" + (" and ".join(map(str, alt)) or "0 = 0") + ")" for alt in self.alternatives) + ")"
+
+
+# The most cases of its conditions' disjunctions an iteration domain keeps (each dependence test is a union of
+# that many relations per side; cases that cannot hold are dropped first), and the most it multiplies out
+# before that; beyond either, the conditions are dropped, which enlarges the domain (sound)
+MAX_PIECES = 8
+MAX_CASES = 64
 
 
 def con(form: Form, op: str) -> Con:

@@ -41,7 +41,7 @@ from fractions import Fraction
 import islpy as isl
 
 from ..ir import Access, ArrayInfo, Flag, Loop, Nest, Statement
-from .isl_sets import Domain, Encoder, con, sub, to_c
+from .isl_sets import AnyOf, Domain, Encoder, con, sub, to_c
 from ..symbolic import Poly
 from ..records import dataclass
 
@@ -203,6 +203,8 @@ class _Domain:
         out, left_out = [], ""
         for g, holds in when:
             cons = self.enc.guard(g, self.dom.names)
+            if cons is not None and not holds and any(isinstance(c, AnyOf) for c in cons):
+                cons = None         # (the negation of a disjunction is not written here: left out, a larger domain)
             if cons is None:
                 left_out = left_out or f"the condition '{g.text}' (line {g.loc.line}) is not affine, so it was left out"
             elif holds:

@@ -16,16 +16,21 @@ from .context import NestContext
 from .syntax import _ids, text_of
 
 
+# The most alternatives a condition is kept with (`a != b && c != d` has 4, the else of `i == 0 || j == 0 ||
+# i == n - 1 || j == n - 1` 16): more is dropped, as a condition
+# c2gpu cannot model (a larger domain, sound), so that every dependence test stays a union of a few pieces
+MAX_ALTERNATIVES = 16
+
+Conjunction = tuple[Constraint, ...]
+
+
 def guard_of(ctx: NestContext, cond: c_ast.Node, negated: bool, stmt_sid: int | None = None) -> Guard:
-    cons = _constraints(ctx, cond)
-    alternatives = None
-    if negated and cons is not None:
-        # not (e >= 0) is -e - 1 >= 0, not (e == 0) is e - 1 >= 0 or -e - 1 >= 0: a negated conjunction is a
-        # disjunction, kept as alternatives
-        alternatives = tuple(alt for c in cons for alt in (((Constraint(-c.expr - 1),),) if c.kind == "ge" else
-                                                           ((Constraint(c.expr - 1),), (Constraint(-c.expr - 1),))))
-        cons = alternatives[0] if len(alternatives) == 1 else None
-        alternatives = None if cons is not None else alternatives
+    alternatives = _alternatives(ctx, cond)
+    if negated and alternatives is not None:
+        alternatives = _negation(alternatives)
+    # one conjunction: the guard's constraints; several: a disjunction of them (`!=`, `||`, an else branch)
+    cons = alternatives[0] if alternatives is not None and len(alternatives) == 1 else None
+    alternatives = None if cons is not None else alternatives
     reads = tuple(sorted({n.name if n.name in ctx.loop_vars else ctx.ir_name(n.name) for n in _ids(cond)}))
     value = int_value(cond)
     if negated and value is not None:
@@ -64,6 +69,39 @@ def int_value(e: c_ast.Node) -> IntExpr | None:
         parts = [int_value(x) for x in (e.cond, e.iftrue, e.iffalse)]
         return None if None in parts else op("?:", *parts)
     return None
+
+
+def _alternatives(ctx: NestContext, cond: c_ast.Node) -> tuple[Conjunction, ...] | None:
+    """The condition as a disjunction of conjunctions of affine constraints (comparisons, `!=`, &&, || and !), or
+    None when some part is not affine or there would be more than MAX_ALTERNATIVES."""
+    if isinstance(cond, c_ast.BinaryOp) and cond.op in ("&&", "||"):
+        a, b = _alternatives(ctx, cond.left), _alternatives(ctx, cond.right)
+        if a is None or b is None:
+            return None
+        out = tuple(x + y for x in a for y in b) if cond.op == "&&" else a + b
+        return out if len(out) <= MAX_ALTERNATIVES else None
+    if isinstance(cond, c_ast.UnaryOp) and cond.op == "!":
+        inner = _alternatives(ctx, cond.expr)
+        return None if inner is None else _negation(inner)
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == "!=":
+        equal = _constraints(ctx, c_ast.BinaryOp("==", cond.left, cond.right, cond.coord))
+        return None if equal is None else _negation((equal,))
+    cons = _constraints(ctx, cond)
+    return None if cons is None else (cons,)
+
+
+def _negation(alternatives: tuple[Conjunction, ...]) -> tuple[Conjunction, ...] | None:
+    """not (A1 or A2 ...), each A a conjunction: not (e >= 0) is -e - 1 >= 0, not (e == 0) is e - 1 >= 0 or
+    -e - 1 >= 0, so not A is a disjunction, and the conjunction of those is multiplied out; None past
+    MAX_ALTERNATIVES."""
+    out: tuple[Conjunction, ...] = ((),)
+    for conjunction in alternatives:
+        negated = tuple(alt for c in conjunction for alt in (((Constraint(-c.expr - 1),),) if c.kind == "ge" else
+                                                              ((Constraint(c.expr - 1),), (Constraint(-c.expr - 1),))))
+        out = tuple(x + y for x in out for y in negated)
+        if len(out) > MAX_ALTERNATIVES:
+            return None
+    return out
 
 
 def _constraints(ctx: NestContext, cond: c_ast.Node) -> tuple[Constraint, ...] | None:

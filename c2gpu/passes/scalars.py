@@ -135,12 +135,14 @@ def _unread_writes(s: str, c_name: str, refs: list[_Ref]) -> list[tuple[tuple, _
 
 def _in_its_branch(guards: tuple, w: _Ref, x: _Ref) -> bool:
     """Whether the write `w`, under `guards` inside its loop, runs before the read `x` whenever `x` runs: `x` sits
-    in the same loop, later, under the same branches of the same `if`s (EP's `if (t1 <= 1.0) { l = ...;
-    qq[l] += 1.0; }`): one evaluation of each condition decides both."""
-    if x.site.chain[-1:] != w.site.chain[-1:] or not _before(w.site.stmt, x.site.order):
+    in the same loop or in a loop inside it, later, under the same branches of the same `if`s in that loop (EP's
+    `if (t1 <= 1.0) { l = ...; qq[l] += 1.0; }`; LU's setiv: `if (jglob != 0 && ...) { eta = ...; for (i ...)
+    ... eta ... }`): one evaluation of each condition decides both."""
+    depth = len(w.site.chain)
+    if [l.lid for l in x.site.chain[:depth]] != [l.lid for l in w.site.chain] or not _before(w.site.stmt, x.site.order):
         return False
     held = x.site.stmt.guards if x.site.guard is None else x.site.guards
-    mine = [g for g in held if guard_depth(g, x.site.chain) == len(x.site.chain)]
+    mine = [g for g in held if guard_depth(g, x.site.chain) == depth]
     return len(mine) >= len(guards) and all(_same_branch(a, b) for a, b in zip(guards, mine))
 
 
