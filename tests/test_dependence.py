@@ -558,6 +558,18 @@ def test_the_first_subscript_of_an_array_of_rows_splits_into_row_and_column(tmp_
     assert only_nest(tmp_path, beside, assume_no_alias=True).loop("i").status != P
 
 
+def test_a_flat_subscript_not_split_says_which_column_is_not_shown_in_its_row(tmp_path):
+    # blur's out->data[y * out->w + x] with x < in->w: rows of out->w only if x < out->w, which nothing shows
+    src = ("struct image { int w, h; float *data; }; void f(const struct image *in, struct image *out) { int x, y; "
+           "for (y = 0; y < in->h; y++) for (x = 0; x < {bound}; x++) out->data[y * out->w + x] = 1; }")
+    info = only_nest(tmp_path, src.replace("{bound}", "in->w"), assume_no_alias=True)
+    assert info.loop("y").status == U
+    assert "read as rows of width out__w, its column 'x' is not shown to stay in [0, out__w)" in \
+        info.loop("y").reasons[0].message, info.loop("y").reasons
+    split = only_nest(tmp_path, src.replace("{bound}", "out->w"), assume_no_alias=True)
+    assert table(split) == [("y", P), ("x", P)]
+
+
 def test_2d_forms_with_different_row_widths_are_not_compared(tmp_path):
     # a[i*n + j] and a[i*m + j] can name the same cell for different i: the 2-D forms (i, j) must not be used
     source = ("void f(int n, int m, float *restrict a, float *restrict b) { int i, j; for (i = 0; i < n; i++) {"

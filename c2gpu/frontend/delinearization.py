@@ -94,6 +94,23 @@ def _nonneg(e: Poly, facts: list[Poly]) -> bool:
     return False
 
 
+def unsplit_column(p: Poly | None, ctx: NestContext) -> str:
+    """Why the flat subscript `p`, shaped as a row times a width plus a loop variable (`y*w + x`), was not
+    split (delinearize): its column is not shown to stay in [0, width) ("" when `p` has no such shape)."""
+    if p is None:
+        return ""
+    loops = set(ctx.loop_vars)
+    for var in ctx.loop_vars[::-1]:
+        if p.coeff(var) != 1:
+            continue
+        rest = p - Poly.var(var)
+        width = _common_factor(rest - rest.const_value(), loops)
+        if width is not None and not width.is_const():
+            return f"read as rows of width {width.to_c()}, its column '{var}' is not shown to stay in [0, " \
+                   f"{width.to_c()})"
+    return ""
+
+
 def _common_factor(p: Poly, loop_vars: set[str]) -> Poly | None:
     """The row width W with p = q*W: a single parameter all terms share, or the gcd of constant coefficients."""
     if not p.terms:

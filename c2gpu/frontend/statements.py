@@ -17,7 +17,7 @@ from .ctypes import FLOAT_TYPES, arith_result, decl_type
 from .context import NestContext, _one_scalar_type
 from .syntax import _array_chain, text_of
 from .guards import guard_of
-from .delinearization import delinearize
+from .delinearization import delinearize, unsplit_column
 from .reductions import _associative, _mentions, _mentions_besides_elements, _order_fields, _reduction_form
 
 
@@ -156,12 +156,14 @@ class StatementBuilder:
             t = replace(t, base=_one_scalar_type(fields), dims=t.dims + (None,))
         polys: list[Poly | None] = []
         reasons: list[str] = []
+        products: list[tuple[int, Poly]] = []      # (its reason, the subscript) of each product of variables
         for s in subs:
             p, why = ctx.poly(s)
             polys.append(p)
             if p is None:
                 reasons.append(why)
             elif not p.is_affine():
+                products.append((len(reasons), p))
                 reasons.append(f"subscript '{text_of(s)}' is not affine (product of variables)")
         rank = len(t.dims) + t.pointers
         if len(subs) < rank:
@@ -170,13 +172,15 @@ class StatementBuilder:
             # int *rows[N] / float **a: every row is a pointer of its own, and two rows may point to the same memory
             reasons.append(f"the rows of '{name}' are pointers, which may point to the same memory")
         text = text_of(node)
+        linear = delinearize(polys, t, ctx) if len(products) == len(reasons) else None
+        if linear is not None and len(subs) == 1:
+            reasons = []            # i*n + j with n a parameter: affine once recovered as [i][j]
+        elif linear is None:
+            for k, poly in products:
+                if why := unsplit_column(poly, ctx):
+                    reasons[k] += f"; {why}"
         if reasons:
             ctx.flag("non-affine-subscript", f"'{text}': {reasons[0]}", node)
-        linear = delinearize(polys, t, ctx) if not reasons or all("not affine (product" in r for r in reasons) else None
-        if linear is not None and len(subs) == 1 and reasons:
-            # i*n + j with n a parameter: affine once recovered as [i][j]
-            ctx.flags = [f for f in ctx.flags if not (f.code == "non-affine-subscript" and f.loc == loc)]
-            reasons = []
         for kind in (("read", "write") if mode == "update" else (mode,)):
             self.accesses.append(Access(
                 array=name, kind=kind, subscripts=tuple(polys), affine=not reasons, loc=loc, text=text,
