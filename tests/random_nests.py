@@ -316,13 +316,33 @@ class CNestGen:
         return "\n".join(lines)
 
 
-FAMILIES = ("affine", "c", "siblings")
+class DisjunctionGen(NestGen):
+    """Affine nests whose statements mostly sit under conditions made of `!=`, `||`, `!` and `else` branches
+    (unions of affine pieces: c2gpu/frontend/guards.py), on the loop variables and constants at the ends of
+    their ranges, so that a dependence holds in some pieces of a domain and not in others."""
+
+    def statement(self, loops: list[str]) -> str:
+        r = self.rng
+        s = f"{self.ref(loops)} {r.choice(['=', '+='])} {self.expr(loops)};"
+        if r.random() < 0.8:
+            a, b, c = r.choice(loops), r.choice(loops + ["N / 2"]), r.choice([0, 1, 2])
+            cond = r.choice([f"{a} != {c}", f"{a} != {b}", f"{a} < {c + 1} || {a} > N - {c + 2}",
+                             f"!({a} == {c} || {a} == N - 1)", f"{a} != {c} && {a} != N - {c + 1}",
+                             f"{a} == {c} || {b} == {c}", f"!({a} != {b})"])
+            other = f" else {self.ref(loops)} = {self.expr(loops)};" if r.random() < 0.3 else ""
+            s = f"if ({cond}) {s}{other}"
+        return s
+
+
+FAMILIES = ("affine", "c", "siblings", "disjunctions")
 
 
 def program(seed: int, nests: int = 30, n: int = 13, family: str = "affine") -> str:
-    """A program of `nests` nests from one family: 'affine' (NestGen), 'c' (CNestGen) or 'siblings' (SiblingGen)."""
+    """A program of `nests` nests from one family: 'affine' (NestGen), 'c' (CNestGen), 'siblings' (SiblingGen) or
+    'disjunctions' (DisjunctionGen)."""
     rng = random.Random(seed)
-    gen = {"affine": NestGen, "siblings": SiblingGen}[family](rng, n) if family != "c" else CNestGen(rng)
+    gen = {"affine": NestGen, "siblings": SiblingGen, "disjunctions": DisjunctionGen}[family](rng, n) \
+        if family != "c" else CNestGen(rng)
     parts = [f"/* random {family} nests, seed {seed} */", "#include <stdio.h>", f"#define N {n}",
              "#define OFF (2 * N + 4)", "#define M (4 * N + 10)",
              "static float A[M][M], B[M][M], C[M][M], U[M], V[M];", "static float s;", C_GLOBALS]

@@ -1,8 +1,9 @@
 """Differential test: every nest c2gpu claims parallel and ports must compute what the C loop computes.
 
-Random nests (tests/random_nests.py) of three families, in programs of their own so that a failure says which:
-affine float nests, integer nests that probe C's conversions, side effects, aliasing and calls, and time loops
-around adjacent nests (what fusion rewrites: c2gpu/transform/fusion.py).  Each program is ported and checked
+Random nests (tests/random_nests.py) of four families, in programs of their own so that a failure says which:
+affine float nests, integer nests that probe C's conversions, side effects, aliasing and calls, time loops
+around adjacent nests (what fusion rewrites: c2gpu/transform/fusion.py), and affine nests under conditions
+with `!=`, `||`, `!` and `else` (unions of affine pieces).  Each program is ported and checked
 twice:
 
 * `verify` runs the original and the port (CPU execution layer, threads in order and in reverse order) and
@@ -14,8 +15,8 @@ twice:
 A failure here is a wrong parallelism claim (or a code generation bug), never a flaky test: the programs are
 seeded, and the message keeps the program.
 
-    pytest tests/test_differential.py -s              # 3 + 3 + 1 programs x 30 nests (the default run, CI)
-    pytest tests/test_differential.py -m slow         # seeds 3..5 (1..5 of siblings) and 100 more of each family
+    pytest tests/test_differential.py -s              # 3 + 3 + 1 + 1 programs x 30 nests (the default run, CI)
+    pytest tests/test_differential.py -m slow         # seeds 3..5 (1..5 of siblings and disjunctions) and 100 more of each family
 """
 import os
 import subprocess
@@ -92,6 +93,14 @@ def test_random_sibling_nests(tmp_path, seed):
     _check(tmp_path, seed, "siblings")
     if seed == 0:
         assert TOTALS["siblings"]["fused"] - before == 2
+
+
+@requires_tool("g++")
+@pytest.mark.parametrize("seed", [0] + [pytest.param(seed, marks=pytest.mark.slow) for seed in range(1, 6)])
+def test_random_disjunction_nests(tmp_path, seed):
+    """Nests under `!=`, `||`, `!` and `else`: the conditions are exact pieces in the dependences, and the ports
+    compute what the C does."""
+    _check(tmp_path, seed, "disjunctions")
 
 
 @requires_tool("g++")

@@ -3,6 +3,7 @@ its reason.  Where a nest is ported, the port is compiled with nvcc and run on t
 the original program; where it is refused, the reason is checked, since a refusal is the fix.
 """
 import subprocess
+import sys
 
 import c2gpu
 from c2gpu.emulate.build import compile_for_cpu
@@ -408,3 +409,49 @@ def test_a_loop_variable_hidden_by_the_inner_loops_own_is_not_the_outer_one(tmp_
     n = nests(tmp_path, SHADOWED)["main@6"]
     assert not n.ported and "hides the loop variable of that name around it" in n.refusal, n.refusal
     assert "main@6" not in verified_ports(tmp_path, SHADOWED)
+
+
+# An array reduction that another access meets inside its loop (differential test, disjunctions seed 72): with
+# j mapped, V[e] += ... gathered in a partial per thread and added after the loop over k, while V[f] = ... wrote
+# the element in between (f == e when i == 0): the port's V differed.  The reduction over j is no reduction now.
+
+SPOILED = r"""
+#include <stdio.h>
+#define N 13
+#define OFF 30
+float A[62][62], B[62][62], V[62];
+void nest7(void)
+{
+    int i, j, k;
+    for (i = 0; i < N - 1; i++)
+        for (j = 0; j < i + 1; j++)
+            for (k = j; k < N; k++) {
+                if (i != 1) V[OFF - i] += A[OFF + i][OFF + k - j];
+                if (j < 1) V[OFF + {far}2*i] = B[OFF + i - j - 2][OFF + 2*k - 1];
+            }
+}
+int main(void) {
+  for (int x = 0; x < 62; x++) { V[x] = x; for (int y = 0; y < 62; y++) { A[x][y] = x + 0.5f * y; B[x][y] = x - y; } }
+  nest7();
+  double s = 0; for (int x = 0; x < 62; x++) s += V[x] * (x + 1);
+  printf("%f\n", s);
+  return 0;
+}
+"""
+
+
+@requires_tool("g++")
+def test_an_array_reduction_another_access_meets_inside_its_loop_is_none(tmp_path):
+    found = nests(tmp_path, SPOILED.replace("{far}", ""))["nest7@9"]
+    j = next(lp for lp in found.loops if lp.var == "j")
+    assert j.status == "carried" and "no reduction, as V[30 + (2 * i)] (line 13) touches the element inside the " \
+                                       "loop" in j.reason, j.reason
+    write_c(tmp_path, SPOILED.replace("{far}", ""), "spoiled.c")
+    # asked to map j, as the mapping chose for the program the test generated: refused with the reason
+    mapped = subprocess.run([sys.executable, "-m", "c2gpu", "verify", "--map", "j", "spoiled.c"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert "not portable: --map asks for loop 'j' (line 10), but carries an anti dependence on V" in mapped.stderr \
+        + mapped.stdout, mapped.stdout + mapped.stderr
+    # the other write far from the reduced element: a reduction over j again
+    far = nests(tmp_path, SPOILED.replace("{far}", "1 + "))["nest7@9"]
+    assert next(lp for lp in far.loops if lp.var == "j").status == "reduction"

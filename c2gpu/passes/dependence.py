@@ -60,6 +60,8 @@ its value is not affine.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import islpy as isl
 from pycparser import c_ast
 
@@ -334,6 +336,7 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
                              f"{a} is written before it is read in every iteration of {loop_words(ctx.name(lp))} "
                              f"and {info.dead_after}: each iteration has its own copy")
             privatized[a].add(lid)
+        spoiled = _spoiled_reductions(found, lp, ctx, stmts)
         for dep, src, snk in found:
             if dep.loop != lid or dep.array in private_arrays:
                 continue
@@ -341,6 +344,12 @@ def combine(ctx: _Ctx, found: list[tuple[Dependence, _Ref, _Ref]], refs: list[_R
                 scalar_deps.setdefault(dep.array, []).append((dep, src, snk))
                 continue
             red = _array_reduction(dep, lp, stmts)
+            if red is not None and dep.source_sid in spoiled:
+                reason = _dep_reason(dep, src, snk, level)
+                (carried if dep.exact else maybe).append(replace(reason, message=(
+                    f"{reason.message}; no reduction, as {spoiled[dep.source_sid].describe()} touches the element "
+                    "inside the loop")))
+                continue
             if red is not None:
                 if red.target not in red_names:
                     red_names.append(red.target)
@@ -483,6 +492,28 @@ def _read_covered(r: _Ref, writes: list[_Ref], lp: Loop, ctx: _Ctx) -> bool:
 def _scatters(ref: _Ref, name: str) -> bool:
     """Whether `ref` is the target of a scatter statement on array `name` (Statement.scatter)."""
     return ref.access is not None and ref.site.stmt.scatter == name and ref.site.guard is None
+
+
+def _spoiled_reductions(found, lp: Loop, ctx: _Ctx, stmts: dict[int, Statement]) -> dict[int, _Ref]:
+    """The statements whose array reduction over `lp` another access meets inside `lp`, each with that access: a
+    dependence with it, in one iteration of `lp` or across iterations of `lp` or of a loop inside it, other than
+    its own update of its target.  Its updates then cannot gather in a partial result per thread, added to the
+    element after the loop: the other access would see, or overwrite, the element in between (`V[e] += a[k];
+    V[f] = b[k];` in a loop over k inside the reduction's loop, where f may be e)."""
+    inside = {q.lid for q in lp.loops()}
+    out: dict[int, _Ref] = {}
+    for dep, src, snk in found:
+        if dep.scalar or not (dep.loop is None or dep.loop in inside) or _array_reduction(dep, lp, stmts) is not None:
+            continue
+        if lp.lid not in stmts[dep.source_sid].loop_ids or lp.lid not in stmts[dep.sink_sid].loop_ids:
+            continue                # one of them runs before or after the whole loop: the total is there
+        for sid in dict.fromkeys((dep.source_sid, dep.sink_sid)):
+            target = next((r.array_access for r in stmts[sid].reductions if r.array_access is not None
+                           and r.array_access.array == dep.array and lp.var in r.loops), None)
+            if target is not None:          # the other access: another statement's, or another of this one
+                out.setdefault(sid, next(x for x in (src, snk) if not (
+                    x.site.stmt.sid == sid and x.access is not None and x.access.subscripts == target.subscripts)))
+    return out
 
 
 def _array_reduction(dep: Dependence, lp: Loop, stmts: dict[int, Statement]) -> Reduction | None:
