@@ -455,3 +455,41 @@ def test_an_array_reduction_another_access_meets_inside_its_loop_is_none(tmp_pat
     # the other write far from the reduced element: a reduction over j again
     far = nests(tmp_path, SPOILED.replace("{far}", "1 + "))["nest7@9"]
     assert next(lp for lp in far.loops if lp.var == "j").status == "reduction"
+
+
+# Partial results per element chosen by a loop inside the thread, and two sibling loops over one name (differential
+# test, siblings seed 80): the partials of U[30 - i] (13 values of i) were sized by the second loop over i (11),
+# so two elements were written past the array of partials and never added: the port's U differed.
+
+SIBLING_NAMES = r"""
+#include <stdio.h>
+float A[62][62], C[62][62], U[62]; float s;
+void nest9(void)
+{
+    int t, i, j;
+    for (t = 0; t < 3; t++) {
+        for (i = 0; i < 13; i++)
+            U[30 - i] += C[29 + i][30 + 2*i];
+        for (i = 0; i < 11; i++)
+            for (j = 0; j < 11; j++)
+                s += C[30 - j - i][30 + j] + A[32 + 2*i][30 + j];
+    }
+}
+int main(void) {
+  for (int x = 0; x < 62; x++) { U[x] = x * 0.25f; for (int y = 0; y < 62; y++) { A[x][y] = x - 0.5f * y;
+                                                                                 C[x][y] = (x * y) % 7 * 0.125f; } }
+  nest9();
+  double z = s; for (int x = 0; x < 62; x++) z += U[x] * (x + 1);
+  printf("%f\n", z);
+  return 0;
+}
+"""
+
+
+@requires_tool("g++")
+def test_partials_per_element_follow_the_loop_around_their_statement(tmp_path):
+    mapped = subprocess.run([sys.executable, "-m", "c2gpu", "verify", "--map", "t", write_c(tmp_path, SIBLING_NAMES)],
+                            cwd=tmp_path, capture_output=True, text=True)
+    out = mapped.stdout + mapped.stderr
+    assert "ported nest nest9@7" in out and "a partial per value of i in each thread: 13" in out, out
+    assert "verify: PASS" in out, out

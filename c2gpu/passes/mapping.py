@@ -193,6 +193,10 @@ class Mapper(Coalescing):
         # same for every thread: only loops the thread runs whole may index it (element_range)
         if any(r.array_access is not None and self.element_range(loop, r, ()) is None for r in reds):
             return None
+        ranges: dict[str, object] = {}      # one array of partials per target: every update of it indexes it alike
+        if any(ranges.setdefault(r.target, e) != e for r in reds if r.array_access is not None
+               for e in [self.element_range(loop, r, ())]):
+            return None
         if self.options.get("exact_fp") and any(r.op == "+" and reduction_type(self.nest, r) in FLOATS for r in reds):
             return None      # --exact-fp: a tree of partial sums would add in another order than C
         by_target: dict[str, Reduction] = {}
@@ -210,7 +214,13 @@ class Mapper(Coalescing):
         access = r.array_access
         if not access.affine or any(p is None for p in access.subscripts):
             return None
-        inside = {lp.var: lp for lp in loop.loops()}
+        # the loops around the reduction's statement, by identity: two sibling loops may share a variable's name
+        # (the element of `U[30 - i] += ...` is chosen by its own loop over i, not by the next loop over i)
+        stmt = next((st for st in loop.statements() if r in st.reductions), None)
+        if stmt is None:
+            return None
+        by_lid = {lp.lid: lp for lp in loop.loops()}
+        inside = {by_lid[lid].var: by_lid[lid] for lid in stmt.loop_ids if lid in by_lid}
         used = set().union(*(p.variables for p in access.subscripts)) & inside.keys()
         if not used:
             return ()
