@@ -579,12 +579,10 @@ class Encoder:
         if not choices:
             return
         plain = [c for c in dom.cons if isinstance(c, Con)]
-        hidden = f"exists ({', '.join(dom.exists)} : " if dom.exists else "("
         cases = []
         for pick in itertools.product(*choices):
             case = tuple(c for alt in pick for c in alt)
-            body = " and ".join(map(str, plain + list(case))) or "0 = 0"
-            if not parse_set(f"{self.space()}{{ [{', '.join(dom.dims)}] : {hidden}{body}) }}").is_empty():
+            if not self._set(dom, plain + list(case)).is_empty():
                 cases.append(case)
         if len(cases) > MAX_PIECES:
             dom.cons = plain
@@ -608,7 +606,11 @@ class Encoder:
 
     def points(self, dom: Domain, cons: list[str]) -> isl.Set:
         """The iterations of `dom` (all its dimensions) where `cons` also hold."""
-        body = " and ".join(map(str, dom.cons + cons)) or "0 = 0"
+        return self._set(dom, dom.cons + cons)
+
+    def _set(self, dom: Domain, cons: list) -> isl.Set:
+        """The points of `dom`'s dimensions (its existential variables projected out) where `cons` hold."""
+        body = " and ".join(map(str, cons)) or "0 = 0"
         if dom.exists:
             body = f"exists ({', '.join(dom.exists)} : {body})"
         return parse_set(f"{self.space()}{{ [{', '.join(dom.dims)}] : {body} }}")

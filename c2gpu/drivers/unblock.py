@@ -33,6 +33,7 @@ from typing import Callable
 from pycparser import c_ast
 
 from ..analysis.aliasing import may_alias
+from ..frontend.loops import is_id, loop_counter
 from ..frontend.objects import distinct_objects
 from ..frontend.source import SpanError, apply_fixes, for_span, line_offsets, matching, statement_end
 from ..frontend.syntax import loc_of, nodes
@@ -211,9 +212,9 @@ def hoist_fix(nest: Nest, info, lines: list[str], path: str) -> Fix | None:
     root, loop = nest.root, nest.root.ast
     if root.pragmas or not isinstance(loop, c_ast.For) or not isinstance(loop.cond, c_ast.BinaryOp):
         return None
-    var = _counter(loop)
+    var = loop_counter(loop)
     cond = loop.cond
-    bound = cond.right if _is_name(cond.left, var) else cond.left if _is_name(cond.right, var) else None
+    bound = cond.right if is_id(cond.left, var) else cond.left if is_id(cond.right, var) else None
     if not (isinstance(bound, c_ast.FuncCall) and isinstance(bound.name, c_ast.ID)
             and bound.name.name in LENGTH_CALLS and bound.args is not None and len(bound.args.exprs) == 1
             and isinstance(bound.args.exprs[0], c_ast.ID)):
@@ -246,19 +247,6 @@ def hoist_fix(nest: Nest, info, lines: list[str], path: str) -> Fix | None:
     return Fix(f"compute '{text[call:call_end]}' once, before the loop", (
         Edit(Span(path, root.loc.line, 1, root.loc.line, 1), decl),
         Edit(Span(path, *_position(offsets, call), *_position(offsets, call_end)), name)))
-
-
-def _counter(loop: c_ast.For) -> str | None:
-    init = loop.init
-    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
-        return init.decls[0].name
-    if isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
-        return init.lvalue.name
-    return None
-
-
-def _is_name(node, name: str | None) -> bool:
-    return isinstance(node, c_ast.ID) and node.name == name
 
 
 def _after_statement(lines: list[str], line: int) -> bool:

@@ -20,7 +20,7 @@ import re
 from pycparser import c_ast, c_generator
 
 from .ctypes import SIZES, CType, decl_type
-from .syntax import changed_here, copy_tree, nodes as _nodes, swap
+from .syntax import _array_chain, changed_here, copy_tree, nodes as _nodes, swap
 
 _GEN = c_generator.CGenerator()
 
@@ -222,11 +222,7 @@ def _element_chain(ref: c_ast.Node) -> tuple[c_ast.Node, list[c_ast.Node]]:
     """(the base of an element access, its subscripts): `a[i][j]` -> (a, [i, j]); `*p` -> (p, [0])."""
     if isinstance(ref, c_ast.UnaryOp):
         return ref.expr, [c_ast.Constant("int", "0")]
-    base, subs = ref, []
-    while isinstance(base, c_ast.ArrayRef):
-        subs.insert(0, base.subscript)
-        base = base.name
-    return base, subs
+    return _array_chain(ref)
 
 
 def _element_value(e: c_ast.Node, lookup) -> bool:

@@ -141,15 +141,15 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
     # step
     nxt = node.next
     step = None
-    if isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("++", "p++", "--", "p--") and _is_id(nxt.expr, h.var):
+    if isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("++", "p++", "--", "p--") and is_id(nxt.expr, h.var):
         step = 1 if "++" in nxt.op else -1
-    elif isinstance(nxt, c_ast.Assignment) and _is_id(nxt.lvalue, h.var):
+    elif isinstance(nxt, c_ast.Assignment) and is_id(nxt.lvalue, h.var):
         if nxt.op in ("+=", "-="):
             p, _ = ctx.poly(nxt.rvalue)
             if p is not None and p.is_const():
                 step = int(p.const_value()) * (1 if nxt.op == "+=" else -1)
         elif nxt.op == "=" and isinstance(nxt.rvalue, c_ast.BinaryOp) and nxt.rvalue.op in ("+", "-") \
-                and _is_id(nxt.rvalue.left, h.var):
+                and is_id(nxt.rvalue.left, h.var):
             p, _ = ctx.poly(nxt.rvalue.right)
             if p is not None and p.is_const():
                 step = int(p.const_value()) * (1 if nxt.rvalue.op == "+" else -1)
@@ -174,8 +174,8 @@ def parse_header(ctx: NestContext, node: c_ast.For) -> Header:
         h.problem = h.problem or f"condition '{text_of(cond)}' is not a comparison of '{h.var}' with a bound"
         return h
     op, bound = cond.op, cond.right
-    if not _is_id(cond.left, h.var):
-        if _is_id(cond.right, h.var):
+    if not is_id(cond.left, h.var):
+        if is_id(cond.right, h.var):
             op = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}[op]
             bound = cond.left
         else:
@@ -231,8 +231,8 @@ def _conjunction(ctx: NestContext, h: Header, cond: c_ast.BinaryOp) -> Header:
                                      f"'{h.var}' with a bound"
             return h
         op, bound = c.op, c.right
-        if not _is_id(c.left, h.var):
-            if not _is_id(c.right, h.var):
+        if not is_id(c.left, h.var):
+            if not is_id(c.right, h.var):
                 h.problem = h.problem or f"condition '{text_of(cond)}': '{text_of(c)}' does not compare " \
                                          f"'{h.var}' with a bound"
                 return h
@@ -258,7 +258,7 @@ def _conjunction(ctx: NestContext, h: Header, cond: c_ast.BinaryOp) -> Header:
     return h
 
 
-def _counter(node: c_ast.For) -> str | None:
+def loop_counter(node: c_ast.For) -> str | None:
     """The variable a `for` initialises (`i = 0`, `int i = 0`), or None."""
     init = node.init
     if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
@@ -330,7 +330,7 @@ def _loop_conversion(ctx: NestContext, h: Header, var_type: str) -> str:
     return ""
 
 
-def _is_id(node: c_ast.Node | None, name: str | None) -> bool:
+def is_id(node: c_ast.Node | None, name: str | None) -> bool:
     return isinstance(node, c_ast.ID) and node.name == name
 
 

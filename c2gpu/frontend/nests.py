@@ -16,7 +16,7 @@ from .ctypes import SIZES, CType, decl_type
 from .context import NestContext, Scope, Var
 from .syntax import _array_chain, _assigned_name, _walk, has_side_effect, text_of
 from .guards import _constraints, guard_of
-from .loops import Header, _counter, _jumps_out, _loop_conversion, _tightest, _uncountable, parse_header, trip_count
+from .loops import Header, _jumps_out, _loop_conversion, _tightest, _uncountable, loop_counter, parse_header, trip_count
 from .reductions import _mentions
 from .statements import StatementBuilder
 
@@ -382,7 +382,7 @@ class NestLowerer:
             # (named "t#2" when another part of the nest declares a `t` too)
             inner.vars[d.name] = Var(t, "local", ctx.loc(d), ctx.renamed.get(id(d), d.name), tuple(ctx.loop_ids))
         ctx.forget_written_in(node)
-        if isinstance(node, c_ast.For) and (var := _counter(node)):
+        if isinstance(node, c_ast.For) and (var := loop_counter(node)):
             ctx.uncounted.setdefault(var, ctx.loc(node).line)
         saved, ctx.scope = ctx.scope, inner
         try:

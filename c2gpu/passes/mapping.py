@@ -191,12 +191,12 @@ class Mapper(Coalescing):
             return None
         # an array element (y[i] += over j) is folded into the array by the atomics; its element must be the
         # same for every thread: only loops the thread runs whole may index it (element_range)
-        if any(r.array_access is not None and self.element_range(loop, r, ()) is None for r in reds):
-            return None
-        ranges: dict[str, object] = {}      # one array of partials per target: every update of it indexes it alike
-        if any(ranges.setdefault(r.target, e) != e for r in reds if r.array_access is not None
-               for e in [self.element_range(loop, r, ())]):
-            return None
+        # (one array of partials per target: every update of it must index it alike)
+        ranges: dict[str, ElementRange | tuple[()]] = {}
+        for r in reds:
+            if r.array_access is not None and ((e := self.element_range(loop, r, ())) is None
+                                               or ranges.setdefault(r.target, e) != e):
+                return None
         if self.options.get("exact_fp") and any(r.op == "+" and reduction_type(self.nest, r) in FLOATS for r in reds):
             return None      # --exact-fp: a tree of partial sums would add in another order than C
         by_target: dict[str, Reduction] = {}
