@@ -193,9 +193,11 @@ def _unblocking(path: str, options: Options, manager: PassManager, program, sour
         with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
             source = f.read()
 
-    def reanalyse(edited: str, name: str) -> str | None:
+    def reanalyse(edited: str, name: str, function: str) -> str | None:
         try:
-            again, _ = load_program_recovering(path, options.preprocess, source=edited)
+            # (only the nest's function: the others' nests are not asked for)
+            again, _ = load_program_recovering(path, options.preprocess, source=edited,
+                                               functions=frozenset({function}))
         except C2GPUError:
             return None
         nest = next((n for n in again.nests if n.name == name), None) if again is not None else None

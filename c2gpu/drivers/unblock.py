@@ -40,8 +40,8 @@ from ..frontend.syntax import loc_of, nodes
 from ..ir import Edit, Fix, Flag, Nest, Span, Statement
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
-# (edited text, nest name) -> what the nest's port would then give, or None when it is still not ported
-Reanalyse = Callable[[str, str], "str | None"]
+# (edited text, nest name, its function) -> what the nest's port would then give, or None when it is still not ported
+Reanalyse = Callable[[str, str, str], "str | None"]
 
 
 def restrict_fix(nest: Nest, info, lines: list[str], path: str) -> Fix | None:
@@ -284,7 +284,7 @@ def unblocking_flags(program, manager, text: str, reanalyse: Reanalyse) -> dict[
             fix = candidate(nest, info, lines, program.path)
             if fix is None:
                 continue
-            gain = reanalyse(apply_fixes(text, program.path, [fix])[0], _name_after(nest, fix))
+            gain = reanalyse(apply_fixes(text, program.path, [fix])[0], _name_after(nest, fix), nest.function)
             if gain is None:
                 continue
             asserted = f"; it asserts what the code does not show: {fix.asserts}" if fix.asserts else ""

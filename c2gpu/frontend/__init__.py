@@ -27,7 +27,8 @@ def load_program(path: str, options: PreprocessOptions | None = None, source: st
     return lower_program(ast, path, options, original_source=source)
 
 
-def load_program_recovering(path: str, options: PreprocessOptions | None = None, source: str | None = None):
+def load_program_recovering(path: str, options: PreprocessOptions | None = None, source: str | None = None,
+                            functions: frozenset[str] | None = None):
     """Like load_program, but analyse what can be analysed: (Program, errors).
 
     A syntax error costs only the external declaration (function, declaration) it
@@ -35,7 +36,7 @@ def load_program_recovering(path: str, options: PreprocessOptions | None = None,
     errors keep the output.  Every such problem is returned as a C2GPUError (the
     caller reports it, compiler-style, and exits with status 1).  Raises when
     nothing of the file could be read (missing file, binary data, no declaration
-    that parses).
+    that parses).  With `functions`, only the nests of those functions are described.
     """
     # start-up: ~15 ms (pycparser), as in load_program
     from .lower import lower_program
@@ -43,4 +44,4 @@ def load_program_recovering(path: str, options: PreprocessOptions | None = None,
     options = options or PreprocessOptions()
     text, errors = preprocess_recovering(path, options, source=source)
     ast, parse_errors = parse_c_recovering(text, path)
-    return lower_program(ast, path, options, original_source=source), errors + parse_errors
+    return lower_program(ast, path, options, original_source=source, functions=functions), errors + parse_errors

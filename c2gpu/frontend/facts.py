@@ -6,10 +6,13 @@ Separate because these facts come from the code around a nest, not from the nest
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 from pycparser import c_ast
 
 from ..symbolic import Poly
 from .inline import only_indexes
+from .row_pointers import FunctionWrites, function_writes
 from .context import NestContext, Scope
 from .syntax import _assigned_name, _ids, _walk, changed_here, has_side_effect, text_of
 
@@ -108,6 +111,16 @@ class FunctionFacts:
         for n, _ in _walk(fn.body):
             if isinstance(n, c_ast.ID) and n.name in self.values and not self._element(n) and not self._indexed_by(n):
                 self.value_places.setdefault(n.name, set()).add(_place(n))
+
+    @cached_property
+    def writes(self) -> FunctionWrites:
+        """What the function writes and declares (row_pointers.FunctionWrites), read for each of its nests."""
+        return function_writes(self.fn)
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        """Every identifier the function mentions."""
+        return frozenset(n.name for n, _ in _walk(self.fn) if isinstance(n, c_ast.ID))
 
     def _indexed_by(self, name: c_ast.ID) -> bool:
         """Whether this use passes the array to a function of the program that only indexes its parameter

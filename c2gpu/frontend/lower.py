@@ -90,6 +90,7 @@ class FileLowerer:
         self.pure: dict[str, PureFunction] = {}
         self.inlinable: dict[str, c_ast.FuncDef] = {}
         self.structs: dict[str, dict[str, CType]] = {}
+        self.only: frozenset[str] | None = None    # the functions whose nests are wanted (None: all)
 
     def directive_span(self, loc: Loc) -> Span:
         """Where the directive at `loc` is in its file (source.directive_span): fix-its replace it."""
@@ -144,7 +145,7 @@ class FileLowerer:
                 self.functions[ext.decl.name] = decl_type(ext.decl.type.type, self.typedefs)
                 self.user_functions.add(ext.decl.name)
         for ext in self.ast.ext:
-            if isinstance(ext, c_ast.FuncDef):
+            if isinstance(ext, c_ast.FuncDef) and (self.only is None or ext.decl.name in self.only):
                 nests.extend(self.lower_function(ext))
         return _unique_names(nests)
 
@@ -500,7 +501,7 @@ class FileLowerer:
         node, notes = resolve_row_pointers(cand.node, cand.scope.lookup, facts.address_taken,
                                            lambda d: decl_type(d, self.typedefs))
         node, more = resolve_entry_pointers(node, facts.fn, cand.stands_for or cand.node, cand.scope.lookup,
-                                            facts.address_taken, lambda d: decl_type(d, self.typedefs))
+                                            facts.address_taken, lambda d: decl_type(d, self.typedefs), facts.writes)
         notes += more
         if not notes:
             return cand
@@ -546,7 +547,7 @@ class FileLowerer:
     def fields_renamed(self, cand: Candidate, facts: "FunctionFacts") -> tuple[Candidate, tuple[tuple[str, str], ...]]:
         """The candidate with its struct field accesses renamed to variables of their own (fields.renamed), in a
         scope that declares them, and what each stands for."""
-        taken = {n.name for n, _ in _walk(facts.fn)  if isinstance(n, c_ast.ID)} | set(self.functions)
+        taken = set(facts.names) | set(self.functions)
         s: Scope | None = cand.scope
         while s is not None:
             taken |= set(s.vars)
@@ -688,9 +689,13 @@ def program_functions(path: str, options) -> tuple[dict[str, c_ast.FuncDef], lis
     return found, notes
 
 
-def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: str | None = None) -> Program:
+def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: str | None = None,
+                  functions: frozenset[str] | None = None) -> Program:
+    """The Program of a parsed file; with `functions`, only the nests of those functions (what the file
+    declares is read all the same)."""
     foreign, notes = program_functions(path, options) if options is not None else ({}, [])
     fl = FileLowerer(ast, path, tuple(options.defines) if options is not None else (), foreign, original_source)
+    fl.only = functions
     fl.notes.extend(notes)
     # Lowering allocates many small objects and frees none of them while the AST is alive: the cyclic garbage
     # collector would rescan the whole AST again and again (it doubled lowering time on a 50,000-line file).

@@ -23,6 +23,7 @@ headers step them) and whose address is never taken.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 from pycparser import c_ast, c_generator
 
@@ -51,29 +52,33 @@ def resolve_row_pointers(loop: c_ast.For, lookup, address_taken, ctype_of) -> tu
 
 
 def resolve_entry_pointers(loop: c_ast.For, fn: c_ast.FuncDef, original: c_ast.Node, lookup, address_taken,
-                           ctype_of) -> tuple[c_ast.For, list[str]]:
+                           ctype_of, writes: "FunctionWrites | None" = None) -> tuple[c_ast.For, list[str]]:
     """`loop` with the pointers declared before it into an array (module doc) read as that array's elements (a
     new tree), and a note for each.  `fn` is the function, `original` the nest as written in it (where the
-    pointer's steps were)."""
-    inside = {id(n) for n in _nodes(original)}
-    fn_nodes = [n for n in _nodes(fn.body)]
-    everywhere = _written(fn.body) | {n.expr.name for n in fn_nodes if isinstance(n, c_ast.UnaryOp) and n.op == "&"
-                                      and isinstance(n.expr, c_ast.ID)}
-    outside = _written_outside(fn.body, inside)
+    pointer's steps were); `writes` its FunctionWrites (computed here when not given: a caller with many nests
+    in one function computes it once)."""
     uses = [n for n in _nodes(loop.stmt) if isinstance(n, c_ast.ID)]
+    in_loop = _written(loop.stmt)
+    # the tests on the name alone first: most nests use no pointer that could qualify, and the rest reads the
+    # whole function
+    names = [name for name in sorted({n.name for n in uses})
+             if (v := lookup(name)) is not None and v.storage == "local" and v.ctype.pointers == 1
+             and name not in address_taken and name not in in_loop]
+    if not names:
+        return loop, []
+    writes = writes or function_writes(fn)
+    inside = {id(n) for n in _nodes(original)}
     parents = {id(c): n for n in _nodes(loop.stmt) for _, c in n.children()}
     chosen = {}
-    for name in sorted({n.name for n in uses}):
-        v = lookup(name)
-        decls = [n for n in fn_nodes if isinstance(n, c_ast.Decl) and n.name == name]
-        if v is None or v.storage != "local" or v.ctype.pointers != 1 or len(decls) != 1 or name in address_taken \
-                or name in outside or name in _written(loop.stmt) or id(decls[0]) in inside:
+    for name in names:
+        decls = writes.decls.get(name, [])
+        if len(decls) != 1 or id(decls[0]) in inside or any(site not in inside for site in writes.sites.get(name, ())):
             continue
         decl = decls[0]
         mine = ctype_of(decl)
         if decl.init is None or not isinstance(decl.type, c_ast.PtrDecl) or mine is None or mine.pointers != 1:
             continue
-        base = _base(decl.init, lookup, address_taken, everywhere, set(), set())
+        base = _base(decl.init, lookup, address_taken, writes.everywhere, set(), set())
         target = lookup(base[0]) if base is not None else None
         if base is None or target is None or target.ctype.base != mine.base:
             continue
@@ -89,6 +94,29 @@ def resolve_entry_pointers(loop: c_ast.For, fn: c_ast.FuncDef, original: c_ast.N
         notes.append(f"'{name}' is {_text(decl.init)} where the nest starts (line {line}; the function assigns it "
                      f"nowhere else): the nest reads {name}[...] as {_text(_indexed(base, c_ast.ID('...')))}")
     return new, notes
+
+
+@dataclass(frozen=True)
+class FunctionWrites:
+    """What resolve_entry_pointers reads of a whole function, once per function: its declarations by name, the
+    nodes that assign, step or take the address of each name (by id), and the names written anywhere outside
+    its loops' headers or address-taken."""
+    decls: dict[str, list[c_ast.Decl]]
+    sites: dict[str, list[int]]
+    everywhere: frozenset[str]
+
+
+def function_writes(fn: c_ast.FuncDef) -> FunctionWrites:
+    decls: dict[str, list[c_ast.Decl]] = {}
+    sites: dict[str, list[int]] = {}
+    for n in _nodes(fn.body):
+        if isinstance(n, c_ast.Decl) and n.name:
+            decls.setdefault(n.name, []).append(n)
+        for name in _written_names([n]):
+            sites.setdefault(name, []).append(id(n))
+    addressed = {n.expr.name for n in _nodes(fn.body) if isinstance(n, c_ast.UnaryOp) and n.op == "&"
+                 and isinstance(n.expr, c_ast.ID)}
+    return FunctionWrites(decls, sites, frozenset(_written(fn.body) | addressed))
 
 
 def _written_outside(body: c_ast.Node, inside: set[int]) -> set[str]:
