@@ -377,8 +377,6 @@ class Nest:
     inlined: tuple[str, ...] = ()             # the file's functions whose calls it holds inlined (frontend/inline.py)
     rewrites: tuple[str, ...] = ()            # what c2gpu rewrote in the C before analysing it again (a wavefront,
     #                                           c2gpu/transform/wavefront.py), for the reports
-    relower: Any = field(default=None, compare=False, repr=False, hash=False)   # the frontend's way to describe a
-    #                                           rewritten C for-statement in the nest's place: c_ast.For -> Nest
     as_written: "Nest | None" = field(default=None, compare=False, repr=False, hash=False)  # the nest in C's order,
     #                                           when the reorder pass runs its statements in another: the CPU runs that
 
@@ -429,6 +427,10 @@ class Program:
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
     run_order: tuple[tuple[str, int, int], ...] = ()   # the nests' (file, line, column) in the order a run first
     #                                           reaches them (frontend/run_order.py), not always source order
+    frontend: Any = field(default=None, compare=False, repr=False, hash=False)   # the lowering that described the
+    #                                           nests (frontend/lower.py FileLowerer): the transforms ask it to
+    #                                           describe a rewritten for-statement in a nest's place
+    #                                           (describes, describe_again); None for a program built otherwise
 
     def nest(self, name: str) -> Nest:
         for n in self.nests:

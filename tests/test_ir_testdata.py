@@ -16,7 +16,10 @@ tests/test_ir_testdata_dense.py, with the helpers defined here.
 """
 from __future__ import annotations
 
+import copy
 import functools
+import pickle
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -219,6 +222,22 @@ def test_nest_names_and_locations(rel):
             path = enclosing_loops(n, s)
             assert s.loops == tuple(lp.var for lp in path)
             assert s.loop_ids == tuple(lp.lid for lp in path)
+
+
+def test_nests_are_data_the_frontend_describes_rewrites_in_their_place():
+    """A nest holds no callback into the frontend (issue "Plans as data"): it pickles and comes back equal.  The
+    transforms ask the program's frontend to describe a rewrite of a nest's for-statement in its place."""
+    for rel in ALL_FILES:
+        prog = load(rel)
+        for n in prog.nests:
+            assert pickle.loads(pickle.dumps(n)) == n, (rel, n.name)
+            assert prog.frontend.describes(n)
+    prog = load("jacobi2d.c")
+    nest = prog.nests[0]
+    again = prog.frontend.describe_again(nest, copy.deepcopy(nest.root.ast))
+    assert again.loc == nest.loc and names(replace(prog, nests=(again,))) == [nest.name]
+    assert [lp.var for lp in again.loops()] == [lp.var for lp in nest.loops()]
+    assert not prog.frontend.describes(replace(nest, loc=replace(nest.loc, line=nest.loc.line + 1000)))
 
 
 @pytest.mark.parametrize("rel", ALL_FILES)

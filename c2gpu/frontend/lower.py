@@ -91,6 +91,8 @@ class FileLowerer:
         self.inlinable: dict[str, c_ast.FuncDef] = {}
         self.structs: dict[str, dict[str, CType]] = {}
         self.only: frozenset[str] | None = None    # the functions whose nests are wanted (None: all)
+        # each nest's for-statement, by its place (file, line, column): what describe_again reads
+        self.places: dict[tuple[str, int, int], tuple[str, Candidate, FunctionFacts]] = {}
 
     def directive_span(self, loc: Loc) -> Span:
         """Where the directive at `loc` is in its file (source.directive_span): fix-its replace it."""
@@ -406,13 +408,14 @@ class FileLowerer:
             known = self.objects.value(found.loc) if found is not None and self.objects is not None else None
             if known is not None:
                 sizes.append((name, known[0], known[1]))
+        # the first description of a for-statement is the one a rewrite of it is described in place of
+        self.places.setdefault((loc.file, loc.line, loc.col), (function, cand, facts))
         return Nest(name=f"{function}@{loc.line}", function=function, loc=loc, end_loc=None, root=root,
                     arrays=tuple(arrays), scalars=tuple(scalars), params=tuple(params), flags=tuple(flags),
                     region=cand.region, sizes=tuple(sizes), live_after=tuple(sorted(outside & live)),
                     functions=needed(self.pure, {c for s in stmts for c in s.calls}),
                     stands_for=stands_for, inductions=cand.inductions, inlined=cand.inlined,
-                    rewrites=tuple(ind.note(root.var, root.loc.line) for ind in cand.inductions) + cand.aliases,
-                    relower=lambda node: self.relower(function, cand, facts, node))
+                    rewrites=tuple(ind.note(root.var, root.loc.line) for ind in cand.inductions) + cand.aliases)
 
     def inductions_substituted(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
         """The candidate with the counters its outer loop steps once per iteration substituted
@@ -589,10 +592,15 @@ class FileLowerer:
             if up is not None:
                 facts.parent[id(n)] = up
 
-    def relower(self, function: str, cand: Candidate, facts: "FunctionFacts", node: c_ast.For) -> Nest:
-        """The nest that `node`, a rewrite of the candidate's for-statement, would be in its place (same
-        scope, same function, same code after it): the rewritten nodes' parents are recorded for the
-        liveness scans, the candidate's own position stands for the new root's."""
+    def describes(self, nest: Nest) -> bool:
+        """Whether `nest` is one this file's lowering described (describe_again can describe its rewrites)."""
+        return (nest.loc.file, nest.loc.line, nest.loc.col) in self.places
+
+    def describe_again(self, nest: Nest, node: c_ast.For) -> Nest:
+        """The nest that `node`, a rewrite of `nest`'s for-statement (transform/fusion, schedule, wavefront),
+        would be in its place (same scope, same function, same code after it): the rewritten nodes' parents are
+        recorded for the liveness scans, the original statement's position stands for the new root's."""
+        function, cand, facts = self.places[nest.loc.file, nest.loc.line, nest.loc.col]
         self._adopt(cand.stands_for or cand.node, node, facts)
         return self.lower_nest(function, replace(cand, node=node, stands_for=cand.stands_for or cand.node), facts)
 
@@ -710,4 +718,4 @@ def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: 
         return loc.file, loc.line, loc.col
     order = run_order(ast, {(n.loc.file, n.loc.line, n.loc.col) for n in nests}, position)
     return Program(path=path, nests=tuple(nests), diagnostics=tuple(fl.notes), defines=defines, ast=ast,
-                   run_order=order)
+                   run_order=order, frontend=fl)

@@ -28,14 +28,15 @@ class Reorder(Pass):
     preserves = ()
 
     def run(self, nest: Nest, ctx) -> Nest:
-        if ctx.options.get("map") or nest.relower is None:
+        frontend = ctx.program.frontend
+        if ctx.options.get("map") or frontend is None or not frontend.describes(nest):
             return nest                  # --map names the loops as written; a rewrite would rename them
         deps = ctx.get("dependence", nest)
         plain = _plan(nest, deps, ctx.options)
         if plain is not None and not _one_thread_loops(plain, nest):
             return _fewer_kernels(nest, deps, plain, ctx)
         for rewrite in (_wavefront, rescheduled):
-            new = rewrite(nest, deps)
+            new = rewrite(nest, deps, frontend.describe_again)
             if new is None:
                 continue
             new = replace(new, as_written=nest.as_written or nest)
@@ -52,7 +53,7 @@ class Reorder(Pass):
 def _fewer_kernels(nest: Nest, deps, plain, ctx) -> Nest:
     """The nest with adjacent loop nests fused when that plans fewer kernels, none running a loop in one
     thread; else the nest."""
-    new = fused(nest, deps)
+    new = fused(nest, deps, ctx.program.frontend.describe_again)
     if new is None:
         return nest
     new = replace(new, as_written=nest.as_written or nest)
@@ -66,9 +67,9 @@ def _fewer_kernels(nest: Nest, deps, plain, ctx) -> Nest:
     return nest
 
 
-def _wavefront(nest: Nest, deps) -> Nest | None:
+def _wavefront(nest: Nest, deps, describe_again) -> Nest | None:
     wf = find(nest, deps)
-    return None if wf is None else rewritten(nest, wf)
+    return None if wf is None else rewritten(nest, wf, describe_again)
 
 
 def _plan(nest: Nest, deps, options):

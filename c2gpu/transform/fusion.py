@@ -203,9 +203,9 @@ def _qualifies(nest: Nest, deps) -> bool:
                    for n in syntax.nodes(s.ast))
 
 
-def fused(nest: Nest, deps) -> Nest | None:
+def fused(nest: Nest, deps, describe_again) -> Nest | None:
     """The nest with runs of adjacent sibling loop nests fused (greedily, from the first), described again
-    and normalized; None when nothing fuses or the C cannot be written or described."""
+    (`describe_again`: the frontend's FileLowerer.describe_again) and normalized; None when nothing fuses or the C cannot be written or described."""
     runs = _runs(nest)
     if not runs or not _qualifies(nest, deps):
         return None
@@ -236,7 +236,7 @@ def fused(nest: Nest, deps) -> Nest | None:
     _unnested(root)
     statements_in(root, fuser.stmts)
     try:
-        new = nest.relower(root)
+        new = describe_again(nest, root)
     except Exception:
         return None
     notes = tuple(_note(parent, positions) for parent, positions in groups)

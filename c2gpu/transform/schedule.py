@@ -288,8 +288,9 @@ def statements_in(node: c_ast.Node, stmts: dict[int, Statement]) -> None:
         statements_in(child, stmts)
 
 
-def rescheduled(nest: Nest, deps) -> Nest | None:
-    """The nest in the order isl's scheduler finds, described again and normalized; None when it does not
+def rescheduled(nest: Nest, deps, describe_again) -> Nest | None:
+    """The nest in the order isl's scheduler finds, described again (`describe_again`: the frontend's
+    FileLowerer.describe_again) and normalized; None when it does not
     qualify, isl keeps the original order, or the C cannot be written or described."""
     if not qualifies(nest, deps):
         return None
@@ -310,7 +311,7 @@ def rescheduled(nest: Nest, deps) -> Nest | None:
     with_coord(root, nest.root.ast.coord)
     statements_in(root, stmts)
     try:
-        new = nest.relower(root)
+        new = describe_again(nest, root)
     except Exception:
         return None
     note = ("rescheduled with isl's scheduler (as PPCG does): the statements run in a new loop order that keeps "

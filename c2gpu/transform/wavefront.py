@@ -146,8 +146,9 @@ def _start(node: c_ast.For) -> c_ast.Node | None:
     return None
 
 
-def rewritten(nest: Nest, wf: Wavefront) -> Nest | None:
-    """The nest with `wf`'s loops run as fronts (module docstring), described again and normalized; None when
+def rewritten(nest: Nest, wf: Wavefront, describe_again) -> Nest | None:
+    """The nest with `wf`'s loops run as fronts (module docstring), described again (`describe_again`: the
+    frontend's FileLowerer.describe_again) and normalized; None when
     the C cannot be written (an unusual loop header) or described."""
     f1, f2 = wf.outer.ast, wf.inner.ast
     start1, start2 = _start(f1), _start(f2)
@@ -186,7 +187,7 @@ def rewritten(nest: Nest, wf: Wavefront) -> Nest | None:
     cond.iftrue = f2.stmt
     root = replace_node(nest.root.ast, f1, waves)
     try:
-        new = nest.relower(root)
+        new = describe_again(nest, root)
     except Exception:                # the frontend refuses what it cannot describe: then no wavefront
         return None
     lines = f"lines {f1.coord.line}-{f2.coord.line}" if f1.coord.line != f2.coord.line else f"line {f1.coord.line}"
