@@ -100,6 +100,7 @@ def _path_lids(root: Loop, lid: int) -> list[int]:
 
 
 SMALL_TRIP = 16
+FEW_THREADS = WARP_THREADS * SMALL_TRIP     # a grid this small keeps its short innermost loops mapped
 # partial results of one array reduction a thread keeps, one per element the loops inside it choose (rms[m] over
 # m < 5): each is a tree in shared memory and an atomic per block
 MAX_ELEMENT_PARTIALS = 16
@@ -418,6 +419,17 @@ class Mapper(Coalescing):
             return None
         return (host,)
 
+    def few_threads(self, loops: list[Loop]) -> bool:
+        """Whether `loops` as a grid would be fewer than FEW_THREADS threads (every trip count known)."""
+        loop_vars = {lp.var for lp in self.nest.loops()}
+        n = 1.0
+        for lp in loops:
+            t = lp.trip_count
+            if t is None or t.variables & loop_vars or not t.variables <= self.env.keys():
+                return False
+            n *= t.evaluate(self.env)
+        return n < FEW_THREADS
+
     def threads(self, kernel: Kernel) -> float:
         """The iterations of a kernel's mapped loops once the sizes are known: inf when a size is not known, 0 when
         a trip count moves with a loop around (a triangular `k < i`: no width to count on)."""
@@ -716,8 +728,11 @@ class Mapper(Coalescing):
                                  code="map-refused", loc=nxt.loc)
             break
         # a short innermost loop (RGB channels, a 3-point stencil) would leave most of a warp idle as a
-        # grid dimension: it stays in the thread unless the user maps it
-        while len(chain) > 1 and self.wanted(chain[-1]) is not True and _small_trip(chain[-1]):
+        # grid dimension: it stays in the thread unless the user maps it, or the loops around it would then be
+        # a grid of a few warps at most (12 x 12 x 12: 1,728 threads mapped whole, not 12), or the search asks
+        # for the structure with it mapped (keep_short_loops)
+        while len(chain) > 1 and self.wanted(chain[-1]) is not True and _small_trip(chain[-1]) \
+                and not self.options.get("keep_short_loops") and not self.few_threads(chain[:-1]):
             chain.pop()
         if self.map_override:
             chain = [lp for lp in chain if self.wanted(lp)] or chain[:1]
@@ -958,6 +973,15 @@ def structures(nest: Nest, deps, options: dict, rules: Mapping) -> tuple[Mapping
         if alt.structure not in seen and alt.kernels():
             seen.add(alt.structure)
             out.append(alt)
+    # the short innermost loops the rules keep in each thread, mapped (a 3-point stencil's, when the model finds
+    # the grid they add worth their idle lanes)
+    try:
+        alt = MapLoops.mapping(nest, deps, dict(options, keep_short_loops=True))
+    except PassFailed:
+        alt = None
+    if alt is not None and alt.structure not in seen and alt.kernels():
+        seen.add(alt.structure)
+        out.append(alt)
     # a reduction loop inside the grid's loops split across the threads of a block dimension (split_reductions)
     try:
         alt = MapLoops.mapping(nest, deps, dict(options, split_reductions=True))
