@@ -136,6 +136,43 @@ def test_whole_program_view_is_amdahls_law_over_the_measured_program(tmp_path):
                      head)
 
 
+SIZED_AND_NOT = """
+float a[4096], b[4096];
+
+void fill(void)
+{
+    for (int i = 0; i < 4096; i++)
+        a[i] = 2.0f * i;
+}
+
+void scale(int n)
+{
+    for (int i = 0; i < n; i++)
+        b[i] = 0.5f * a[i];
+}
+"""
+
+
+def test_without_a_measured_program_nests_without_a_time_are_said_to_be_left_out(tmp_path):
+    """With --no-run, a nest whose sizes have no value has no time: the whole-program figures are of the other
+    nests only, and the view says so instead of "the whole program stays as fast as it is" (NPB BT said that of
+    13 nests timed out of 69, its solvers among those left out)."""
+    (tmp_path / "two.c").write_text(SIZED_AND_NOT)
+    r = run("analyze", "two.c", "--gpu", "h100-sxm", "--no-run", "--html", "two.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    head = r.stdout.split("\n\n")[0]
+    assert "whole program: 1 of the 2 loop nests take" in head, head
+    assert "the other one has no time and is left out of every figure here (scale@12: give n a value" in head, head
+    assert "stays as fast as it is" not in head and "no nest timed is worth porting on its own" in head, head
+    page = (tmp_path / "two.html").read_text()
+    assert "No loop nest timed is worth porting on its own; the 1 without a time may be." in page
+    assert "the other 1 has no time" in page
+    # given the size, both are timed and the view is of the whole program again
+    r = run("analyze", "two.c", "--gpu", "h100-sxm", "--no-run", "--param", "n=4096", cwd=tmp_path)
+    head = r.stdout.split("\n\n")[0]
+    assert "whole program: the loop nests take" in head and "left out" not in head, head
+
+
 def test_whole_program_arithmetic():
     from c2gpu.report.program_view import WholeProgram, _resident_gpu_s
 

@@ -684,7 +684,7 @@ def _program_view(rep: Report, anchors: dict[str, str]) -> dict | None:
             "after": units.seconds(w.after_s), "speedup": units.speedup(w.speedup(w.after_s)),
             "resident": units.seconds(w.resident_s), "resident_speedup": units.speedup(w.speedup(w.resident_s)),
             "in_nests": f"{100 * w.nests_s / base:.0f}%", "now": now, "after_bar": after,
-            "ported": list(w.ported), "rows": rows,
+            "ported": list(w.ported), "rows": rows, "untimed": len(w.untimed), "timed": len(w.shares) - len(w.untimed),
             "top_port": [(r.name, anchors.get(r.name, ""), units.seconds(r.cpu_s - r.gpu_s)) for r in top_port],
             "top_keep": [(r.name, anchors.get(r.name, ""), r.why) for r in top_keep]}
 

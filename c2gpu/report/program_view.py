@@ -65,6 +65,12 @@ class WholeProgram:
     def speedup(self, after: float | None) -> float | None:
         return self.base_s / after if after else None
 
+    @property
+    def untimed(self) -> list[NestShare]:
+        """The nests without a CPU time when the program's own time is not measured: every figure leaves them
+        out.  (With a measured program, their time is in the program's.)"""
+        return [r for r in self.shares if not r.cpu_s] if self.program_s is None else []
+
 
 def whole_program(program, advice, manager) -> WholeProgram | None:
     """The view of one file from its program, the advisor's advice per nest name and the pass manager's
@@ -222,6 +228,7 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
     if not view.nests_s:
         return (f"whole program: cannot tell what porting would do: no nest has a CPU time "
                 f"({view.unmeasured or 'none could be timed'})\n")
+    untimed = view.untimed
     if view.program_s is not None:
         head = (f"whole program: {units.seconds(view.program_s)} of CPU time per run (measured), "
                 f"{100 * view.nests_s / view.program_s:.0f}% of it in the loop nests below")
@@ -230,6 +237,14 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
     else:
         head = (f"whole program: the loop nests take {units.seconds(view.nests_s)} per run (static estimate: "
                 f"{_short(view.unmeasured, 160)}; shares are of the nests' time)")
+        if untimed:
+            # without a measured program, a nest without a time is missing from every figure below; a nest whose
+            # verdict waits for sizes says which
+            sizes = next((r for r in untimed if r.verdict == "no-verdict"), None)
+            example = f" ({sizes.name}: {_short(sizes.why, 120)})" if sizes is not None else ""
+            head = (f"whole program: {len(view.shares) - len(untimed)} of the {len(view.shares)} loop nests take "
+                    f"{units.seconds(view.nests_s)} per run (static estimate: {_short(view.unmeasured, 160)}; shares "
+                    f"are of their time); {_the_others(len(untimed))} left out of every figure here{example}")
     lines = [head]
     width = max(len(r.name) for r in view.shares)
     for r in view.shares:
@@ -238,8 +253,12 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
         lines.append(f"  {r.name:<{width}}  {share}  {units.seconds(r.cpu_s):>9} on the CPU{gpu}  [{r.verdict}]")
     if view.after_s is not None:
         names = ", ".join(view.ported)
+        whole = "the nests timed" if untimed else "the whole program"
         lines.append(f"  porting {names} on {gpu_key}: {units.seconds(view.base_s)} -> {units.seconds(view.after_s)} "
-                     f"per run, {units.speedup(view.speedup(view.after_s))} for the whole program (Amdahl's law)")
+                     f"per run, {units.speedup(view.speedup(view.after_s))} for {whole} (Amdahl's law)")
+    elif untimed:
+        lines.append(f"  no nest timed is worth porting on its own (each copying its data); the {len(untimed)} "
+                     "without a time may be")
     else:
         lines.append("  no nest is worth porting on its own (each copying its data)")
     if view.resident_s is not None:
@@ -255,12 +274,16 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
         lines.append(f"  a program run that uses the GPU also creates the CUDA context once, "
                      f"{units.seconds(view.context_s)}: a single run takes {units.seconds(once)}, "
                      f"{units.speedup(view.speedup(once))} against {units.seconds(view.base_s)}")
-    elif view.after_s is None:
+    elif view.after_s is None and not untimed:
         lines[-1] += ": the whole program stays as fast as it is"
     keep = [r for r in view.shares if r.name not in view.resident and r.verdict != "port" and r.cpu_s][:3]
     if keep:
         lines.append("  not to port: " + "; ".join(f"{r.name} ({r.verdict}: {_short(r.why)})" for r in keep))
     return "\n".join(lines) + "\n"
+
+
+def _the_others(n: int) -> str:
+    return "the other one has no time and is" if n == 1 else f"the other {n} have no time and are"
 
 
 def copies_text(copies, shown: int = 6) -> str:
