@@ -9,6 +9,8 @@ seconds of the commands a user types first.
 2. `c2gpu analyze testdata/matmul.c --gpu h100-sxm -D N=2048 --no-run`.
 3. The 30 PolyBench/C kernels of testdata/corpora, `--gpu h100-sxm --no-run`: in one
    invocation, and one process per file.
+4. A whole application: each of the NAS Parallel Benchmarks' sequential C files (class S, testdata/corpora),
+   `--gpu h100-sxm --no-run`, one process per benchmark; the largest, BT (3,600 lines), on its own.
 The targets (issue "The answer first", on the 2-core development machine): under 1 s of CPU for (1), under
 2 s for (2), under 5 s for (3) in one invocation.  Nothing here asserts a time: it prints them.
 """
@@ -89,6 +91,15 @@ def main() -> None:
             target=5.0)
     measure(f"{len(files)} PolyBench kernels, one process per file", [c2gpu + ["analyze", f] + common for f in files],
             1, env)
+    from npb_recall import BENCHMARKS, CORPUS as NPB, prepare
+    if not NPB.is_dir():
+        print(f"the NAS Parallel Benchmarks not found at {NPB}")
+        return
+    tree = prepare(Path(tempfile.mkdtemp(prefix="c2gpu_bench_npb_")))
+    npb = {b: [c2gpu + ["analyze", str(f), "--gpu", "h100-sxm", "--no-run", "-I", str(tree / "common"), "-I",
+                        str(tree / b)] for f in sorted((tree / b).glob("*.c"))] for b in BENCHMARKS}
+    measure("NPB BT (bt.c, 3,600 lines)", npb["BT"], args.reps, env)
+    measure(f"NPB {', '.join(BENCHMARKS)}, one process per file", [c for b in BENCHMARKS for c in npb[b]], 1, env)
 
 
 if __name__ == "__main__":

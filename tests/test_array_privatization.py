@@ -403,7 +403,8 @@ def test_an_array_declared_outside_the_inner_loop_is_privatized_there_by_coverag
 
 
 def test_arrays_declared_inside_the_nest_that_stay_refused(tmp_path):
-    for decl, why in (("double t[2][M] = {{0}};", "its initializer is not analysed"),
+    # (an initializer of at most MAX_ELEMENTS elements reads as assignments: `double t[2][M] = {{0}};` is ported)
+    for decl, why in (("double t[3][M] = {{0}};", "its initializer is not analysed"),
                       ("static double t[2][M];", "static"),
                       ("double t[2][M]; double *p = &t[0][0]; p[0] = 1;", "")):
         found = loops(tmp_path, inner(decl))
@@ -458,3 +459,70 @@ def test_a_static_array_only_main_names_is_private_to_each_thread(tmp_path):
         found = loops(tmp_path, MAIN_SCRATCH.replace(old, new))
         line = 10 + new.count("\n")
         assert found[line][:2] != ("k", "parallel"), (new, found[line])
+
+
+# arrays a loop's body declares with an initializer (frontend/initializers.py): a filter's weights, a small table
+INITIALIZED = r"""
+#include <stdio.h>
+#define N 1000
+float in[N], out[N];
+int t2[N][3];
+
+int main(void)
+{
+  for (int i = 0; i < N; i++)
+    in[i] = (float)(i % 17) / 17.0f;
+  for (int i = 1; i < N - 1; i++) {
+    const float w[3] = {0.25f, 0.5f, 0.25f};
+    out[i] = w[0] * in[i - 1] + w[1] * in[i] + w[2] * in[i + 1];
+  }
+  for (int i = 0; i < N; i++) {
+    int t[2][3] = {{i, 1}, {2 * i}};
+    int u[] = {i, i + 1, i + 2, i + 3};
+    for (int k = 0; k < 3; k++)
+      t2[i][k] = t[0][k] + t[1][k] * u[k] + u[k + 1];
+  }
+  double s = 0;
+  for (int i = 0; i < N; i++)
+    s += out[i] + t2[i][0] + t2[i][1] + t2[i][2];
+  printf("%f\n", s);
+  return 0;
+}
+"""
+
+
+def test_an_array_initialized_where_the_loop_declares_it_is_private_and_ported(tmp_path):
+    """Before, 'its initializer is not analysed' kept both loops on the CPU.  The initializer runs in each
+    iteration: read as the assignment of every element (those the list leaves out set to 0), the array is private
+    to each thread; the ports compute what the C does (verify, three thread orders)."""
+    found = loops(tmp_path, INITIALIZED)
+    assert found[11][:2] == ("i", "parallel") and found[15][:2] == ("i", "parallel"), found
+    assert {"main@11", "main@15"} <= verified_ports(tmp_path, INITIALIZED)
+
+
+def test_the_assignments_an_initializer_reads_as():
+    from pycparser import c_generator
+    from c2gpu.frontend.initializers import expanded
+    from c2gpu.frontend.parse import parse_c
+
+    def stores(decl: str) -> list[str] | None:
+        ast = parse_c(f"void f(int i) {{ for (;;) {{ {decl} }} }}", "t.c")
+        found = expanded(ast.ext[0].body)
+        return [c_generator.CGenerator().visit(s) for s in found[0][3]] if found else None
+    assert stores("int t[2][3] = {{i, 1}, {2 * i}};") == ["t[0][0] = i", "t[0][1] = 1", "t[0][2] = 0",
+                                                          "t[1][0] = 2 * i", "t[1][1] = 0", "t[1][2] = 0"]
+    assert stores("int t[2][2] = {1, 2, 3};") == ["t[0][0] = 1", "t[0][1] = 2", "t[1][0] = 3", "t[1][1] = 0"]
+    assert stores("float u[] = {i, i + 1};") == ["u[0] = i", "u[1] = i + 1"]
+    # left as they are (the nest keeps its refusal): a static table, a call, a string, a designator, a pointer
+    # table, a size c2gpu cannot read, more than MAX_ELEMENTS elements, braces inside a row
+    for decl in ("static int s[2] = {1, 2};", "int c[2] = {g(), 1};", "char s[4] = \"abc\";",
+                 "int d[4] = {[2] = 1};", "int *p[2] = {0, 0};", "int v[i] = {1};", "int big[65] = {1};",
+                 "int b[2][2][2] = {{1, {2}}};", "int j[2] = {i++, 1};"):
+        assert stores(decl) is None, decl
+
+
+def test_an_initializer_that_calls_keeps_the_loop_on_the_cpu(tmp_path):
+    source = INITIALIZED.replace("{0.25f, 0.5f, 0.25f}", "{0.25f, 0.5f, (float)rand()}").replace(
+        "#include <stdio.h>", "#include <stdio.h>\n#include <stdlib.h>")
+    found = loops(tmp_path, source)
+    assert found[12][1] != "parallel" and "initializer" in found[12][2], found[12]

@@ -29,6 +29,7 @@ from .libc import SETS_ERRNO
 from .preprocess import INCLUDE_DIR, preprocess
 from .objects import FileObjects
 from .fields import invariant_elements, renamed, struct_fields
+from . import initializers
 from .inline import Inliner
 from .parse import parse_c
 from .functions import PureFunction, needed, pure_functions
@@ -288,6 +289,7 @@ class FileLowerer:
                          dead_after=f"declared inside {where}: a new array in every iteration", declared_in=lids)
 
     def lower_nest(self, function: str, cand: Candidate, facts: "FunctionFacts") -> Nest:
+        cand = self.initializers_expanded(cand, facts)
         cand = self.dead_branches_removed(cand, facts)
         cand = self.calls_inlined(cand, facts)
         cand, stands_for = self.fields_renamed(cand, facts)
@@ -455,6 +457,16 @@ class FileLowerer:
         note = f"{'ifs' if many else 'an if'} whose condition is a constant (line{'s' if many else ''} " \
                f"{', '.join(lines)}): the branch{'es' if many else ''} that never run{'' if many else 's'} left out"
         return replace(cand, node=node, stands_for=cand.stands_for or cand.node, aliases=cand.aliases + (note,))
+
+    def initializers_expanded(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
+        """The candidate with the arrays its body declares with an initializer read as declarations followed by
+        the assignment of every element (frontend/initializers.py), with a note for each."""
+        if not initializers.expanded(cand.node):
+            return cand
+        node = copy_tree(cand.node)
+        notes = initializers.rewrite(node)
+        self._adopt(cand.node, node, facts)
+        return replace(cand, node=node, stands_for=cand.stands_for or cand.node, aliases=cand.aliases + tuple(notes))
 
     def calls_inlined(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
         """The candidate with the calls of the file's void functions it can see into inlined (frontend/inline.py),

@@ -15,6 +15,7 @@ from ..symbolic import Poly
 from .ctypes import SIZES, CType, decl_type
 from .context import NestContext, Scope, Var
 from .syntax import _array_chain, _assigned_name, _walk, has_side_effect, text_of
+from .initializers import MAX_ELEMENTS
 from .guards import _constraints, guard_of
 from .loops import Header, _jumps_out, _loop_conversion, _tightest, _uncountable, loop_counter, parse_header, trip_count
 from .reductions import _mentions
@@ -70,8 +71,9 @@ def _inner_array_refusal(ctx: NestContext, node: c_ast.Decl, t: CType, ir: str) 
         return ": only arrays of scalars are analysed", ()
     if {"static", "extern"} & set(node.storage or ()):
         return f": it is {' '.join(node.storage)}, one array every iteration shares", ()
-    if node.init is not None:
-        return ": its initializer is not analysed", ()
+    if node.init is not None:       # (one frontend/initializers.py could not read as assignments)
+        return (f": its initializer is not analysed (c2gpu reads one as the assignment of each element for at most "
+                f"{MAX_ELEMENTS} elements, from a brace list of values without side effects)"), ()
     if ir != node.name:
         return ": another variable of the nest has its name", ()
     dims = tuple(ctx.poly(d)[0] if d is not None else None for d in t.dims)
