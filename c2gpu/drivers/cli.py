@@ -315,7 +315,7 @@ def cmd_analyze(args) -> int:
     paths, expand_errors = _expand_inputs(args.files)
     for written in filter(None, (args.output, args.html)):
         _not_an_input(written, paths)
-    results = _analyze_all(args.jobs, paths, options, manager, style, want_report)
+    results = _analyze_all(args.jobs, paths, options, manager, style, want_report, want_json=args.format == "json")
     status = EXIT_INPUT if expand_errors or any(r.status for r in results) else EXIT_OK
     files = [r.file_dict for r in results if r.file_dict is not None]
     errors = expand_errors + [e for r in results for e in r.errors]
@@ -792,7 +792,7 @@ TICKER_AFTER_S = 2.0
 
 
 def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: TextStyle | None,
-                 want_report: bool) -> list[FileAnalysis]:
+                 want_report: bool, want_json: bool = True) -> list[FileAnalysis]:
     """Every file, results in the order given; --jobs N > 1 uses a process pool (output identical)."""
     # start-up: ~200 ms (see the top)
     from .driver import analyze_file, analyze_worker
@@ -810,7 +810,8 @@ def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: 
         for k, path in enumerate(paths):
             progress.show(path)
             ticker = manager.progress = _Ticker(path) if len(paths) == 1 else None
-            results.append(analyze_file(path, options, manager, style=style, want_report=want_report, err=err))
+            results.append(analyze_file(path, options, manager, style=style, want_report=want_report, err=err,
+                                        want_json=want_json))
             if ticker is not None:
                 ticker.clear()
                 manager.progress = None
@@ -826,7 +827,7 @@ def _analyze_all(jobs: int, paths: list[str], options: Options, manager, style: 
     results: list = [None] * len(paths)
     # spawned workers (not forked: this process runs threads), each with the deep stack main() gives
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(deep_call, analyze_worker, path, options, style, want_report): k
+        futures = {pool.submit(deep_call, analyze_worker, path, options, style, want_report, want_json): k
                    for k, path in enumerate(paths)}
         for fut in as_completed(futures):
             k = futures[fut]

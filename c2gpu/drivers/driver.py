@@ -83,7 +83,7 @@ class TextStyle:
 
 @dataclass
 class FileAnalysis:
-    """What analysing one file gave: its JSON entry (None when it could not be read), its text report, the
+    """What analysing one file gave: its JSON entry (None when it could not be read or was not asked for), its text report, the
     input errors, the exit status (0, or 1 for an input error) and, when asked, its Report."""
     path: str
     file_dict: dict | None
@@ -98,17 +98,19 @@ class FileAnalysis:
 
 def analyze_file(path: str, options: Options, manager: PassManager, *, source: str | None = None,
                  style: TextStyle | None = None, want_report: bool = False,
-                 err: Callable[[str], None] | None = None) -> FileAnalysis:
+                 err: Callable[[str], None] | None = None, want_json: bool = True) -> FileAnalysis:
     """Analyse one file: load it (recovering from errors), run the pipeline, advise, render JSON, the text
-    report (with `style`) and the Report (with `want_report`).  With `source`, that C text is analysed and
+    report (with `style`), the Report (with `want_report`) and the JSON entry (with `want_json` or `want_report`:
+    the text report alone does not need it, and on a large file it is a tenth of the run).  With `source`, that C text is analysed and
     `path` only names it.  Input errors go to `err` (default: stderr) as compiler-style messages."""
     with manager.active():     # what the analyses' helpers keep lives as long as the manager (pipeline.memo)
-        return _analyze_file(path, options, manager, source=source, style=style, want_report=want_report, err=err)
+        return _analyze_file(path, options, manager, source=source, style=style, want_report=want_report, err=err,
+                             want_json=want_json)
 
 
 def _analyze_file(path: str, options: Options, manager: PassManager, *, source: str | None = None,
                   style: TextStyle | None = None, want_report: bool = False,
-                  err: Callable[[str], None] | None = None) -> FileAnalysis:
+                  err: Callable[[str], None] | None = None, want_json: bool = True) -> FileAnalysis:
     err = err or (lambda m: print(m, file=sys.stderr))
     status, errors = 0, []
     try:
@@ -138,21 +140,25 @@ def _analyze_file(path: str, options: Options, manager: PassManager, *, source: 
     with manager.phase("reports"):
         flags = {nest.name: diagnostics(nest, manager, options.silenced, _priced_at_sizes(advice, nest))
                  + silence(unblocked.get(nest.name, []), options.silenced) for nest in program.nests}
-        fd = _with_verdict_json(_with_performance_json(_with_loop_verdicts_json(
-            ir_json.program(program, flags), program, manager), program, manager), program, advice)
         view = whole_program(program, advice, manager)
-        if view is not None:
-            fd["whole_program"] = program_json(view)
+        fd = None
+        if want_json or want_report:
+            fd = _with_verdict_json(_with_performance_json(_with_loop_verdicts_json(
+                ir_json.program(program, flags), program, manager), program, manager), program, advice)
+            if view is not None:
+                fd["whole_program"] = program_json(view)
         report_text = _text(program, flags, manager, advice, style, view) if style is not None else ""
         report = build_report(path, program, manager, advice, fd, errors, source, view) if want_report else None
     return FileAnalysis(path, fd, report_text, errors, status, report, flags)
 
 
-def analyze_worker(path: str, options: Options, style: TextStyle | None, want_report: bool) -> FileAnalysis:
+def analyze_worker(path: str, options: Options, style: TextStyle | None, want_report: bool,
+                   want_json: bool = True) -> FileAnalysis:
     """One file in a worker process, with a pipeline of its own (no state shared between files)."""
     manager = manager_for(options)
     messages: list[str] = []
-    result = analyze_file(path, options, manager, style=style, want_report=want_report, err=messages.append)
+    result = analyze_file(path, options, manager, style=style, want_report=want_report, err=messages.append,
+                          want_json=want_json)
     result.messages, result.timings = messages, dict(manager.timings)
     return result
 
