@@ -142,6 +142,39 @@ def test_the_address_of_a_first_element_is_the_array_it_starts(tmp_path):
     assert {"main@13", "main@18"} <= verified_ports(tmp_path, FIRST_ELEMENTS)
 
 
+# an inlined function whose loop becomes the grid with the caller's loop: the values the call passed are declared
+# (`int c2gpu_exact_i = i;`) between the two mapped loops, and each thread computes them
+SUNK_DECLARATIONS = r"""
+#include <stdio.h>
+static double face[40][20];
+static double ce[20][3];
+static void exact(int i, int j, double dtemp[20]) {
+  for (int m = 0; m < 20; m++) dtemp[m] = ce[m][0] + i * ce[m][1] + j * ce[m][2];
+}
+int main(void) {
+  int i;
+  for (int m = 0; m < 20; m++) for (int n = 0; n < 3; n++) ce[m][n] = 0.1 * m + 0.01 * n;
+  for (i = 0; i < 40; i++)
+    exact(i, 0, &(face[i][0]));
+  double s = 0;
+  for (i = 0; i < 40; i++) for (int m = 0; m < 20; m++) s += face[i][m];
+  printf("%.12e\n", s);
+  return 0;
+}
+"""
+
+
+def test_the_values_an_inlined_call_passes_are_computed_by_each_thread_of_the_grid_they_sit_in(tmp_path):
+    """Before, code generation looked for the declaration of c2gpu_exact_i among the statements of the loops as
+    written, not of the kernel's own view (where it sits between the mapped loops), and refused the nest: 'is
+    declared in the body of a loop that stays on the host'."""
+    found = nests(tmp_path, SUNK_DECLARATIONS)
+    report, _ = found["main@11"]
+    assert [lp.var for lp in report.loops] == ["i", "c2gpu_exact_m"], report.loops
+    assert all(lp.role.startswith("grid") for lp in report.loops), (report.loops, report.refusal)
+    assert "main@11" in verified_ports(tmp_path, SUNK_DECLARATIONS)
+
+
 @pytest.mark.parametrize("callee,why", [
     # it changes the global the argument is indexed by, through a function it calls
     ("static void g(void) { nz = nz - 1; }\nstatic void f(double *p, int n) { p[0] = n; g(); }",

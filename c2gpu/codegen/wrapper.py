@@ -205,14 +205,18 @@ def _check_locals_stay_in_their_kernel(nest: Nest, mapping, by_id) -> None:
     """A variable declared in the nest lives in the kernel whose statements declare it: another kernel of the
     plan (the body of a host loop split into several kernels) can neither see it nor get it from the host, where
     it is not in scope.  Such a plan is refused (CodegenError) before any code is made."""
+    # what each kernel runs: a kernel with a view of its own (statements sunk between its mapped loops, a
+    # distributed or interchanged body) numbers its loops in that view
+    runs = {k.name: k.statements({lp.lid: lp for lp in k.view.loops()}) if k.view is not None else k.statements(by_id)
+            for k in mapping.kernels()}
     declared: dict[str, tuple[str, str]] = {}       # variable -> (kernel, the line of its declaration)
     for k in mapping.kernels():
-        for st in k.statements(by_id):
+        for st in runs[k.name]:
             if st.decl:
                 declared[st.decl] = (k.name, line_of(st.loc, nest.loc.file))
     local = {s.name: s for s in nest.scalars if s.declared_in is not None}
     for k in mapping.kernels():
-        for st in k.statements(by_id):
+        for st in runs[k.name]:
             for v in (*st.scalar_reads, *st.scalar_writes):
                 name = local[v].source_name if v in local else v
                 if v in declared and declared[v][0] != k.name:
