@@ -227,19 +227,38 @@ class Performance(Pass):
         if _requested_registers(nest, mapping, gpu, shared, opts):
             raise PassFailed("ptxas's register counts are compiled first", code="registers-pending")
         rules = mapping
-        mapping, plain, structures = self.structure(nest, mapping, gpu, opts)
-        if mapping is not rules and shared is not None:
-            shared = plan_shared_memory(nest, mapping, opts)       # the tiles of the chosen structure's kernels
+        predicted, pruned = self.structures(nest, mapping, gpu, opts)
+        if not predicted:
+            perf = self.with_tiles(nest, mapping, gpu, opts, None, shared)
+            perf.mapping, perf.structure_trials = mapping, []
+            return perf
+        # one search over the structures and their shared-memory tiles: each structure with its best tiles (none,
+        # or those of the budget that predicts fastest), the fastest of them kept; a structure code generation
+        # cannot emit is not a port, however fast the model finds it (without its code, its transfers are not
+        # even costed): the fastest of those it can emit, when there is one (ties: the earlier, the rules' first)
+        finals = []
+        for cand, plain in predicted:
+            tiles = shared if cand is rules or shared is None else plan_shared_memory(nest, cand, opts)
+            finals.append((cand, self.with_tiles(nest, cand, gpu, opts, plain, tiles)))
+        best = min([t for t in finals if not t[1].not_generated] or finals, key=lambda t: round(t[1].total_s(), 12))
+        trials = [StructureTrial(c.structure, len(c.kernels()), sum(k.launches for k in p.kernels), p.total_s(),
+                                 c is best[0], not_generated=p.not_generated) for c, p in finals]
+        perf = best[1]
+        perf.mapping, perf.structure_trials = best[0], trials + pruned
+        return perf
+
+    def with_tiles(self, nest, mapping, gpu, opts, plain, shared):
+        """The prediction of `mapping` with the shared-memory tiles that make it fastest: its plain kernels
+        (`plain`, or predicted here), or the tiles of one of the candidate budgets (from the GPU's shared
+        memory per SM and the occupancy to keep); `shared`: the tiles under the default budget (None: no
+        shared memory).  The budgets compared are kept with it (shared_trials)."""
         if shared is None or not any(k.chosen for k in shared.kernels.values()):
             if plain is not None and (shared is None or not shared.kernels):
                 perf = plain        # no kernel has anything to stage: the plain prediction is the prediction
                 perf.shared_memory = perf.shared_memory or shared is not None
             else:
                 perf = self.predict(nest, mapping, gpu, shared, opts)
-            perf.mapping, perf.structure_trials = mapping, structures
             return perf
-        # shared memory is a decision: compare the plain kernels with the tiled ones under each candidate budget
-        # (from the GPU's shared memory per SM and the occupancy to keep), keep the fastest, report them all
         plain = plain or self.predict(nest, mapping, gpu, None, opts)
         model = plain.default_model
         trials = [(None, "no shared memory", plain, None)]
@@ -261,18 +280,17 @@ class Performance(Pass):
         chosen.shared_trials = [(b, why, p.total_s(model), p.kernel_s(model)) for b, why, p, _ in trials]
         chosen.shared_budget = best[3]
         chosen.without_shared_s = plain.total_s(model)
-        chosen.mapping, chosen.structure_trials = mapping, structures
         return chosen
 
-    def structure(self, nest, mapping, gpu, opts):
+    def structures(self, nest, mapping, gpu, opts):
         """The kernel structure is a decision too: every legal structure the mapping pass found (the rules' first,
-        then mapping.alternatives) predicted with plain kernels (no shared memory, the block search on); the
-        fastest is kept (ties: the earlier), and the plan pass takes it from here (NestPerformance.mapping).
-        A structure whose launches alone cost more than one already predicted is listed with that lower bound,
-        not searched.  (chosen Mapping, its plain NestPerformance or None, StructureTrials); with no alternative:
-        (mapping, None, [])."""
+        then mapping.alternatives) predicted with plain kernels (no shared memory, the block search on), for the
+        search in `run` to add their tiles to.  A structure whose launches alone cost more than one already
+        predicted is listed with that lower bound, not searched (tiles only lower the others' totals).
+        ([(Mapping, its plain NestPerformance)], the StructureTrials of those left out); with no alternative:
+        ([], [])."""
         if not mapping.alternatives:
-            return mapping, None, []
+            return [], []
         predicted, pruned = [], []
         # no launch costs less than one issued back to back with others (no synchronize): the lower bound
         per_launch, env = gpu.launch_s, nest.param_env(opts.get("params"))
@@ -287,15 +305,7 @@ class Performance(Pass):
             except PassFailed:
                 continue                          # a structure the model cannot predict is not chosen
             predicted.append((cand, p))
-        if not predicted:
-            return mapping, None, []
-        # a structure code generation cannot emit is not a port, however fast the model finds it (without its
-        # code, its transfers are not even costed): the fastest of those it can emit, when there is one
-        best, plain = min([t for t in predicted if not t[1].not_generated] or predicted,
-                          key=lambda t: round(t[1].total_s(), 12))
-        trials = [StructureTrial(c.structure, len(c.kernels()), sum(k.launches for k in p.kernels), p.total_s(),
-                                 c is best, not_generated=p.not_generated) for c, p in predicted]
-        return best, plain, trials + pruned
+        return predicted, pruned
 
     @staticmethod
     def predict(nest, mapping, gpu, shared, opts):

@@ -74,7 +74,7 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
                    f"without shared memory {units.seconds(perf.without_shared_s)}, "
                    f"with {units.seconds(min(t for b, _, t, _ in perf.shared_trials if b is not None))}")
     if len(perf.structure_trials) > 1:
-        out.append(f"{p}kernel structure (predicted total, {d}, plain kernels):")
+        out.append(f"{p}kernel structure (predicted total, {d}, each with the shared-memory tiles that make it fastest, or none):")
         for t in perf.structure_trials:
             out.append(f"{p}  {t.structure:<28} {t.kernels} kernel{'s' if t.kernels != 1 else ' '}  "
                        f"{t.launches:>8.0f} launch{'es' if t.launches != 1 else '  '}  {units.seconds(t.total_s):>9}"

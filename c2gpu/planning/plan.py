@@ -263,7 +263,8 @@ class BudgetTrial:
 
 @dataclass(frozen=True)
 class StructureTrial:
-    """One legal structure of a nest the model compared (plain kernels, no shared memory), with its prediction."""
+    """One legal structure of a nest the model compared, with its prediction (with the shared-memory tiles that make
+    it fastest, or none)."""
     structure: str               # Mapping.structure
     kernels: int                 # kernels of the structure
     launches: float              # launches in all (host loops launch their kernels once per iteration)
