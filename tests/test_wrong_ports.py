@@ -493,3 +493,39 @@ def test_partials_per_element_follow_the_loop_around_their_statement(tmp_path):
     out = mapped.stdout + mapped.stderr
     assert "ported nest nest9@7" in out and "a partial per value of i in each thread: 13" in out, out
     assert "verify: PASS" in out, out
+
+
+# a loop variable the thread's body declares (`int i, j, k;` before `for (i = 0; ...)`), in a kernel that stages a
+# small array in shared memory (found by the csmith differential test, seed 20251524)
+BODY_DECLARES_LOOP_VARIABLE = """#include <stdio.h>
+short out[23];
+int tab[2][3][1] = {{{1}, {2}, {3}}, {{4}, {5}, {6}}};
+int main(void)
+{
+    long g;
+    for (g = 0; g > -23; g--) {
+        short l[1];
+        int i, j, k;
+        for (i = 0; i < 1; i++)
+            l[i] = 6;
+        out[-g] = l[0] + (short)g + tab[0][0][0];
+    }
+    printf("%d %d\\n", out[5], out[22]);
+    return 0;
+}
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_a_loop_variable_the_body_declares_is_declared_once_in_a_kernel_with_tiles(tmp_path):
+    """Before, the tiled kernel hoisted the body's `int i;` beside the `int i;` it declares for the loop inside the
+    thread: the port compiled nowhere ("redeclaration of 'int i'")."""
+    cu, log = port(tmp_path, BODY_DECLARES_LOOP_VARIABLE, "--gpu", "h100-sxm", "--no-run")
+    assert ported(log) == {"main@7"} and "shared memory KEPT: tab" in log, log
+    kernel = cu.read_text()
+    kernel = kernel[kernel.index("__global__ void c2gpu_main_7_k0"):]
+    assert kernel[:kernel.index("\n}\n")].count("int i;") == 1
+    assert_nvcc_compiles(cu)
+    original, port_out = run_both(tmp_path, cu)
+    assert original == port_out

@@ -242,6 +242,12 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
     split = next((k for k, it in enumerate(items) if tiled is not None and it is tiled.ast), None)
     pre, post = (items, []) if split is None else (items[:split], items[split + 1:])
 
+    # the variables of loops inside the thread that the kernel declares at its top (kernel_code: `int i;` for a
+    # `for (i = 0; ...)` without a declaration in its header): the body's own declaration of one, hoisted beside
+    # it, would declare it twice
+    loop_vars = {lp.origin.var if lp.origin is not None else lp.var
+                 for lp in kernel.inner_loops(by_id) if not lp.declared_in_header}
+
     def block_text(nodes) -> tuple[list[str], list[str]]:
         """Statements for active threads; top-level declarations hoisted so later parts still see them."""
         decls, lines = [], []
@@ -252,7 +258,8 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
                 init = node.init
                 node_copy = c_ast.Decl(node.name, node.quals, node.align, node.storage, node.funcspec,
                                        node.type, None, node.bitsize, node.coord)
-                decls.append(printer.visit(node_copy) + ";")
+                if node.name not in loop_vars:
+                    decls.append(printer.visit(node_copy) + ";")
                 if init is not None:
                     lines.append(f"{node.name} = {printer.visit(init)};")
             else:
