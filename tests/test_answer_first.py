@@ -167,6 +167,10 @@ def test_without_a_measured_program_nests_without_a_time_are_said_to_be_left_out
     page = (tmp_path / "two.html").read_text()
     assert "No loop nest timed is worth porting on its own; the 1 without a time may be." in page
     assert "the other 1 has no time" in page
+    # a nest not ported and without a time says why it has none
+    r = run("analyze", TESTDATA / "may_alias.c", "--gpu", "h100-sxm", "--no-run", cwd=tmp_path)
+    assert "the other one has no time and is left out of every figure here (shift_add@17: static estimate " \
+           "impossible: needs a value for n" in r.stdout.split("\n\n")[0], r.stdout[:1500]
     # given the size, both are timed and the view is of the whole program again
     r = run("analyze", "two.c", "--gpu", "h100-sxm", "--no-run", "--param", "n=4096", cwd=tmp_path)
     head = r.stdout.split("\n\n")[0]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from dataclasses import field
+from dataclasses import field, replace
 
 from .. import units
 from .model import _CLASS_OF
@@ -41,6 +41,7 @@ class NestShare:
     gpu_s: float | None            # per program run, transfers included
     share: float | None            # of the program's time (or of the nests' time without a measured program)
     why: str                       # the verdict's reason, or why the nest is not ported
+    no_time: str = ""              # why it has no CPU time, when it has none (the static estimate's note)
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def whole_program(program, advice, manager) -> WholeProgram | None:
         cls = _CLASS_OF.get(v.verdict, "no-verdict") if v is not None else (
             "not-portable" if adv is None or not adv.ported else "no-verdict")
         why = v.reason if v is not None else (adv.refusal if adv is not None else "not analysed")
-        rows.append(NestShare(nest.name, nest.loc.line, cls, cpu_s, gpu_s, None, why))
+        no_time = "" if cpu_s else (cpu.note if cpu is not None else "not analysed")
+        rows.append(NestShare(nest.name, nest.loc.line, cls, cpu_s, gpu_s, None, why, no_time))
         arrays[nest.name] = {a.array for s in nest.statements() for a in s.accesses}
         perf = manager.result("performance", nest)
         if v is not None and cpu_s and adv.at_sizes:
@@ -103,8 +105,7 @@ def whole_program(program, advice, manager) -> WholeProgram | None:
             pieces[nest.name] = [(v.kernel_s + v.launch_s, runs, perf.transfers)]
     nests_s = sum(r.cpu_s for r in rows if r.cpu_s)
     base = program_s if program_s is not None else nests_s
-    rows = [NestShare(r.name, r.line, r.verdict, r.cpu_s, r.gpu_s, r.cpu_s / base if r.cpu_s and base else None,
-                      r.why) for r in rows]
+    rows = [replace(r, share=r.cpu_s / base if r.cpu_s and base else None) for r in rows]
     rows.sort(key=lambda r: -(r.cpu_s or 0.0))
     ported = [r for r in rows if r.verdict == "port" and r.cpu_s and r.gpu_s is not None]
     after = resident_s = None
@@ -238,10 +239,11 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
         head = (f"whole program: the loop nests take {units.seconds(view.nests_s)} per run (static estimate: "
                 f"{_short(view.unmeasured, 160)}; shares are of the nests' time)")
         if untimed:
-            # without a measured program, a nest without a time is missing from every figure below; a nest whose
-            # verdict waits for sizes says which
+            # without a measured program, a nest without a time is missing from every figure below; one whose
+            # verdict waits for sizes says which, else the first says why it has none
             sizes = next((r for r in untimed if r.verdict == "no-verdict"), None)
-            example = f" ({sizes.name}: {_short(sizes.why, 120)})" if sizes is not None else ""
+            example = f" ({sizes.name}: {_short(sizes.why, 120)})" if sizes is not None else \
+                f" ({untimed[0].name}: {_short(untimed[0].no_time, 120)})" if untimed[0].no_time else ""
             head = (f"whole program: {len(view.shares) - len(untimed)} of the {len(view.shares)} loop nests take "
                     f"{units.seconds(view.nests_s)} per run (static estimate: {_short(view.unmeasured, 160)}; shares "
                     f"are of their time); {_the_others(len(untimed))} left out of every figure here{example}")
