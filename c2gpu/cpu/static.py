@@ -247,10 +247,10 @@ def _flat_offset(nest: Nest, a: Access, env: Mapping[str, int]) -> Poly | None:
     if len(subs) == 1:
         off = subs[0]
     else:
-        info = next((x for x in nest.arrays if x.name == a.array), None)
-        if info is None:        # an array the frontend left undescribed (declared inside a refused nest)
+        try:
+            dims = nest.array(a.array).dims
+        except KeyError:        # an array the frontend left undescribed (declared inside a refused nest)
             return None
-        dims = info.dims
         inner = dims[len(dims) - len(subs) + 1:] if len(dims) >= len(subs) else None
         if inner is None or any(d is None for d in inner):
             return None

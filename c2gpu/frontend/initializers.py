@@ -120,7 +120,7 @@ def _values(init: c_ast.InitList, dims: list[int | None]) -> list[c_ast.Node] | 
     if row is None:
         return None
     out: list[c_ast.Node] = []
-    for k, sub in enumerate(exprs):
+    for sub in exprs:
         inner = _values(sub, dims[1:])
         if inner is None or len(inner) > row or (len(dims) > 2 and not _braced(sub)):
             return None

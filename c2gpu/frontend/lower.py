@@ -461,10 +461,12 @@ class FileLowerer:
     def initializers_expanded(self, cand: Candidate, facts: "FunctionFacts") -> Candidate:
         """The candidate with the arrays its body declares with an initializer read as declarations followed by
         the assignment of every element (frontend/initializers.py), with a note for each."""
-        if not initializers.expanded(cand.node):
+        if not any(isinstance(n, c_ast.Decl) and isinstance(n.init, c_ast.InitList) for n in nodes(cand.node)):
             return cand
         node = copy_tree(cand.node)
         notes = initializers.rewrite(node)
+        if not notes:
+            return cand
         self._adopt(cand.node, node, facts)
         return replace(cand, node=node, stands_for=cand.stands_for or cand.node, aliases=cand.aliases + tuple(notes))
 
@@ -515,8 +517,8 @@ class FileLowerer:
         array's elements (frontend/row_pointers.py)."""
         node, notes = resolve_row_pointers(cand.node, cand.scope.lookup, facts.address_taken,
                                            lambda d: decl_type(d, self.typedefs))
-        node, more = resolve_entry_pointers(node, facts.fn, cand.stands_for or cand.node, cand.scope.lookup,
-                                            facts.address_taken, lambda d: decl_type(d, self.typedefs), facts.writes)
+        node, more = resolve_entry_pointers(node, facts.writes, cand.stands_for or cand.node, cand.scope.lookup,
+                                            facts.address_taken, lambda d: decl_type(d, self.typedefs))
         notes += more
         if not notes:
             return cand

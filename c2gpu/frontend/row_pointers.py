@@ -51,12 +51,11 @@ def resolve_row_pointers(loop: c_ast.For, lookup, address_taken, ctype_of) -> tu
     return new, notes
 
 
-def resolve_entry_pointers(loop: c_ast.For, fn: c_ast.FuncDef, original: c_ast.Node, lookup, address_taken,
-                           ctype_of, writes: "FunctionWrites | None" = None) -> tuple[c_ast.For, list[str]]:
+def resolve_entry_pointers(loop: c_ast.For, writes: "FunctionWrites", original: c_ast.Node, lookup, address_taken,
+                           ctype_of) -> tuple[c_ast.For, list[str]]:
     """`loop` with the pointers declared before it into an array (module doc) read as that array's elements (a
-    new tree), and a note for each.  `fn` is the function, `original` the nest as written in it (where the
-    pointer's steps were); `writes` its FunctionWrites (computed here when not given: a caller with many nests
-    in one function computes it once)."""
+    new tree), and a note for each.  `writes` is what the function declares and writes (function_writes, once
+    per function), `original` the nest as written in it (where the pointer's steps were)."""
     uses = [n for n in _nodes(loop.stmt) if isinstance(n, c_ast.ID)]
     in_loop = _written(loop.stmt)
     # the tests on the name alone first: most nests use no pointer that could qualify, and the rest reads the
@@ -66,7 +65,6 @@ def resolve_entry_pointers(loop: c_ast.For, fn: c_ast.FuncDef, original: c_ast.N
              and name not in address_taken and name not in in_loop]
     if not names:
         return loop, []
-    writes = writes or function_writes(fn)
     inside = {id(n) for n in _nodes(original)}
     parents = {id(c): n for n in _nodes(loop.stmt) for _, c in n.children()}
     chosen = {}

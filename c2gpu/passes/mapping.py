@@ -421,22 +421,18 @@ class Mapper(Coalescing):
 
     def few_threads(self, loops: list[Loop]) -> bool:
         """Whether `loops` as a grid would be fewer than FEW_THREADS threads (every trip count known)."""
-        loop_vars = {lp.var for lp in self.nest.loops()}
-        n = 1.0
-        for lp in loops:
-            t = lp.trip_count
-            if t is None or t.variables & loop_vars or not t.variables <= self.env.keys():
-                return False
-            n *= t.evaluate(self.env)
-        return n < FEW_THREADS
+        return 0 < self.grid_size(lp.trip_count for lp in loops) < FEW_THREADS
 
     def threads(self, kernel: Kernel) -> float:
-        """The iterations of a kernel's mapped loops once the sizes are known: inf when a size is not known, 0 when
-        a trip count moves with a loop around (a triangular `k < i`: no width to count on)."""
+        """The iterations of a kernel's mapped loops once the sizes are known (grid_size)."""
+        return self.grid_size(m.trip for m in kernel.loops)
+
+    def grid_size(self, trips) -> float:
+        """The product of trip counts once the sizes are known: inf when a size is not known, 0 when a trip count
+        moves with a loop around (a triangular `k < i`: no width to count on)."""
         loop_vars = {lp.var for lp in self.nest.loops()}
         n = 1.0
-        for m in kernel.loops:
-            trip = m.trip
+        for trip in trips:
             if trip is None or trip.variables & loop_vars:
                 return 0.0
             if not trip.variables <= self.env.keys():
@@ -974,20 +970,15 @@ def structures(nest: Nest, deps, options: dict, rules: Mapping) -> tuple[Mapping
             seen.add(alt.structure)
             out.append(alt)
     # the short innermost loops the rules keep in each thread, mapped (a 3-point stencil's, when the model finds
-    # the grid they add worth their idle lanes)
-    try:
-        alt = MapLoops.mapping(nest, deps, dict(options, keep_short_loops=True))
-    except PassFailed:
-        alt = None
-    if alt is not None and alt.structure not in seen and alt.kernels():
-        seen.add(alt.structure)
-        out.append(alt)
-    # a reduction loop inside the grid's loops split across the threads of a block dimension (split_reductions)
-    try:
-        alt = MapLoops.mapping(nest, deps, dict(options, split_reductions=True))
-    except PassFailed:
-        alt = None
-    if alt is not None and alt.structure not in seen and alt.kernels():
-        out.append(alt)
+    # the grid they add worth their idle lanes); a reduction loop inside the grid's loops split across the threads
+    # of a block dimension (split_reductions)
+    for asked in ({"keep_short_loops": True}, {"split_reductions": True}):
+        try:
+            alt = MapLoops.mapping(nest, deps, {**options, **asked})
+        except PassFailed:
+            continue
+        if alt.structure not in seen and alt.kernels():
+            seen.add(alt.structure)
+            out.append(alt)
     return tuple(out)
 

@@ -235,18 +235,18 @@ def program_text(view: WholeProgram, gpu_key: str) -> str:
                 f"{100 * view.nests_s / view.program_s:.0f}% of it in the loop nests below")
         if view.nests_s > view.program_s:
             head += " (a nest that runs inside another, through a call, counts in both)"
-    else:
+    elif not untimed:
         head = (f"whole program: the loop nests take {units.seconds(view.nests_s)} per run (static estimate: "
                 f"{_short(view.unmeasured, 160)}; shares are of the nests' time)")
-        if untimed:
-            # without a measured program, a nest without a time is missing from every figure below; one whose
-            # verdict waits for sizes says which, else the first says why it has none
-            sizes = next((r for r in untimed if r.verdict == "no-verdict"), None)
-            example = f" ({sizes.name}: {_short(sizes.why, 120)})" if sizes is not None else \
-                f" ({untimed[0].name}: {_short(untimed[0].no_time, 120)})" if untimed[0].no_time else ""
-            head = (f"whole program: {len(view.shares) - len(untimed)} of the {len(view.shares)} loop nests take "
-                    f"{units.seconds(view.nests_s)} per run (static estimate: {_short(view.unmeasured, 160)}; shares "
-                    f"are of their time); {_the_others(len(untimed))} left out of every figure here{example}")
+    else:
+        # without a measured program, a nest without a time is missing from every figure below; one whose
+        # verdict waits for sizes says which, else the first says why it has none
+        sizes = next((r for r in untimed if r.verdict == "no-verdict"), None)
+        example = f" ({sizes.name}: {_short(sizes.why, 120)})" if sizes is not None else \
+            f" ({untimed[0].name}: {_short(untimed[0].no_time, 120)})" if untimed[0].no_time else ""
+        head = (f"whole program: {len(view.shares) - len(untimed)} of the {len(view.shares)} loop nests take "
+                f"{units.seconds(view.nests_s)} per run (static estimate: {_short(view.unmeasured, 160)}; shares "
+                f"are of their time); {_the_others(len(untimed))} left out of every figure here{example}")
     lines = [head]
     width = max(len(r.name) for r in view.shares)
     for r in view.shares:
