@@ -85,7 +85,8 @@ def test_the_model_counts_one_load_and_one_store_per_thread():
 CASES = r"""
 #include <stdio.h>
 #define N 24
-float A[N][N], B[N][N], C[N][N], D[N][N], E[N][N], F[N][N], G[N][N], H[N][N], s[N], y[N], P[N], Q[N], R[N], Z[N];
+float A[N][N], B[N][N], C[N][N], D[N][N], E[N][N], F[N][N], G[N][N], H[N][N], K[N][N], L[N][N], M[N][N], s[N], y[N],
+      P[N], Q[N], R[N], Z[N];
 
 void accumulate(void) {            /* promoted; C written in full before it is read: no copy-in */
   for (int i = 0; i < N; i++)
@@ -156,6 +157,32 @@ void conditional_first(void) {     /* R[i] first written inside an expression: i
     }
 }
 
+void invariant_guard(void) {       /* the condition reads i only: it holds in every iteration of k or in none */
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      for (int k = 0; k < N; k++)
+        if (i < N - 3)
+          K[i][j] += A[i][k] * B[k][j];
+}
+
+void mixed_guard(void) {           /* L[i][j] updated under the condition and without it */
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      for (int k = 0; k < N; k++) {
+        L[i][j] += A[i][k];
+        if (i > 2)
+          L[i][j] *= 0.5f;
+      }
+}
+
+void varying_guard(void) {         /* the condition reads k: C stores only in some iterations */
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      for (int k = 0; k < N; k++)
+        if (k < i)
+          M[i][j] += A[i][k] * B[k][j];
+}
+
 int main(void) {
   for (int i = 0; i < N; i++) {
     P[i] = -1;
@@ -165,13 +192,14 @@ int main(void) {
     for (int j = 0; j < N; j++) {
       A[i][j] = ((i * 3 + j) % 7) * 0.125f;
       B[i][j] = ((i + 2 * j) % 5) * 0.25f;
-      D[i][j] = E[i][j] = F[i][j] = G[i][j] = H[i][j] = (i - j) * 0.5f;
+      D[i][j] = E[i][j] = F[i][j] = G[i][j] = H[i][j] = K[i][j] = L[i][j] = M[i][j] = (i - j) * 0.5f;
     }
   }
   accumulate(); other_rows(); guarded(); partial(); read_first(); triangular(); invariant_read();
-  conditional_write(); conditional_first();
+  conditional_write(); conditional_first(); invariant_guard(); mixed_guard(); varying_guard();
   printf("%f %f %f %f %f %f %f %f %f\n", C[3][4], D[5][6], E[7][8], F[9][10], G[11][12], y[13], H[1][2], P[5],
          Z[6]);
+  printf("%f %f %f %f\n", K[4][5], K[22][3], L[7][8], M[9][9]);
   return 0;
 }
 """
@@ -182,7 +210,7 @@ def test_which_elements_are_promoted(tmp_path):
     nests = {n.name.split("@")[0]: n.name for n in prog.nests}
     got = {name: sorted((p.text, p.load, p.store) for p in kernel_promotions(prog, m, nests[name]))
            for name in ("accumulate", "other_rows", "guarded", "partial", "read_first", "triangular",
-                        "invariant_read", "conditional_first")}
+                        "invariant_read", "conditional_first", "invariant_guard", "mixed_guard", "varying_guard")}
     assert got == {
         "accumulate": [("C[i][j]", True, True)],
         "other_rows": [],                       # D[k][j] may be D[i][j]: isl finds k == i
@@ -192,9 +220,15 @@ def test_which_elements_are_promoted(tmp_path):
         "triangular": [("y[i]", True, True)],
         "invariant_read": [("H[i][j]", True, True), ("s[i]", True, False)],
         "conditional_first": [("R[i]", True, True), ("Z[i]", True, True)],   # R[i] = ... may not run: loaded
+        "invariant_guard": [("K[i][j]", True, True)],          # loaded and stored under the condition
+        "mixed_guard": [],                                      # two accesses under different conditions
+        "varying_guard": [],                                    # the condition changes with k
     }
     (tri,) = kernel_promotions(prog, m, nests["triangular"])
     assert tri.runs is not None and tri.runs.to_c() == "i - 1"    # k runs only for i >= 1
+    assert tri.guards == ()
+    (inv,) = kernel_promotions(prog, m, nests["invariant_guard"])
+    assert inv.runs is None and [str(c) for c in inv.guards] == ["-i + 20 >= 0"]
 
 
 @requires_tool("g++")
@@ -203,7 +237,7 @@ def test_promotions_and_copy_ins_verify(tmp_path):
     assert res.ok, res.message
     code = {o.nest.name.split("@")[0]: o.code for o in res.outcomes if o.ported}
     assert {"accumulate", "other_rows", "guarded", "partial", "read_first", "triangular",
-            "invariant_read", "conditional_write", "conditional_first"} <= set(code)
+            "invariant_read", "conditional_write", "conditional_first", "invariant_guard"} <= set(code)
     copy_in = {name: {a.name: a.copy_in is not None for a in c.arrays} for name, c in code.items()}
     assert copy_in["accumulate"]["C"] is False
     assert copy_in["partial"]["F"] is True          # written only in part
@@ -216,6 +250,9 @@ def test_promotions_and_copy_ins_verify(tmp_path):
     assert re.search(r"if \(\(i - 1\) >= 0\) c2gpu_reg_y_0 = y\[i\];", text["triangular"])
     assert re.search(r"if \(\(i - 1\) >= 0\) y\[i\] = c2gpu_reg_y_0;", text["triangular"])
     assert not re.search(r"s\[i\] = c2gpu_reg", text["invariant_read"])     # read only: never stored
+    # the rows the condition skips are neither loaded nor stored (poisoned memory would show a stray store)
+    assert re.search(r"if \(\(-i \+ 20\) >= 0\) c2gpu_reg_K_0 = K\[", text["invariant_guard"])
+    assert re.search(r"if \(\(-i \+ 20\) >= 0\) K\[[^\]]*\] = c2gpu_reg_K_0;", text["invariant_guard"])
 
 
 def test_port_says_which_elements_live_in_registers_and_which_copies_are_skipped(tmp_path):

@@ -199,7 +199,9 @@ def register_lines(p: Promotion, plan: ArrayPlan) -> tuple[list[str], list[str]]
     runs at least once: C touches the element then, and only then."""
     subs = [CInt.of_poly(x) for x in p.subscripts]
     element = f"{p.array}[{subs[0] if len(subs) == 1 else _flat(subs, plan.extents, wide_index(plan))}]"
-    when = "" if p.runs is None else f"if (({p.runs.to_c()}) >= 0) "
+    conditions = ([] if p.runs is None else [f"({p.runs.to_c()}) >= 0"]) + \
+        [f"({c.expr.to_c()}) {'>=' if c.kind == 'ge' else '=='} 0" for c in p.guards]
+    when = f"if ({' && '.join(conditions)}) " if conditions else ""
     load = [f"{when}{p.register} = {element};"] if p.load else []
     store = [f"{when}{element} = {p.register};"] if p.store else []
     return load, store

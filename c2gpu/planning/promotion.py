@@ -15,8 +15,12 @@ An element `A[s]` is promoted across an in-thread loop L when:
   the dependence analysis proves no loop whose body writes one of two arrays that may alias
   (c2gpu/passes/dependence.py), so two arrays of a mapped kernel are distinct objects; the pure functions a nest
   may call touch no memory;
-- no access to it inside L is under a condition inside L (a conditional update: C would store only when the
-  condition holds), none is a reduction across threads or a scatter (atomics), none is in a loop header;
+- no access to it inside L is under a condition inside L that may change between L's iterations (a conditional
+  update: C would store only when the condition holds); a condition that reads only the loops around L and
+  sizes (`if (i + 1 < ni)` inside `for k`: a thread's second row of a coarsened kernel, transform/coarsen.py)
+  holds in every iteration of L or in none, so the load and the store run under it too (`guards`); every
+  access to the element inside L is under the same such conditions; none is a reduction across threads or a
+  scatter (atomics), none is in a loop header;
 - whenever L runs at least once, the C code touches the element at least once (isl, exact): the load and the
   store then never touch an element the original does not, so they add no race and no out-of-bounds access.
 The register is loaded before L when some access reads it and the first statement of L's body that touches
@@ -32,7 +36,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
-from ..ir import Access, Loop, Nest, Statement
+from ..ir import Access, Constraint, Guard, Loop, Nest, Statement
 from ..pipeline import memo
 from ..symbolic import Poly
 from ..records import dataclass
@@ -53,6 +57,8 @@ class Promotion:
     register: str                    # its C name in the kernel
     runs: Poly | None                # the loop runs at least once iff runs >= 0 (over the loops around it and
     #                                  the sizes); None: it always does where its header runs
+    guards: tuple[Constraint, ...]   # the conditions inside the loop, over the loops around it and the sizes, that
+    #                                  every access to the element is under: the load and the store are too
     nodes: tuple = field(default=(), compare=False, repr=False)   # the syntax trees of the accesses (ArrayRef
     #                                  nodes of their statements), which code generation prints as the register
 
@@ -188,9 +194,15 @@ def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], arr
     depth = len(path)                  # guards with this depth or more are inside L
     mine = {id(a) for a, _ in members}
     nodes = []
+    inside = {tuple(g for g in s.guards if g.depth is None or g.depth >= depth) for _, s in members}
+    if len(inside) != 1:
+        return None                    # accesses under different conditions inside L
+    guards = next(iter(inside))
+    outer = {q.var for q in path[:-1]}
+    spelt = outer | {q.origin.var for q in path[:-1] if q.origin is not None}    # as the condition reads them
+    if not all(_invariant(g, outer, spelt, set(nest.params), unprintable) for g in guards):
+        return None                    # a condition that may change between L's iterations
     for a, s in members:
-        if any(g.depth is None or g.depth >= depth for g in s.guards):
-            return None                # a conditional access inside L
         if s.kind == "header":
             return None
         found = access_nodes(s, a) if s.ast is not None else []
@@ -204,7 +216,7 @@ def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], arr
             if s.kind == "header" or not _never_equal(nest, s, a, subs):
                 return None
     try:
-        runs = _runs(nest, lp, path, [s for _, s in members], unprintable)
+        runs = _runs(nest, lp, path, [s for _, s in members], unprintable, guards)
     except (ValueError, isl.Error):
         return None
     if runs is False:
@@ -219,7 +231,17 @@ def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], arr
     name = "c2gpu_reg_" + re.sub(r"\W", "_", array) + f"_{index}"
     return Promotion(array, tuple(subs), a0.text, lp.lid, lp.origin.var if lp.origin else lp.var,
                      tuple(a for a, _ in members), reads and not assigned_first, writes, a0.elem_type, name, runs,
-                     tuple(dict.fromkeys(nodes)))
+                     tuple(c for g in guards for c in g.constraints), tuple(dict.fromkeys(nodes)))
+
+
+def _invariant(g: Guard, outer: set[str], spelt: set[str], params: set[str], unprintable: set[str]) -> bool:
+    """Whether condition `g` is a conjunction of affine constraints over the loops around L (`outer`; `spelt`: their
+    variables as the C names them too) and sizes only, printable in the kernel: then it holds in every iteration
+    of L or in none."""
+    if g.depth is None or g.constraints is None or g.alternatives is not None or not set(g.reads) <= spelt | params:
+        return False
+    names = {v for c in g.constraints for v in c.expr.variables}
+    return names <= outer | params and not names & unprintable and all(v.isidentifier() for v in names)
 
 
 def _first_toucher(lp: Loop, ids: set[int]):
@@ -254,11 +276,12 @@ def _never_equal(nest: Nest, s: Statement, a: Access, subs) -> bool:
         return False
 
 
-def _runs(nest: Nest, lp: Loop, path: list[Loop], touching: list[Statement], unprintable: set[str]) \
-        -> Poly | None | bool:
-    """When the load and the store may run: None (whenever the loop's header runs), a Poly (where it is >= 0:
-    the loop has at least one iteration), or False (the C code may run the loop without touching the element,
-    or the condition cannot be printed)."""
+def _runs(nest: Nest, lp: Loop, path: list[Loop], touching: list[Statement], unprintable: set[str],
+          guards: tuple[Guard, ...] = ()) -> Poly | None | bool:
+    """When the load and the store may run, besides `guards` (the conditions inside the loop every access to the
+    element is under, over the loops around it): None (whenever the loop's header runs), a Poly (where it is >= 0:
+    the loop has at least one iteration), or False (the C code may run the loop, with the guards holding, without
+    touching the element, or the condition cannot be printed)."""
     params = ", ".join(nest.params)
     outer = path[:-1]
     names = {q.var: ph.dim(q.lid) for q in path}
@@ -271,10 +294,14 @@ def _runs(nest: Nest, lp: Loop, path: list[Loop], touching: list[Statement], unp
         dom, _ = ph.statement_domain(nest, s)
         t = dom.project_out(isl.dim_type.set, k, dom.dim(isl.dim_type.set) - k)
         touched = t if touched is None else touched.union(t)
+    # where the conditions hold (they read the loops around L and sizes only): the load and the store run there
+    held = isl.Set(f"[{params}] -> {{ [{', '.join(names[q.var] for q in outer)}] : "
+                   f"{' and '.join(ph.domain_constraints([], names, guards)) or 'true'} }}")
+    runs = runs.intersect(held)
     if touched is None or not runs.is_subset(touched):
         return False
     headers = isl.Set(f"[{params}] -> {{ [{', '.join(names[q.var] for q in outer)}] : "
-                      f"{' and '.join(ph.domain_constraints(outer, names, lp.guards)) or 'true'} }}")
+                      f"{' and '.join(ph.domain_constraints(outer, names, lp.guards)) or 'true'} }}").intersect(held)
     if headers.is_subset(runs):
         return None
     trip = lp.trip_count
