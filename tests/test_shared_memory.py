@@ -147,12 +147,16 @@ TILED_FASTER = {"a100": ("resios",), "h100-sxm": ("resios", "gpuperf")}
 def test_model_compares_tiled_and_plain_matmul_and_respects_the_roofline(gpu):
     from c2gpu.model.gpu import load_gpu
     from c2gpu.passes.kernel_analyses import Performance
+    from c2gpu.planning.shared_tiles import plan_shared_memory
     opts = {"gpu": load_gpu(gpu), "registers": "estimate", "shared_memory": "auto"}
     m = make_manager(PIPELINE + ["performance"], opts)
     prog = m.run(load_program(str(TESTDATA / "matmul.c"), PreprocessOptions(defines=(("N", "2048"),))))
     nest = prog.nest("matmul@16")
     chosen = m.result("performance", nest)
-    mapping, shared = m.result("mapping", nest), m.result("shared-memory", nest)
+    # the structure the search kept (the rules', or another: each structure is predicted with its best tiles)
+    mapping = chosen.mapping
+    shared = m.result("shared-memory", nest) if mapping is m.result("mapping", nest) else \
+        plan_shared_memory(nest, mapping, opts)
     plain = Performance.predict(nest, mapping, opts["gpu"], None, opts)
     tiled = Performance.predict(nest, mapping, opts["gpu"], shared, opts)
     assert all(k.tiles for k in tiled.kernels) and not any(k.tiles for k in plain.kernels)

@@ -75,12 +75,13 @@ def _launches_at_least(nest, mapping, env: dict) -> float:
 
 def _requested_registers(nest, mapping, gpu, shared, opts) -> bool:
     """In the collecting run of c2gpu.perf.registers.run_with_one_nvcc_call: ask for ptxas's counts of the
-    kernels of the rules' structure that the pass predicts (plain, and with the tiles of each shared-memory
-    budget) and say whether one was missing.  Then nothing is predicted: the run is redone once they are
-    compiled, so predicting with estimates here would be thrown away.  The other structures are not asked
-    for: the pass predicts one only when its launches alone cost less than the rules' structure in all, which
-    takes their counts (on the 51 files of testdata and PolyBench, 3 needed a kernel of another structure;
-    asking for every structure's compiled 312 kernels where 220 were used).  What it then predicts is
+    kernels of a structure that the pass predicts (plain, and with the tiles of each shared-memory budget) and
+    say whether one was missing.  Then nothing is predicted: the run is redone once they are compiled, so
+    predicting with estimates here would be thrown away.  The pass asks for the rules' structure and those that
+    launch no more (split reductions, coarsened threads: always predicted).  The others are not asked for: the
+    pass predicts one only when its launches alone cost less than the rules' structure in all, which takes
+    their counts (on the 51 files of testdata and PolyBench, 3 needed a kernel of another structure; asking
+    for every structure's compiled 312 kernels where 220 were used).  What it then predicts is
     collected where the prediction asks for it and compiled in the next round, as is anything missing when the
     first candidate's kernels are cached (the file was analysed before: the others are not built here)."""
     if not collecting() or opts.get("registers", "auto") == "estimate":
@@ -224,7 +225,13 @@ class Performance(Pass):
         gpu = _gpu(ctx)
         opts = ctx.options
         shared = _shared_plan(nest, ctx)
-        if _requested_registers(nest, mapping, gpu, shared, opts):
+        # the structures the search predicts whatever the counts say (no more launches than the rules'; the
+        # others may be pruned by their launches alone): their kernels are compiled in the same nvcc call
+        env = nest.param_env(opts.get("params"))
+        certain = [mapping] + [alt for alt in mapping.alternatives
+                               if _launches_at_least(nest, alt, env) <= _launches_at_least(nest, mapping, env)]
+        if [c for c in certain if _requested_registers(nest, c, gpu, shared if c is mapping or shared is None else
+                                                       plan_shared_memory(nest, c, opts), opts)]:
             raise PassFailed("ptxas's register counts are compiled first", code="registers-pending")
         rules = mapping
         predicted, pruned = self.structures(nest, mapping, gpu, opts)

@@ -33,10 +33,12 @@ from c2gpu.frontend.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.planning.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop, Mapping, kernels_in
 from c2gpu.pipeline import Pass, PassFailed
+from c2gpu.transform.coarsen import coarsened_mappings
 from c2gpu.transform.reorder import kernel_view
 from c2gpu.symbolic import Sym
 
 from .coalescing import Coalescing
+from .dependence import analyze
 from .scalars import outlives_nest
 
 MAPPABLE_REDUCTIONS = ("+", "max", "min")
@@ -920,7 +922,11 @@ class MapLoops(Pass):
         rules = self.mapping(nest, deps, ctx.options)
         if ctx.options.get("gpu") is None or ctx.options.get("map") or ctx.options.get("map_host"):
             return rules              # no model to choose, or the user chose: the one structure
-        return replace(rules, alternatives=structures(nest, deps, ctx.options, rules))
+        frontend, gpu = ctx.program.frontend if ctx.program is not None else None, ctx.options["gpu"]
+        coarse = () if frontend is None or not frontend.describes(nest) else coarsened_mappings(
+            nest, rules, frontend.describe_again, _prover(ctx), gpu.sm_count * gpu.max_threads_per_sm,
+            nest.param_env(ctx.options.get("params")))
+        return replace(rules, alternatives=structures(nest, deps, ctx.options, rules) + coarse)
 
     @staticmethod
     def mapping(nest: Nest, deps, options: dict) -> Mapping:
@@ -933,6 +939,15 @@ class MapLoops(Pass):
                          "order in the last bits where the sum is well conditioned, by more where its terms "
                          "cancel (verify compares with a tolerance and says which; --exact-fp keeps C's order)")
         return Mapping(nest.name, items, tuple(notes), reassociates)
+
+
+def _prover(ctx):
+    """(nest, lids) -> whether the dependence analysis proves those loops of `nest` (a rewritten kernel view,
+    not one of the manager's nests) parallel."""
+    def proven(nest: Nest, lids) -> bool:
+        verdicts = analyze(nest, assume_no_alias=bool(ctx.options.get("assume_no_alias")), program=ctx.program).verdicts
+        return all(lid in verdicts and verdicts[lid].status == "parallel" for lid in lids)
+    return proven
 
 
 MAX_HOST_LOOPS = 2     # structures with 1 and 2 outer parallel loops on the host: the rules' + at most 2 others

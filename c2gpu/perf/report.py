@@ -75,8 +75,9 @@ def performance_text(perf: NestPerformance, indent: str = "  ") -> str:
                    f"with {units.seconds(min(t for b, _, t, _ in perf.shared_trials if b is not None))}")
     if len(perf.structure_trials) > 1:
         out.append(f"{p}kernel structure (predicted total, {d}, each with the shared-memory tiles that make it fastest, or none):")
+        width = max(28, *(len(t.structure) for t in perf.structure_trials))
         for t in perf.structure_trials:
-            out.append(f"{p}  {t.structure:<28} {t.kernels} kernel{'s' if t.kernels != 1 else ' '}  "
+            out.append(f"{p}  {t.structure:<{width}} {t.kernels} kernel{'s' if t.kernels != 1 else ' '}  "
                        f"{t.launches:>8.0f} launch{'es' if t.launches != 1 else '  '}  {units.seconds(t.total_s):>9}"
                        f"{'  <- chosen' if t.chosen else ''}{'  ' + t.bound if t.bound else ''}"
                        f"{'  not generated: ' + t.not_generated if t.not_generated else ''}")

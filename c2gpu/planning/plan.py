@@ -27,6 +27,8 @@ class MappedLoop:
     origin: Origin | None  # the C loop variable in terms of `var`, when normalization rewrote the loop
     c_var: str            # the loop variable as the C code names it
     loc: Loc
+    coarsened: int = 1    # consecutive iterations of the C loop each thread runs (transform/coarsen.py): the view's
+    #                       loop counts groups of them
 
 
 @dataclass(frozen=True)
@@ -157,18 +159,22 @@ class Mapping:
         """The structure in words: "host r; grid q, p" (loops in C's names, host loops outermost first)."""
         host: list[str] = []
         grid: list[str] = []
+        coarse: list[str] = []
 
         def walk(items):
             for it in items:
                 if isinstance(it, Kernel):
                     split = [f"{m.c_var} (split)" if m.dim == it.split_dim else m.c_var for m in it.loops]
                     grid.extend(v for v in split if v not in grid)
+                    coarse.extend(v for v in (f"{m.coarsened} iterations of {m.c_var} per thread" for m in it.loops
+                                              if m.coarsened > 1) if v not in coarse)
                 else:
                     host.append(it.var)
                     walk(it.body)
         walk(self.items)
         return "; ".join(part for part in (f"host {', '.join(host)}" if host else "",
-                                           f"grid {', '.join(grid)}" if grid else "one thread") if part)
+                                           f"grid {', '.join(grid)}" if grid else "one thread", ", ".join(coarse))
+                         if part)
 
     def kernels(self) -> list[Kernel]:
         return kernels_in(self.items)

@@ -340,7 +340,8 @@ def _loop_roles(nest, mapping) -> dict:
         by_id = {lp.lid: lp for lp in (k.view or nest).loops()}
         key = (lambda lid: lid) if k.view is None else (lambda lid: _place(by_id[lid]))
         grid = {key(m.lid): f"split across {SPLIT_THREADS} threads along {m.dim}" if m.dim == k.split_dim
-                else f"grid {m.dim}" for m in k.loops}
+                else f"grid {m.dim}" + (f", {m.coarsened} iterations per thread" if m.coarsened > 1 else "")
+                for m in k.loops}
         inside = {key(lp.lid) for lp in k.inner_loops(by_id)} if k.body_lid in by_id and k.loops else set()
         per_kernel.append((k.name.rsplit("_", 1)[-1], grid, inside))
     for at in {p for _, grid, inside in per_kernel for p in (grid.keys() | inside)} - out.keys():
