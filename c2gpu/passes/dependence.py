@@ -165,6 +165,13 @@ class DependenceAnalysis(Pass):
                        program=getattr(ctx, "program", None))
 
 
+def proves_parallel(nest: Nest, lids, ctx) -> bool:
+    """Whether the dependence analysis proves the loops `lids` of `nest` parallel, with the run's options: for a
+    nest the manager does not hold (a kernel's view rewritten by a transform, c2gpu/transform/coarsen.py)."""
+    verdicts = analyze(nest, assume_no_alias=bool(ctx.options.get("assume_no_alias")), program=ctx.program).verdicts
+    return all(lid in verdicts and verdicts[lid].status == "parallel" for lid in lids)
+
+
 # Bounds that keep the analysis of pathological input (generated or fuzzed code) finite and deterministic:
 # a nest deeper than MAX_DEPTH is refused; after MAX_PAIRS reference pairs of one nest, the loops around the
 # remaining pairs are reported as not proven parallel (sound: nothing is ported on a guess).

@@ -38,7 +38,7 @@ from c2gpu.transform.reorder import kernel_view
 from c2gpu.symbolic import Sym
 
 from .coalescing import Coalescing
-from .dependence import analyze
+from .dependence import proves_parallel
 from .scalars import outlives_nest
 
 MAPPABLE_REDUCTIONS = ("+", "max", "min")
@@ -924,7 +924,8 @@ class MapLoops(Pass):
             return rules              # no model to choose, or the user chose: the one structure
         frontend, gpu = ctx.program.frontend if ctx.program is not None else None, ctx.options["gpu"]
         coarse = () if frontend is None or not frontend.describes(nest) else coarsened_mappings(
-            nest, rules, frontend.describe_again, _prover(ctx), gpu.sm_count * gpu.max_threads_per_sm,
+            nest, rules, frontend.describe_again, lambda view, lids: proves_parallel(view, lids, ctx),
+            gpu.sm_count * gpu.max_threads_per_sm,
             nest.param_env(ctx.options.get("params")))
         return replace(rules, alternatives=structures(nest, deps, ctx.options, rules) + coarse)
 
@@ -939,15 +940,6 @@ class MapLoops(Pass):
                          "order in the last bits where the sum is well conditioned, by more where its terms "
                          "cancel (verify compares with a tolerance and says which; --exact-fp keeps C's order)")
         return Mapping(nest.name, items, tuple(notes), reassociates)
-
-
-def _prover(ctx):
-    """(nest, lids) -> whether the dependence analysis proves those loops of `nest` (a rewritten kernel view,
-    not one of the manager's nests) parallel."""
-    def proven(nest: Nest, lids) -> bool:
-        verdicts = analyze(nest, assume_no_alias=bool(ctx.options.get("assume_no_alias")), program=ctx.program).verdicts
-        return all(lid in verdicts and verdicts[lid].status == "parallel" for lid in lids)
-    return proven
 
 
 MAX_HOST_LOOPS = 2     # structures with 1 and 2 outer parallel loops on the host: the rules' + at most 2 others
