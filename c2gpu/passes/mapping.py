@@ -31,6 +31,7 @@ from dataclasses import replace
 from c2gpu.ir import Loop, Nest, Reduction, Statement, line_of, loop_words, ordered_reduction, reduction_type
 from c2gpu.frontend.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
+from c2gpu.model.gpu import GPU, load_gpu
 from c2gpu.planning.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop, Mapping, kernels_in
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.transform.coarsen import coarsened_mappings
@@ -923,6 +924,7 @@ class MapLoops(Pass):
         if ctx.options.get("gpu") is None or ctx.options.get("map") or ctx.options.get("map_host"):
             return rules              # no model to choose, or the user chose: the one structure
         frontend, gpu = ctx.program.frontend if ctx.program is not None else None, ctx.options["gpu"]
+        gpu = gpu if isinstance(gpu, GPU) else load_gpu(str(gpu))      # a name, from the API
         coarse = () if frontend is None or not frontend.describes(nest) else coarsened_mappings(
             nest, rules, frontend.describe_again, lambda view, lids: proves_parallel(view, lids, ctx),
             gpu.sm_count * gpu.max_threads_per_sm,
