@@ -73,10 +73,12 @@ def coarsened(nest: Nest, kernel: Kernel, factor: int, describe_again, proven_pa
         return None                     # a loop whose bounds a row's own scalar sets: one header cannot serve all
     copies: dict[int, c_ast.Node] = {}
     root = copy.deepcopy(view.root.ast, copies)
-    head = copies[id(loop.ast)]
+    head, body_of = copies.get(id(loop.ast)), copies.get(id(by_id[kernel.body_lid].ast))
+    if not isinstance(head, c_ast.For) or not isinstance(body_of, c_ast.For):
+        return None                     # the loops' syntax is not the view's tree
     head.next = c_ast.Assignment("+=", c_ast.ID(var), integer(factor))
     with_coord(head.next, head.coord)
-    jam = _Jam(var, head.cond, factor, {v for v, _ in scalars}, copies[id(by_id[kernel.body_lid].ast)])
+    jam = _Jam(var, head.cond, factor, {v for v, _ in scalars}, body_of)
     # the copies of a scalar declared outside the nest are declared where each thread's body starts; where it
     # ends, the scalar takes the value of the last copy that ran, the last row's as in C (the port stores the
     # value C leaves in it, c2gpu/codegen/kernel.py)
