@@ -529,3 +529,41 @@ def test_a_loop_variable_the_body_declares_is_declared_once_in_a_kernel_with_til
     assert_nvcc_compiles(cu)
     original, port_out = run_both(tmp_path, cu)
     assert original == port_out
+
+
+TWO_ELEMENTS_ONE_SPELLING = r"""
+#include <stdio.h>
+#define N 64
+#define OFF (2 * N + 4)
+float U[3 * N + 8], C[N][N];
+int main(void)
+{
+    int i, j;
+    for (i = 0; i < N; i++)
+        for (j = 0; j < N; j++)
+            C[i][j] = (float)((i * 3 + j) % 7) * 0.5f;
+    for (i = 0; i < 3 * N + 8; i++)
+        U[i] = (float)(i % 5);
+    for (i = 2; i < N - 2; i++)
+        for (j = 1; j < N - 1; j++) {
+            U[OFF + i - 1] += C[j][i];
+            U[OFF + i + 1] += C[i][j];
+        }
+    for (i = 0; i < 3 * N + 8; i++)
+        printf("%d %.9g\n", i, U[i]);
+    return 0;
+}
+"""
+
+
+@requires_tool("nvcc")
+@requires_tool("g++")
+def test_two_element_reductions_whose_texts_differ_only_in_operators_get_their_own_names(tmp_path):
+    """`U[OFF + i - 1] +=` and `U[OFF + i + 1] +=` over j, rows split across threads: both partial results were
+    named c2gpu_elem_U____2___N____4____i____1__part, and the port compiled nowhere ("redeclaration of ...";
+    the differential test's seed 247 of the disjunctions family, on main before)."""
+    cu, log = port(tmp_path, TWO_ELEMENTS_ONE_SPELLING, "--gpu", "h100-sxm", "--no-run")
+    assert "main@14" in ported(log), log
+    assert_nvcc_compiles(cu)
+    original, port_out = run_both(tmp_path, cu)
+    assert original == port_out

@@ -13,7 +13,7 @@ become per-thread partial results.
 from __future__ import annotations
 
 import copy
-
+import hashlib
 import re
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
@@ -261,8 +261,15 @@ class Ordered:
 
 
 def reduction_key(r) -> str:
-    """A C identifier for a reduction's target: the scalar's name, or the element's text made one (y_i_)."""
-    return r.target if r.array_access is None else "elem_" + re.sub(r"[^A-Za-z0-9_]", "_", r.target)
+    """A C identifier for a reduction's target: the scalar's name, or the element's text made one (y_i_).  A text
+    with operators gets a digest of itself too: `U[OFF + i - 1]` and `U[OFF + i + 1]` would both read U____i____1
+    (two reductions of one kernel declared one name: a port that compiled nowhere, differential seed 247)."""
+    if r.array_access is None:
+        return r.target
+    key = "elem_" + re.sub(r"[^A-Za-z0-9_]", "_", r.target)
+    if re.search(r"[^A-Za-z0-9_\[\] ]", r.target):
+        key += "_" + hashlib.md5(r.target.encode()).hexdigest()[:8]
+    return key
 
 
 def device_function(f, name: str, renames: dict[str, str]) -> str:
