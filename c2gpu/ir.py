@@ -293,6 +293,11 @@ class Loop:
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
 
     @property
+    def source_var(self) -> str:
+        """The loop variable as the C code names it (`var` is the normalized one when normalization rewrote it)."""
+        return self.origin.var if self.origin else self.var
+
+    @property
     def lowers(self) -> tuple[Poly, ...]:
         """The start as pieces: the tightest of them is the start (one piece: `lower`; none: unknown)."""
         return self.lower_pieces or ((self.lower,) if self.lower is not None else ())

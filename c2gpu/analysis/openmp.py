@@ -94,7 +94,7 @@ def missing_clauses(pragma: str, line: int | None, loop: Loop, verdict, nest: Ne
     declared = {st.decl for st in loop.statements() if st.decl}
     collapsed = _collapsed(loop, pragma)
     for inner in list(loop.loops())[1:]:
-        var = inner.origin.var if inner.origin is not None else inner.var
+        var = inner.source_var
         if not inner.declared_in_header and var not in declared and var not in privatized and inner not in collapsed:
             out.setdefault(f"private({var})", MissingClause(
                 f"private({var})", f"{where} has no private({var}) clause, but the inner loop at line "
@@ -179,7 +179,7 @@ def openmp_findings(nest: Nest, info) -> list[Flag]:
 
 def _names_used(nest: Nest, loop: Loop) -> set[str]:
     """Every variable the loop reads or writes (scalars, arrays, its own and inner loop variables), as C names."""
-    names = {lp.origin.var if lp.origin is not None else lp.var for lp in loop.loops()}
+    names = {lp.source_var for lp in loop.loops()}
     for st in loop.statements():
         names |= set(st.scalar_reads) | set(st.scalar_writes) | {a.array for a in st.accesses}
         if st.decl:

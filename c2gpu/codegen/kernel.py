@@ -546,7 +546,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     # loops inside the thread whose variables were declared outside the nest
     for lp in inner_loops:
         if not lp.declared_in_header:
-            name = lp.origin.var if lp.origin is not None else lp.var
+            name = lp.source_var
             decl = f"{lp.c_type} {name};"
             if decl not in locals_:
                 locals_.append(decl)
@@ -676,7 +676,7 @@ def _ordered(nest: Nest, kernel, r, part: str, by_id: dict[int, Loop]) -> Ordere
     them."""
     rank = []
     for lp in kernel.rank_loops(r, by_id):
-        c_var = lp.origin.var if lp.origin is not None else lp.var
+        c_var = lp.source_var
         rank.append(f"-(long long)({c_var})" if lp.origin is not None and lp.origin.step < 0 else f"(long long)({c_var})")
     if not rank:
         raise CodegenError(f"the {r.op} of {r.target} runs across threads but none of its loops is in {kernel.name}")

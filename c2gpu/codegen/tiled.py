@@ -245,7 +245,7 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
     # the variables of loops inside the thread that the kernel declares at its top (kernel_code: `int i;` for a
     # `for (i = 0; ...)` without a declaration in its header): the body's own declaration of one, hoisted beside
     # it, would declare it twice
-    loop_vars = {lp.origin.var if lp.origin is not None else lp.var
+    loop_vars = {lp.source_var
                  for lp in kernel.inner_loops(by_id) if not lp.declared_in_header}
 
     def block_text(nodes) -> tuple[list[str], list[str]]:
@@ -274,7 +274,7 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
     chunk = None
     if tiled is not None:
         trip = tiled.trip_count.to_c()
-        cvar = tiled.origin.var if tiled.origin is not None else tiled.var
+        cvar = tiled.source_var
         header_var = [f"{tiled.c_type} {cvar} = {(tiled.origin.lower + Poly.var(tiled.var) * tiled.origin.step).to_c()};"] \
             if tiled.origin is not None else []
         if tiled.origin is not None and not tiled.declared_in_header:

@@ -71,7 +71,7 @@ class LoopFinal:
 
 
 def _c_var(lp: Loop) -> str:
-    return lp.origin.var if lp.origin is not None else lp.var
+    return lp.source_var
 
 
 def loop_finals(nest: Nest) -> list[LoopFinal]:
@@ -289,7 +289,7 @@ def _build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool) -> NestCode
         out = []
         for h in host_loops:
             lp = by_id[h.lid]
-            out.append((lp.origin.var if lp.origin else lp.var, lp.c_type))
+            out.append((lp.source_var, lp.c_type))
             if lp.origin is not None:
                 out.append((lp.var, "int"))
         return out
@@ -331,12 +331,12 @@ def _build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool) -> NestCode
     # host loop variables declared outside their for header need a declaration in the wrapper
     decls = []
     for lp in nest.loops():
-        decl = f"{lp.c_type} {lp.origin.var if lp.origin else lp.var};"
+        decl = f"{lp.c_type} {lp.source_var};"
         if lp.lid in _host_lids(mapping.items) and not lp.declared_in_header and decl not in decls:
             decls.append(decl)
     # the wrapper's parameters: arrays, scalars the kernels read, reduction results
     red_names = {r["target"] for r in reductions}
-    host_names = {n for k in _host_lids(mapping.items) for n in (by_id[k].var, by_id[k].origin.var if by_id[k].origin else by_id[k].var)}
+    host_names = {n for k in _host_lids(mapping.items) for n in (by_id[k].var, by_id[k].source_var)}
     scalar_params = []
     for k in kernels:
         for p, a in zip(k.params, k.args):

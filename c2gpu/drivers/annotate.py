@@ -202,7 +202,7 @@ def _clauses(program: Program, nest: Nest, loop: Loop, verdict, source: str, fun
     if not loop.declared_in_header:
         counters.append(verdict.var)
     for inner in list(loop.loops())[1:]:
-        var = inner.origin.var if inner.origin is not None else inner.var
+        var = inner.source_var
         if not _inside(source, loop, inner):
             continue              # a loop of an inlined call: its variable is the callee's, one per call
         if not inner.declared_in_header and var not in declared_inside:

@@ -202,7 +202,7 @@ def unmatched_block_keys(block, kernels) -> list[str]:
 def check_map_loops(names, program, path: str) -> None:
     """--map (and --map host:) must name loops of the file: a name no nest has is an error (C2GPUError), not a
     refusal of every nest."""
-    loops = sorted({lp.origin.var if lp.origin is not None else lp.var for n in program.nests for lp in n.loops()})
+    loops = sorted({lp.source_var for n in program.nests for lp in n.loops()})
     unknown = [x for x in dict.fromkeys(names or ()) if x not in loops]
     if unknown:
         raise C2GPUError(f"--map names {', '.join(repr(x) for x in unknown)}, which no loop nest of {path} has "

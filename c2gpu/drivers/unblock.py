@@ -140,7 +140,7 @@ def _movable(s: Statement, nest: Nest) -> bool:
     """A call statement directly in the root's body, unconditional, that writes nothing, prints no `%n` and hands
     over no memory."""
     root = nest.root
-    values = {lp.origin.var if lp.origin else lp.var for lp in nest.loops()} | \
+    values = {lp.source_var for lp in nest.loops()} | \
         {sc.source_name for sc in nest.scalars if "*" not in sc.ctype and "[" not in sc.ctype}
     if s not in root.body or s.guards != root.guards or s.scalar_writes or any(a.kind != "read" for a in s.accesses):
         return False

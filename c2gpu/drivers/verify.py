@@ -186,7 +186,7 @@ def live_out_scalars(nest: Nest) -> list[tuple[str, str]]:
     out: dict[str, str] = {}
     for lp in nest.loops():
         if not lp.declared_in_header:
-            out.setdefault(lp.origin.var if lp.origin else lp.var, lp.c_type)
+            out.setdefault(lp.source_var, lp.c_type)
     for s in nest.scalars:
         if s.role in ("written", "reduction"):
             out.setdefault(s.source_name, s.ctype)

@@ -230,8 +230,9 @@ class Performance(Pass):
         env = nest.param_env(opts.get("params"))
         certain = [mapping] + [alt for alt in mapping.alternatives
                                if _launches_at_least(nest, alt, env) <= _launches_at_least(nest, mapping, env)]
-        if [c for c in certain if _requested_registers(nest, c, gpu, shared if c is mapping or shared is None else
-                                                       plan_shared_memory(nest, c, opts), opts)]:
+        missing = [c for c in certain if _requested_registers(nest, c, gpu, shared if c is mapping or shared is None
+                                                              else plan_shared_memory(nest, c, opts), opts)]
+        if missing:            # (every structure asked, not the first missing one: all go into the one call)
             raise PassFailed("ptxas's register counts are compiled first", code="registers-pending")
         rules = mapping
         predicted, pruned = self.structures(nest, mapping, gpu, opts)

@@ -166,7 +166,7 @@ class Mapper(Coalescing):
         return line_of(loc, self.nest.loc.file)
 
     def c_var(self, loop: Loop) -> str:
-        return loop.origin.var if loop.origin is not None else loop.var
+        return loop.source_var
 
     def wanted(self, loop: Loop) -> bool | None:
         """--map override: True/False when the user said, None when c2gpu decides."""

@@ -119,7 +119,7 @@ class _Ctx:
         self._domains: dict[tuple[int, str], tuple[_Site, Domain]] = {}   # (id(site), prefix) -> (site, its domain)
 
     def name(self, lp: Loop) -> str:
-        return lp.origin.var if lp.origin is not None else lp.var
+        return lp.source_var
 
     def domain(self, site: "_Site", prefix: str):
         """The iteration domain of `site` with dimensions named `prefix`0, 1, ...: built once per site and

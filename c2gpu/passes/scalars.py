@@ -306,6 +306,6 @@ def outlives_nest(s: str, info: ScalarInfo | None, nest: Nest) -> bool:
     from the bounds)."""
     if info is not None and info.declared_in is not None:
         return False
-    if any((l.origin.var if l.origin is not None else l.var) == s and not l.declared_in_header for l in nest.loops()):
+    if any(l.source_var == s and not l.declared_in_header for l in nest.loops()):
         return False
     return info is None or info.exposed or s in nest.live_after

@@ -115,7 +115,7 @@ class MemoryMixin:
             else:
                 lp = self.by_id[ai.hoisted]
                 where = "load before" if a.kind == "read" else "store after"
-                text = f"{a.text} (register {where} loop '{lp.origin.var if lp.origin else lp.var}')"
+                text = f"{a.text} (register {where} loop '{lp.source_var}')"
             entries.append((ai.key, text, a.loc.line, a.array, a.kind, a.elem_size,
                             "local memory" if ai.local else "global"))
         for o in self._tiles():                                       # cooperative tile loads

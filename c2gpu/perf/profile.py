@@ -288,7 +288,7 @@ class KernelAnalysis(AccessesMixin, GeometryMixin, CoalescingMixin, MemoryMixin,
             # the deepest / most executed innermost loop
             lp = max(innermost, key=lambda l: self.loop_iterations(l))
             stmts = [n for n in lp.body if isinstance(n, Statement)]
-            return [s.ast for s in stmts], f"body of loop '{lp.origin.var if lp.origin else lp.var}' (line {lp.loc.line})"
+            return [s.ast for s in stmts], f"body of loop '{lp.source_var}' (line {lp.loc.line})"
         return [s.ast for s in self.statements], "straight-line kernel body"
 
     @kernel_fact

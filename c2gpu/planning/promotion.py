@@ -229,7 +229,7 @@ def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], arr
     assigned_first = (isinstance(first, Statement) and first.kind == "assign" and first.assign_op == "="
                       and all(a.kind == "write" and certain_write(first, a) for a in first.accesses if id(a) in mine))
     name = "c2gpu_reg_" + re.sub(r"\W", "_", array) + f"_{index}"
-    return Promotion(array, tuple(subs), a0.text, lp.lid, lp.origin.var if lp.origin else lp.var,
+    return Promotion(array, tuple(subs), a0.text, lp.lid, lp.source_var,
                      tuple(a for a, _ in members), reads and not assigned_first, writes, a0.elem_type, name, runs,
                      tuple(c for g in guards for c in g.constraints), tuple(dict.fromkeys(nodes)))
 

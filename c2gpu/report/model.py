@@ -315,7 +315,7 @@ def loop_reports(nest, deps, plan) -> list[LoopReport]:
             reason = v.reasons[0].message
         elif v is not None and v.reductions:
             reason = "reduction on " + ", ".join(v.reductions)
-        var = lp.origin.var if lp.origin else lp.var
+        var = lp.source_var
         out.append(LoopReport(var, lp.header, _loc(lp.loc), lp.trip_count.to_c() if lp.trip_count is not None else None,
                               LOOP_STATUS.get(v.status, v.status) if v is not None else None, reason,
                               roles.get(lp.lid, roles.get(_place(lp), "in each thread")) if plan is not None else ""))
@@ -355,7 +355,7 @@ def _loop_roles(nest, mapping) -> dict:
 
 
 def _place(lp) -> tuple[str, int, int]:
-    return (lp.origin.var if lp.origin else lp.var, lp.loc.line, lp.loc.col)
+    return (lp.source_var, lp.loc.line, lp.loc.col)
 
 
 def _blocking(nest, deps, refusal: str = "") -> list[RelatedLocation]:

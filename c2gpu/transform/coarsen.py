@@ -36,6 +36,7 @@ from dataclasses import replace
 from pycparser import c_ast
 
 from ..frontend import syntax
+from ..frontend.syntax import _walk, copy_tree, swap
 from ..frontend.libc import MATH_FUNCTIONS
 from ..ir import Loop, Nest
 from ..planning.plan import Kernel, Mapping
@@ -58,7 +59,7 @@ def coarsened(nest: Nest, kernel: Kernel, factor: int, describe_again, proven_pa
     if target is None or not _plain(kernel, by_id):
         return None
     loop = by_id[target.lid]
-    var = loop.origin.var if loop.origin else loop.var
+    var = loop.source_var
     step = loop.origin.step if loop.origin else loop.step
     if step != 1 or loop.c_type not in SIGNED or not isinstance(loop.ast, c_ast.For) or loop.ast.cond is None:
         return None
@@ -98,12 +99,12 @@ def coarsened(nest: Nest, kernel: Kernel, factor: int, describe_again, proven_pa
     except Exception:                   # noqa: BLE001 - C the frontend cannot describe: not a candidate
         return None
     new_loops = {lp.lid: lp for lp in described.loops()}
-    if set(new_loops) != set(by_id) or any(_c_var(new_loops[lid]) != _c_var(lp) for lid, lp in by_id.items()):
+    if set(new_loops) != set(by_id) or any(new_loops[lid].source_var != lp.source_var for lid, lp in by_id.items()):
         return None                     # not the same loops in the same places
     if not proven_parallel(described, [m.lid for m in kernel.loops]):
         return None
-    jammed = ", ".join(repr(_c_var(lp)) for lp in inside if not any(lp is m for m in (by_id[x.lid] for x in
-                                                                                          kernel.loops)))
+    mapped_lids = {m.lid for m in kernel.loops}
+    jammed = ", ".join(repr(lp.source_var) for lp in inside if lp.lid not in mapped_lids)
     why = (f"; each thread computes {factor} consecutive iterations of '{var}' (thread coarsening"
            f"{', jammed into loop ' + jammed if jammed else ''}: what one reads for all of them it reads once)")
     mapped = tuple(replace(m, var=new_loops[m.lid].var, trip=new_loops[m.lid].trip_count,
@@ -184,7 +185,7 @@ class _Jam:
                 raise _NotPlain
             out = [item]
             for c in range(1, self.factor):
-                decl = copy.deepcopy(item)
+                decl = copy_tree(item)
                 decl.name = decl.type.declname = self.renamed(item.name, c)
                 decl.init = None
                 out.append(decl)
@@ -199,39 +200,21 @@ class _Jam:
 
     def copy(self, node: c_ast.Node, c: int) -> c_ast.Node:
         """A copy of `node` for var + c: every use of var replaced by `var + c`, every scalar renamed."""
-        clone = copy.deepcopy(node)
-        stack = [clone]
-        while stack:
-            n = stack.pop()
-            for attr in n.__slots__:
-                if attr in ("coord", "__weakref__"):
-                    continue
-                child = getattr(n, attr, None)
-                if isinstance(child, c_ast.Node):
-                    new = self._id(child, c)
-                    if new is not None:
-                        setattr(n, attr, new)
-                    else:
-                        stack.append(child)
-                elif isinstance(child, list):
-                    for k, x in enumerate(child):
-                        new = self._id(x, c) if isinstance(x, c_ast.Node) else None
-                        if new is not None:
-                            child[k] = new
-                        elif isinstance(x, c_ast.Node):
-                            stack.append(x)
+        clone = copy_tree(node)
+        for n, up in list(_walk(clone)):
+            if isinstance(n, c_ast.ID) and (n.name == self.var or n.name in self.scalars):
+                new = self._for_copy(n, c)
+                if up is None:
+                    return new
+                swap(up, n, new)
         return clone
 
-    def _id(self, node: c_ast.Node, c: int) -> c_ast.Node | None:
-        if not isinstance(node, c_ast.ID):
-            return None
-        if node.name == self.var:
+    def _for_copy(self, ident: c_ast.ID, c: int) -> c_ast.Node:
+        if ident.name == self.var:
             shifted = c_ast.BinaryOp("+", c_ast.ID(self.var), integer(c))
-            with_coord(shifted, node.coord)
+            with_coord(shifted, ident.coord)
             return shifted
-        if node.name in self.scalars:
-            return c_ast.ID(self.renamed(node.name, c), node.coord)
-        return None
+        return c_ast.ID(self.renamed(ident.name, c), ident.coord)
 
 
 def _plain(kernel: Kernel, by_id: dict[int, Loop]) -> bool:
@@ -254,7 +237,8 @@ def _private_scalars(kernel: Kernel, view: Nest, by_id: dict[int, Loop]) -> list
     reads it, at the body's top level (not in a loop inside it; the value C leaves in it after the nest is the last
     row's: coarsened() copies it back).  None when one is not."""
     stmts = kernel.statements(by_id)
-    top = {s.sid for s in stmts if len(s.loop_ids) == min(len(t.loop_ids) for t in stmts)}
+    depth = min((len(s.loop_ids) for s in stmts), default=0)
+    top = {s.sid for s in stmts if len(s.loop_ids) == depth}
     infos = {sc.name: sc for sc in view.scalars}
     out = []
     for name in dict.fromkeys(v for s in stmts for v in s.scalar_writes):
@@ -275,7 +259,3 @@ def _private_scalars(kernel: Kernel, view: Nest, by_id: dict[int, Loop]) -> list
 
 def _names(*trees) -> set[str]:
     return {n.name for t in trees if t is not None for n in syntax.nodes(t) if isinstance(n, c_ast.ID)}
-
-
-def _c_var(lp: Loop) -> str:
-    return lp.origin.var if lp.origin else lp.var

@@ -49,8 +49,6 @@ def _chain(lp: Loop) -> list[Loop] | None:
         out.append(loops[0])
 
 
-def _var(lp: Loop) -> str:
-    return lp.origin.var if lp.origin else lp.var
 
 
 def _value(lp: Loop, names: dict[str, str]) -> str:
@@ -298,7 +296,7 @@ def _placer(nest: Nest, stmts: dict[int, Statement]):
     def place(sid: int, values: list[c_ast.Node]) -> list[c_ast.Node]:
         if sid >= PLACEHOLDER:
             return []
-        items = [declaration(_var(lp), lp.c_type, value, const=True)
+        items = [declaration(lp.source_var, lp.c_type, value, const=True)
                  for lp, value in zip(ph.loop_path(nest, stmts[sid]), values)]
         return [c_ast.Compound(items + [statement_placeholder(sid)])]
     return place

@@ -61,13 +61,13 @@ def qualifies(nest: Nest, deps) -> bool:
     if any(s.guards or s.decl or s.scalar_writes or s.kind != "assign" or s.ast is None or set(s.calls) - pure
            or any(not a.affine or any(p is None for p in a.subscripts) for a in s.accesses) for s in stmts):
         return False
-    names = {lp.origin.var if lp.origin else lp.var for lp in loops}
+    names = {lp.source_var for lp in loops}
     if names & set(nest.live_after) or any(ITERATOR in n or re.fullmatch(r"c\d+", n) for n in names | set(nest.params)):
         return False
     # a statement after a loop may read the value its variable was left with: the new order computes each
     # statement's own loop variables only
     for s in stmts:
-        own = {lp.origin.var if lp.origin else lp.var for lp in ph.loop_path(nest, s)}
+        own = {lp.source_var for lp in ph.loop_path(nest, s)}
         if any(isinstance(n, c_ast.ID) and n.name in names - own for n in syntax.nodes(s.ast)):
             return False
     return True
@@ -229,7 +229,7 @@ def _placer(stmts: dict[int, Statement], nest: Nest, runs: dict):
         for lp, value in zip(ph.loop_path(nest, stmts[sid]), values):
             if isinstance(value, c_ast.ID) and value.name.startswith(ITERATOR):
                 # the new loop runs this original loop, for this statement
-                runs.setdefault(value.name, {}).setdefault(lp.origin.var if lp.origin else lp.var, set()).add(
+                runs.setdefault(value.name, {}).setdefault(lp.source_var, set()).add(
                     stmts[sid].loc.line)
             items.append(declaration(lp.var, lp.c_type, value, const=True))
             if lp.origin is not None:

@@ -101,7 +101,7 @@ def _candidate(outer: Loop, inner: Loop, deps, nest: Nest) -> bool:
         if not lp.normalized or lp.trip_count is None or lp.lower_pieces or lp.upper_pieces or lp.ast is None:
             return False
     # the rewrite declares j in the body and runs i once per front: C's values of them after the nest change
-    names = {lp.origin.var if lp.origin else lp.var for lp in (outer, inner)}
+    names = {lp.source_var for lp in (outer, inner)}
     return not names & set(nest.live_after)
 
 
@@ -154,8 +154,8 @@ def rewritten(nest: Nest, wf: Wavefront, describe_again) -> Nest | None:
     start1, start2 = _start(f1), _start(f2)
     if start1 is None or start2 is None or f2.cond is None:
         return None
-    i_c = wf.outer.origin.var if wf.outer.origin else wf.outer.var
-    j_c = wf.inner.origin.var if wf.inner.origin else wf.inner.var
+    i_c = wf.outer.source_var
+    j_c = wf.inner.source_var
     step1 = wf.outer.origin.step if wf.outer.origin else 1
     step2 = wf.inner.origin.step if wf.inner.origin else 1
     used = {lp.var for lp in nest.loops()} | {s.source_name for s in nest.scalars} | set(nest.params)
