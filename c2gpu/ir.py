@@ -117,7 +117,9 @@ class Guard:
     constraints: tuple[Constraint, ...] | None
     loc: Loc
     negated: bool = False
-    ast: Any = field(default=None, compare=False, repr=False, hash=False)
+    # the `if` (or conditional expression) it comes from, numbered by the lowering: the guards of an `if`'s two
+    # branches share it, and two copies of one `if` (a function inlined twice) do not
+    site: int = field(default=0, compare=False, repr=False, hash=False)
     reads: tuple[str, ...] = ()         # scalars (and loop variables) the condition reads
     depth: int | None = None            # how many loops of the nest enclose the `if` (None: unknown)
     stmt_sid: int | None = None         # the statement that holds the condition's own accesses, when kept

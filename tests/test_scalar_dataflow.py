@@ -84,6 +84,47 @@ def test_a_write_in_each_branch_of_an_if_covers_a_read_after_it(tmp_path):
         assert info.loop("j").status == C and info.loop("j").private == (), branches
 
 
+TWO_COPIES = r"""
+#include <stdio.h>
+#define N 256
+double a[N], b[N], out[N];
+static void pick(int c, double x, double y, double *p, double *q) {
+  if (c > 0)
+    *p = x;
+  else
+    *q = y;
+}
+int main(void) {
+  double t = -1.0, e1, e2, d = 0.0;
+  for (int i = 0; i < N; i++) { a[i] = i * 0.5; b[i] = i * 0.25; }
+  for (int i = 0; i < N; i++) {
+    int k = i % 2;
+    e1 = 0.0; e2 = 0.0;
+    pick(k, a[i], b[i], &t, &e1);
+    k = 1 - k;
+    pick(k, a[i], b[i], &e2, &t);
+    out[i] = t;
+    d += e1 + e2;
+  }
+  double s = 0;
+  for (int i = 0; i < N; i++) s += out[i] * (i + 1);
+  printf("%.6f %.6f\n", s, d);
+  return 0;
+}
+"""
+
+
+def test_two_copies_of_one_if_are_two_ifs(tmp_path):
+    """pick() inlined twice: `t` is written in the then-branch of the first copy and in the else-branch of the
+    second, two evaluations of `c > 0` with different `c` (for even i neither writes it, and out[i] is the t of
+    iteration i - 1).  The copies share their source position and text; taken for one `if`'s two branches, t
+    was privatized and the port wrote garbage into out[0] (on main before: verify FAIL, "element 0 is 4.74e-322,
+    expected -1.0")."""
+    _nest, info = run(write_c(tmp_path, TWO_COPIES))["main@14"]
+    assert info.loop("i").status not in (P, R) and "t" not in info.loop("i").private
+    assert "main@14" not in verified_ports(tmp_path, TWO_COPIES)
+
+
 def test_a_loop_run_whole_that_runs_once_and_assigns_first_covers_its_reads(tmp_path):
     # NPB EP's seed search: `for (i = 1; i <= 100; i++) { ik = kk / 2; ... if (ik == 0) break; ... kk = ik; }`
     # runs whole in each k (its break), runs at least once, and assigns ik before anything reads it

@@ -410,7 +410,7 @@ def _check_maybe_touched(nest: Nest, name: str, accs: list[Access], ndims: int, 
 
     def both_branches(a: Access, b: Access) -> bool:
         (g,), (h,) = dropped(a), dropped(b)
-        return isinstance(g, Guard) and isinstance(h, Guard) and g.ast is not None and g.ast is h.ast \
+        return isinstance(g, Guard) and isinstance(h, Guard) and g.site and g.site == h.site \
             and g.negated != h.negated and a.subscripts == b.subscripts \
             and by_access[id(a)].loop_ids == by_access[id(b)].loop_ids
 

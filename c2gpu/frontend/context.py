@@ -102,6 +102,7 @@ class NestContext:
         #                                              own (frontend/objects.py FileObjects.rows_distinct), or None
         self.temporaries: dict[str, Temporary] = {}   # IR name -> the value an index temporary holds (see below)
         self.idiom_guard: Guard | None = None
+        self.conditions: dict[int, c_ast.Node] = {}   # Guard.site -> the condition it was made of
         self.loop_decls: dict[int, list[str]] = {}   # lid -> C names its body declares
         self.range_cache: dict[tuple, tuple[Fraction, Fraction] | None] = {}      # nest-local int whose initialization converts its value (by IR name)
         self.flags: list[Flag] = []

@@ -24,7 +24,13 @@ MAX_ALTERNATIVES = 16
 Conjunction = tuple[Constraint, ...]
 
 
-def guard_of(ctx: NestContext, cond: c_ast.Node, negated: bool, stmt_sid: int | None = None) -> Guard:
+def guard_of(ctx: NestContext, cond: c_ast.Node, negated: bool, stmt_sid: int | None = None,
+             site: int | None = None) -> Guard:
+    """The guard of the branch of `cond` (negated: its else branch); `site`: the number of the `if` whose other
+    branch got one (a new number otherwise, under which the lowering keeps `cond`: NestContext.conditions)."""
+    if site is None:
+        site = len(ctx.conditions) + 1
+        ctx.conditions[site] = cond
     alternatives = _alternatives(ctx, cond)
     if negated and alternatives is not None:
         alternatives = _negation(alternatives)
@@ -35,7 +41,7 @@ def guard_of(ctx: NestContext, cond: c_ast.Node, negated: bool, stmt_sid: int | 
     value = int_value(cond)
     if negated and value is not None:
         value = op("!", value)
-    return Guard(("!(" + text_of(cond) + ")") if negated else text_of(cond), cons, ctx.loc(cond), negated, ast=cond,
+    return Guard(("!(" + text_of(cond) + ")") if negated else text_of(cond), cons, ctx.loc(cond), negated, site,
                  reads=reads, depth=len(ctx.loop_ids), stmt_sid=stmt_sid, alternatives=alternatives, value=value)
 
 

@@ -276,7 +276,8 @@ class NestLowerer:
             finally:
                 ctx.idiom_guard = saved_idiom
             if node.iffalse is not None:
-                out.extend(self.lower_body(node.iffalse, guards + (guard_of(ctx, node.cond, True, sid),), scope))
+                out.extend(self.lower_body(node.iffalse, guards + (guard_of(ctx, node.cond, True, sid, g.site),),
+                                           scope))
             return out
         if isinstance(node, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall, c_ast.ExprList, c_ast.Decl)):
             if isinstance(node, c_ast.Decl):

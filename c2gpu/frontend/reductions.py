@@ -110,7 +110,7 @@ def _reduction_form(ctx: NestContext, stmt: c_ast.Assignment, idiom_guard: Guard
             # x replaces m when the comparison holds: strict keeps the first of equal values, <= / >= the last
             return lv, op, other, ctx.type_of(other), None, Order("first" if c.op in ("<", ">") else "last", False, other)
     if idiom_guard is not None and idiom_guard.constraints is None and not idiom_guard.negated:
-        cond = idiom_guard.ast
+        cond = ctx.conditions[idiom_guard.site]
         if isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">="):
             ties = "first" if cond.op in ("<", ">") else "last"
             # if (e > t) t = e;  -> max ;  if (e < t) t = e;  -> min

@@ -146,13 +146,10 @@ def _in_its_branch(guards: tuple, w: _Ref, x: _Ref) -> bool:
     return len(mine) >= len(guards) and all(_same_branch(a, b) for a, b in zip(guards, mine))
 
 
-def _if_of(g) -> tuple:
-    """The `if` a guard comes from: its place and its condition as written (the else branch's text is `!(c)`)."""
-    return (g.loc, g.depth, g.text[2:-1] if g.negated else g.text)
-
-
 def _same_branch(a, b) -> bool:
-    return _if_of(a) == _if_of(b) and a.negated == b.negated
+    """Whether two guards are one branch of one `if` (Guard.site: not two copies of it, which may decide
+    differently)."""
+    return a.site == b.site and a.negated == b.negated
 
 
 def _both_branches(writes: list[tuple[tuple, _Ref]]) -> list[_Ref]:
@@ -170,7 +167,7 @@ def _both_branches(writes: list[tuple[tuple, _Ref]]) -> list[_Ref]:
                 (ga, ra), (gb, rb) = pending[a], pending[b]
                 if len(ga) != len(gb) or ra.site.stmt.loop_ids[-1] != rb.site.stmt.loop_ids[-1] \
                         or not all(_same_branch(x, y) for x, y in zip(ga[:-1], gb[:-1])) \
-                        or _if_of(ga[-1]) != _if_of(gb[-1]) or ga[-1].negated == gb[-1].negated:
+                        or ga[-1].site != gb[-1].site or ga[-1].negated == gb[-1].negated:
                     continue
                 later = max(ra, rb, key=lambda r: r.site.stmt.sid)
                 pending = [x for k, x in enumerate(pending) if k not in (a, b)]
