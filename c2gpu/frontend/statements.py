@@ -41,13 +41,17 @@ class StatementBuilder:
         self.when: list[tuple[Guard, bool]] = []   # the conditional expressions around the node being visited
 
     # -- accesses --------------------------------------------------------------
-    def under(self, cond: c_ast.Node, holds: bool, node: c_ast.Node, mode: str = "read") -> None:
-        """Visit `node`, which is evaluated only where `cond` holds (or does not)."""
-        self.when.append((guard_of(self.ctx, cond, False), holds))
+    def under(self, cond: c_ast.Node, holds: bool, node: c_ast.Node, mode: str = "read",
+              site: int | None = None) -> int:
+        """Visit `node`, which is evaluated only where `cond` holds (or does not); `site`: the Guard.site of the
+        other branch of the same conditional.  Returns the site of the guard."""
+        g = guard_of(self.ctx, cond, False, site=site)
+        self.when.append((g, holds))
         try:
             self.visit(node, mode)
         finally:
             self.when.pop()
+        return g.site
 
     def visit(self, node: c_ast.Node | None, mode: str = "read") -> None:
         """Record memory effects of `node`; mode is 'read', 'write' or 'update' (read+write)."""
@@ -102,8 +106,8 @@ class StatementBuilder:
             return
         if isinstance(node, c_ast.TernaryOp):
             self.visit(node.cond, "read")
-            self.under(node.cond, True, node.iftrue)
-            self.under(node.cond, False, node.iffalse)
+            site = self.under(node.cond, True, node.iftrue)
+            self.under(node.cond, False, node.iffalse, site=site)
             return
         if isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
             self.visit(node.left, "read")
