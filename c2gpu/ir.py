@@ -21,6 +21,7 @@ from .symbolic import Poly, Sym
 from .records import dataclass
 
 if TYPE_CHECKING:    # for annotations only: intexpr's evaluation needs numpy, which `c2gpu --help` should not load
+    from .expr import Decl, Expr
     from .intexpr import IntExpr
 
 
@@ -243,6 +244,10 @@ class Statement:
     scatter: str | None = None          # `a[e] += v` (or -=, ++, --) with the element chosen by data (e not affine)
     #                                     and v not reading a: the array named; every iteration's update commutes
     #                                     with the others', so they may run in any order, each one atomic
+    # the statement as an expression tree (c2gpu.expr: an expression statement, or a declaration of one name;
+    # None for a loop or `if` kept whole): what the passes and models read.  `ast` is the parser's node, which
+    # code generation still prints from (issue 30: to go once it prints from `expr`)
+    expr: "Expr | Decl | None" = field(default=None, compare=False, repr=False, hash=False)
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
 
     def op_count(self, cls: str) -> int:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import re
 
-from pycparser import c_ast
-
+from ..expr import Assign, Name
 from ..ir import Edit, Fix, Flag, Loop, Nest
 from ..records import dataclass
 
@@ -110,8 +109,7 @@ def _assigned_in_every_iteration(loop: Loop, name: str) -> bool:
             continue
         outside = st.loop_ids.index(loop.lid)            # the loops around `loop`
         if all(g.depth is not None and g.depth <= outside for g in st.guards) and \
-                isinstance(st.ast, c_ast.Assignment) and isinstance(st.ast.lvalue, c_ast.ID) and \
-                st.ast.lvalue.name == name:
+                isinstance(st.expr, Assign) and st.expr.target == Name(name):
             return True
     return False
 

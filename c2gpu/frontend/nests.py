@@ -14,7 +14,7 @@ from ..ir import Access, Flag, Guard, Loc, Loop, loop_words, Span, Statement
 from ..symbolic import Poly
 from .ctypes import SIZES, CType, decl_type
 from .context import NestContext, Scope, Var
-from .syntax import _array_chain, _assigned_name, _walk, has_side_effect, text_of
+from .syntax import _array_chain, _assigned_name, _walk, has_side_effect, statement_expr, text_of
 from .initializers import MAX_ELEMENTS
 from .guards import _constraints, guard_of
 from .loops import Header, _jumps_out, _loop_conversion, _tightest, _uncountable, loop_counter, parse_header, trip_count
@@ -417,7 +417,8 @@ class NestLowerer:
                          guards=guards, accesses=tuple(b.accesses), scalar_reads=tuple(dict.fromkeys(b.scalar_reads)),
                          scalar_writes=tuple(dict.fromkeys(b.scalar_writes)), ops=ops,
                          reductions=tuple(b.reductions(loops)), calls=tuple(dict.fromkeys(b.calls)), decl=decl,
-                         kind=kind, assign_op=node.op if isinstance(node, c_ast.Assignment) else None, ast=node,
+                         kind=kind, assign_op=node.op if isinstance(node, c_ast.Assignment) else None,
+                         expr=statement_expr(node), ast=node,
                          scatter=_scatter(node, b.accesses))
 
 

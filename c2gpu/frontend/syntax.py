@@ -1,14 +1,18 @@
 """Helpers on pycparser trees, the one place that walks and copies them: every node under one (`nodes`, or with
 its parent: `_walk`), a node's C text (`text_of`) and source location (`loc_of`), the names and the array chain of
-an expression, copying a tree (`copy_tree`) and replacing a node in it (`swap`).
+an expression, copying a tree (`copy_tree`) and replacing a node in it (`swap`); and the one conversion of a
+statement into the IR's expression tree (`statement_expr`, c2gpu.expr).
 
 Separate because every lowering module needs them, and codegen and the passes import them too: none of those
 needs to import lowering itself for them.
 """
 from __future__ import annotations
 
+import copy
+
 from pycparser import c_ast, c_generator
 
+from .. import expr
 from ..ir import Loc
 from .parse import unescape as _unescape
 
@@ -127,3 +131,60 @@ def swap(root: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:
                     if x is old:
                         value[k] = new
                         return
+
+
+# --------------------------------------------------------------------------- the IR's expression trees
+
+_EXPRESSIONS = (c_ast.ID, c_ast.Constant, c_ast.ArrayRef, c_ast.StructRef, c_ast.UnaryOp, c_ast.BinaryOp,
+                c_ast.TernaryOp, c_ast.Cast, c_ast.FuncCall, c_ast.Assignment, c_ast.ExprList, c_ast.InitList,
+                c_ast.Typename, c_ast.CompoundLiteral, c_ast.NamedInitializer)
+
+
+def statement_expr(node: c_ast.Node | None) -> expr.Expr | expr.Decl | None:
+    """A statement of a nest as the IR keeps it (c2gpu.expr): an expression statement's expression or a
+    declaration of one name; None for the others (loops, `if`s, jumps)."""
+    if isinstance(node, c_ast.Decl) and node.name and not isinstance(node.type, c_ast.FuncDecl):
+        head = node
+        if node.init is not None:
+            head = copy.copy(node)
+            head.init = None
+        return expr.Decl(node.name, text_of(head), None if node.init is None else expr_of(node.init), _at(node))
+    return expr_of(node) if isinstance(node, _EXPRESSIONS) else None
+
+
+def expr_of(n: c_ast.Node) -> expr.Expr:
+    """The expression tree (c2gpu.expr) of a pycparser expression."""
+    at = _at(n)
+    match n:
+        case c_ast.ID():
+            return expr.Name(n.name, at)
+        case c_ast.Constant():
+            return expr.Const(n.type, n.value, at)
+        case c_ast.ArrayRef():
+            return expr.Index(expr_of(n.name), expr_of(n.subscript), at)
+        case c_ast.StructRef():
+            return expr.Member(expr_of(n.name), n.type, n.field.name, at)
+        case c_ast.UnaryOp():
+            return expr.Unary(n.op, expr_of(n.expr), at)
+        case c_ast.BinaryOp():
+            return expr.Binary(n.op, expr_of(n.left), expr_of(n.right), at)
+        case c_ast.TernaryOp():
+            return expr.Ternary(expr_of(n.cond), expr_of(n.iftrue), expr_of(n.iffalse), at)
+        case c_ast.Cast():
+            return expr.Cast(text_of(n.to_type), expr_of(n.expr), at)
+        case c_ast.FuncCall():
+            return expr.Call(expr_of(n.name), tuple(expr_of(a) for a in (n.args.exprs if n.args else ())), at)
+        case c_ast.Assignment():
+            return expr.Assign(n.op, expr_of(n.lvalue), expr_of(n.rvalue), at)
+        case c_ast.ExprList():
+            return expr.Comma(tuple(expr_of(x) for x in n.exprs), at)
+        case c_ast.InitList():
+            return expr.InitList(tuple(expr_of(x) for x in n.exprs), at)
+        case c_ast.Typename():
+            return expr.TypeName(text_of(n), at)
+    return expr.Opaque(text_of(n), at)
+
+
+def _at(n: c_ast.Node) -> tuple[int, int] | None:
+    c = n.coord
+    return None if c is None or c.line is None else (int(c.line), int(c.column or 0))

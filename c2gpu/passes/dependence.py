@@ -63,9 +63,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import islpy as isl
-from pycparser import c_ast
 
-from c2gpu.frontend.syntax import text_of
+from c2gpu.expr import Assign, to_c
 from c2gpu.ir import ArrayInfo, Loc, Loop, Nest, Reduction, Statement, line_of, loop_words
 from c2gpu.frontend.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
@@ -460,8 +459,8 @@ def _certain_write(w: _Ref) -> bool:
     """Whether `w` writes its element whenever its statement runs: the target of the statement's assignment,
     in a statement whose whole domain is modelled (no condition left out, not a loop run whole)."""
     st = w.site.stmt
-    return st.kind == "assign" and isinstance(st.ast, c_ast.Assignment) and not w.access.when \
-        and w.access.text == text_of(st.ast.lvalue) and w.site.guard is None
+    return st.kind == "assign" and isinstance(st.expr, Assign) and not w.access.when \
+        and w.access.text == to_c(st.expr.target) and w.site.guard is None
 
 
 def _read_covered(r: _Ref, writes: list[_Ref], lp: Loop, ctx: _Ctx) -> bool:

@@ -1,6 +1,6 @@
 """Three-address code and data-flow graphs of a kernel's statements (for eq. 6.1, Alg. 6.3, Alg. 6.4).
 
-Each statement's C expression (the pycparser AST the IR keeps) is flattened
+Each statement's expression tree (`Statement.expr`, c2gpu.expr) is flattened
 into (dest, op, sources) triples, the format of c2gpu.algorithms.ilp:
 
 - an array element read is `ld` with the array name as its operand (Alg. 6.3
@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from pycparser import c_ast
-
 from ..algorithms.ilp import build_dfg
 from ..algorithms.intensity import IntensityResult, classify
+from ..expr import Assign, Binary, Call, Cast, Comma, Decl, Index, InitList, Name, Ternary, Unary
 from ..records import dataclass
 
 MEM_OPS = frozenset({"ld", "st"})
@@ -101,77 +100,74 @@ class _Builder:
             value = self.emit("mov", ())
         self.current[name] = value               # SSA renaming: no copy instruction
 
-    def array_base(self, node) -> str | None:
-        while isinstance(node, c_ast.ArrayRef):
-            node = node.name
-        return node.name if isinstance(node, c_ast.ID) else None
+    def array_base(self, e) -> str | None:
+        while isinstance(e, Index):
+            e = e.base
+        return e.name if isinstance(e, Name) else None
 
-    def expr(self, node) -> str | None:
-        if node is None or isinstance(node, c_ast.Constant):
-            return None
-        if isinstance(node, c_ast.ID):
-            return self.scalar(node.name)
-        if isinstance(node, c_ast.ArrayRef):
-            base = self.array_base(node)
-            if base is not None:
-                self.arrays.add(base)
-            return self.emit("ld", (base,))
-        if isinstance(node, c_ast.BinaryOp):
-            a, b = self.expr(node.left), self.expr(node.right)
-            return self.emit(node.op, (a, b))
-        if isinstance(node, c_ast.UnaryOp):
-            if node.op in ("p++", "p--", "++", "--"):
-                return self.assign(node.expr, "+=", None)
-            if node.op == "sizeof":
+    def expr(self, e) -> str | None:
+        match e:
+            case Name(name):
+                return self.scalar(name)
+            case Index():
+                base = self.array_base(e)
+                if base is not None:
+                    self.arrays.add(base)
+                return self.emit("ld", (base,))
+            case Binary(op, left, right):
+                a, b = self.expr(left), self.expr(right)
+                return self.emit(op, (a, b))
+            case Unary("p++" | "p--" | "++" | "--", operand):
+                return self.assign(operand, "+=", None)
+            case Unary("sizeof", _):
                 return None
-            a = self.expr(node.expr)
-            return a if node.op == "+" else self.emit(node.op, (a,))
-        if isinstance(node, c_ast.Cast):
-            a = self.expr(node.expr)
-            return self.emit("cvt", (a,))
-        if isinstance(node, c_ast.TernaryOp):
-            c, a, b = self.expr(node.cond), self.expr(node.iftrue), self.expr(node.iffalse)
-            return self.emit("select", (c, a, b))
-        if isinstance(node, c_ast.FuncCall):
-            args = [self.expr(a) for a in (node.args.exprs if node.args else [])]
-            name = node.name.name if isinstance(node.name, c_ast.ID) else "call"
-            return self.emit(name, args)
-        if isinstance(node, c_ast.Assignment):
-            return self.assign(node.lvalue, node.op, node.rvalue)
-        if isinstance(node, c_ast.ExprList):
-            out = None
-            for e in node.exprs:
-                out = self.expr(e)
-            return out
-        return None
+            case Unary(op, operand):
+                a = self.expr(operand)
+                return a if op == "+" else self.emit(op, (a,))
+            case Cast(_, operand):
+                return self.emit("cvt", (self.expr(operand),))
+            case Ternary(c, a, b):
+                c, a, b = self.expr(c), self.expr(a), self.expr(b)
+                return self.emit("select", (c, a, b))
+            case Call(_, args):
+                srcs = [self.expr(a) for a in args]
+                return self.emit(e.callee or "call", srcs)
+            case Assign(op, target, value):
+                return self.assign(target, op, value)
+            case Comma(items):
+                out = None
+                for x in items:
+                    out = self.expr(x)
+                return out
+        return None      # constants (free operands), members, initializer lists, what the IR keeps as text
 
-    def assign(self, lvalue, op: str, rvalue) -> str | None:
-        value = self.expr(rvalue) if rvalue is not None else None
+    def assign(self, target, op: str, value) -> str | None:
+        result = self.expr(value) if value is not None else None
         if op != "=":
-            old = self.expr(lvalue)
-            value = self.emit(op.rstrip("=") or "+", (old, value))
-        if isinstance(lvalue, c_ast.ArrayRef):
-            base = self.array_base(lvalue)
+            old = self.expr(target)
+            result = self.emit(op.rstrip("=") or "+", (old, result))
+        if isinstance(target, Index):
+            base = self.array_base(target)
             if base is not None:
                 self.arrays.add(base)
-            self.emit("st", (value, base), dest=False)
-        elif isinstance(lvalue, c_ast.ID):
-            self.define(lvalue.name, value)
-        return value
+            self.emit("st", (result, base), dest=False)
+        elif isinstance(target, Name):
+            self.define(target.name, result)
+        return result
 
-    def statement(self, node) -> None:
-        if isinstance(node, c_ast.Decl):
-            if node.init is not None and not isinstance(node.init, c_ast.InitList):
-                self.define(node.name, self.expr(node.init))
-        elif node is not None:
-            self.expr(node)
+    def statement(self, e) -> None:
+        if isinstance(e, Decl):
+            if e.init is not None and not isinstance(e.init, InitList):
+                self.define(e.name, self.expr(e.init))
+        elif e is not None:
+            self.expr(e)
 
 
-def three_address(statement_asts, loop_vars: set[str]) -> TAC:
-    """TAC of a sequence of statement ASTs (one straight-line region, e.g. a loop body)."""
+def three_address(statements, loop_vars: set[str]) -> TAC:
+    """TAC of a sequence of statements (their `Statement.expr`: one straight-line region, e.g. a loop body)."""
     b = _Builder(set(loop_vars))
-    for node in statement_asts:
-        b.statement(node)
+    for e in statements:
+        b.statement(e)
     return TAC(b.instrs, b.arrays, set(b.current.values()))
 
 

@@ -281,20 +281,20 @@ class KernelAnalysis(AccessesMixin, GeometryMixin, CoalescingMixin, MemoryMixin,
     # ------------------------------------------------------------------ ILP, intensity, registers
     @kernel_fact
     def hot_region(self) -> tuple[list, str]:
-        """Statement ASTs of the innermost in-thread loop body (the hot path) or of the straight-line
-        kernel body, and a description."""
+        """The statements (their expression trees) of the innermost in-thread loop body (the hot path) or of the
+        straight-line kernel body, and a description."""
         innermost = [lp for lp in self.inner_loops if not any(isinstance(n, Loop) for n in lp.body)]
         if innermost:
             # the deepest / most executed innermost loop
             lp = max(innermost, key=lambda l: self.loop_iterations(l))
             stmts = [n for n in lp.body if isinstance(n, Statement)]
-            return [s.ast for s in stmts], f"body of loop '{lp.source_var}' (line {lp.loc.line})"
-        return [s.ast for s in self.statements], "straight-line kernel body"
+            return [s.expr for s in stmts], f"body of loop '{lp.source_var}' (line {lp.loc.line})"
+        return [s.expr for s in self.statements], "straight-line kernel body"
 
     @kernel_fact
     def tac(self) -> TAC:
-        asts, _ = self.hot_region
-        return three_address(asts, {lp.var for lp in self.nest.loops()} |
+        exprs, _ = self.hot_region
+        return three_address(exprs, {lp.var for lp in self.nest.loops()} |
                              {lp.origin.var for lp in self.nest.loops() if lp.origin is not None})
 
     @kernel_fact

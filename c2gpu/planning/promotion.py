@@ -36,6 +36,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
+from ..expr import Assign, Index, Name, Unary
 from ..ir import Access, Constraint, Guard, Loop, Nest, Statement
 from ..pipeline import memo
 from ..symbolic import Poly
@@ -186,7 +187,13 @@ def _index_accesses(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.N
 def certain_write(stmt: Statement, a: Access) -> bool:
     """Is write `a` the target of its statement's assignment (`a[i] = ...`, `a[i] += ...`), so that it happens
     whenever the statement runs? A write inside an expression (a conditional, `&&`) may not."""
-    return isinstance(stmt.ast, c_ast.Assignment) and any(n is stmt.ast.lvalue for n in access_nodes(stmt, a))
+    if not isinstance(stmt.expr, Assign):
+        return False
+    target = stmt.expr.target
+    base = target.operand if isinstance(target, Unary) and target.op == "*" else target   # `*p`: p[0]
+    while isinstance(base, Index):
+        base = base.base
+    return isinstance(target, (Index, Unary)) and base == Name(a.array) and target.at == (a.loc.line, a.loc.col)
 
 
 def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], array: str, subs, members,
