@@ -425,7 +425,7 @@ def _collect(ctx: _Ctx, scalar_names: set[str]) -> tuple[list[_Ref], list[str]]:
                 if not names:
                     continue
                 where = chain[:guard_depth(g, chain)]
-                key = (g.loc, g.text, g.negated, tuple(lp.lid for lp in where))
+                key = (g.site, g.negated, tuple(lp.lid for lp in where))     # (each copy of an inlined `if`)
                 if key not in cond_sites:
                     cond_sites[key] = _Site(stmt.sid - 0.5, stmt, where, guards[:k], f"if ({g.text})", g.loc, g)
                     for s in names:
