@@ -436,7 +436,8 @@ class Program:
     nests: tuple[Nest, ...]
     diagnostics: tuple[Flag, ...] = ()       # file-level notes (skipped nests, pragmas)
     defines: tuple[tuple[str, str], ...] = ()
-    ast: Any = field(default=None, compare=False, repr=False, hash=False)
+    c_only: tuple[str, ...] = ()              # why the file's C cannot be compiled as C++ (frontend/cxx.py): the
+    #                                           constructs and their lines, for the port's choice of one .cu file
     run_order: tuple[tuple[str, int, int], ...] = ()   # the nests' (file, line, column) in the order a run first
     #                                           reaches them (frontend/run_order.py), not always source order
     frontend: Any = field(default=None, compare=False, repr=False, hash=False)   # the lowering that described the

@@ -14,7 +14,6 @@ import pytest
 from c2gpu.emulate.build import compile_for_cpu
 from c2gpu.frontend import PreprocessOptions, load_program
 from c2gpu.codegen.nvcc import compile_cuda
-from c2gpu.codegen import c_only_constructs
 
 from conftest import requires_tool, write_c
 
@@ -302,7 +301,7 @@ def test_cxx_keywords_as_names_split_the_port_and_are_renamed_in_the_kernels(tmp
 
 
 def _reasons(tmp_path, source):
-    return c_only_constructs(load_program(str(write_c(tmp_path, source)), PreprocessOptions()))
+    return list(load_program(str(write_c(tmp_path, source)), PreprocessOptions()).c_only)
 
 
 def test_c_only_constructs_name_what_cxx_rejects(tmp_path):

@@ -9,10 +9,9 @@ splice   the user's file with the calls spliced in (whole file, split .cu + .c, 
 from .arrays import ArrayPlan
 from .kernel import CodegenError, KernelCode
 from .precompiled import templates
-from .splice import (c_only_constructs, emit_header, emit_kernels, escape_c_string, host_not_cxx, render_port,
-                     render_split, splice)
+from .splice import emit_header, emit_kernels, escape_c_string, host_not_cxx, render_port, render_split, splice
 from .wrapper import NestCode, build_nest_code, declared_in_nest, loop_finals, nonempty_condition, rename_cxx_keywords
 
-__all__ = ["ArrayPlan", "CodegenError", "KernelCode", "NestCode", "build_nest_code", "c_only_constructs",
+__all__ = ["ArrayPlan", "CodegenError", "KernelCode", "NestCode", "build_nest_code",
            "declared_in_nest", "emit_header", "emit_kernels", "escape_c_string", "host_not_cxx", "loop_finals",
            "nonempty_condition", "rename_cxx_keywords", "render_port", "render_split", "splice", "templates"]

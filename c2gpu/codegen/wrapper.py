@@ -14,6 +14,7 @@ from typing import Callable
 import islpy as isl
 
 from ..analysis import isl_sets as ph
+from ..frontend.cxx import CXX_KEYWORDS
 from ..intexpr import CInt
 from ..ir import Loop, Nest, line_of
 from ..pipeline import memo
@@ -440,15 +441,6 @@ def nonempty_condition(nest: Nest) -> str:
     params = ph.run_params(nest)
     return "1" if params is None else ph.to_c(params, list(nest.params))
 
-
-# C++ keywords that are ordinary names in C (`bool`, `true` and `false` left out: C code that has them
-# usually means stdbool's, which C++ accepts)
-CXX_KEYWORDS = frozenset("""
-    alignas alignof and and_eq asm bitand bitor catch char8_t char16_t char32_t class compl concept consteval
-    constexpr constinit const_cast co_await co_return co_yield decltype delete dynamic_cast explicit export
-    friend mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
-    reinterpret_cast requires static_assert static_cast template this thread_local throw try typeid typename
-    using virtual wchar_t xor xor_eq""".split())
 
 _COMMENT_OR_LITERAL = r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
 

@@ -28,6 +28,7 @@ from ..diagnostics import C2GPUError
 from .libc import SETS_ERRNO
 from .preprocess import INCLUDE_DIR, preprocess
 from .objects import FileObjects
+from .cxx import c_only_constructs
 from .fields import invariant_elements, renamed, struct_fields
 from . import initializers
 from .inline import Inliner
@@ -731,5 +732,5 @@ def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: 
         loc = loc_of(node, Loc("", 0, 0))
         return loc.file, loc.line, loc.col
     order = run_order(ast, {(n.loc.file, n.loc.line, n.loc.col) for n in nests}, position)
-    return Program(path=path, nests=tuple(nests), diagnostics=tuple(fl.notes), defines=defines, ast=ast,
-                   run_order=order, frontend=fl)
+    return Program(path=path, nests=tuple(nests), diagnostics=tuple(fl.notes), defines=defines,
+                   c_only=c_only_constructs(ast), run_order=order, frontend=fl)
