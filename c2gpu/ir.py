@@ -17,12 +17,15 @@ import os
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, Iterator
 
+from .syntax_tree import EXPRESSIONS, Decl
 from .symbolic import Poly, Sym
 from .records import dataclass
 
 if TYPE_CHECKING:    # for annotations only: intexpr's evaluation needs numpy, which `c2gpu --help` should not load
-    from .expr import Decl, Expr
+    from .syntax_tree import Expr, For, Stmt
     from .intexpr import IntExpr
+
+_EXPRESSION_OR_DECL = EXPRESSIONS + (Decl,)
 
 
 @dataclass(frozen=True, order=True)
@@ -195,7 +198,7 @@ class Reduction:
     array_access: Access | None = None
     guard: Guard | None = None   # the condition of `if (e > t) t = e;` when the max/min was matched through it
     # a max/min as C wrote it (frontend/reductions.py Order): which of equal values it keeps ("first": `x < m`, "last":
-    # `x <= m`), whether a NaN accumulator takes the next value (fmin/fmax), and the value compared (its syntax)
+    # `x <= m`), whether a NaN accumulator takes the next value (fmin/fmax), and the value compared (c2gpu.syntax_tree)
     ties: str = ""
     nan_init: bool = False
     value: Any = field(default=None, compare=False, repr=False, hash=False)
@@ -244,14 +247,18 @@ class Statement:
     scatter: str | None = None          # `a[e] += v` (or -=, ++, --) with the element chosen by data (e not affine)
     #                                     and v not reading a: the array named; every iteration's update commutes
     #                                     with the others', so they may run in any order, each one atomic
-    # the statement as an expression tree (c2gpu.expr: an expression statement, or a declaration of one name;
-    # None for a loop or `if` kept whole): what the passes and models read.  `ast` is the parser's node, which
-    # code generation still prints from (issue 30: to go once it prints from `expr`)
-    expr: "Expr | Decl | None" = field(default=None, compare=False, repr=False, hash=False)
+    # the statement as written (c2gpu.syntax_tree), the very node of its loop's `syntax`: what the passes, the models
+    # and code generation read.  `ast` is the parser's node, which the transforms still rewrite (issue 30)
+    syntax: "Stmt | None" = field(default=None, compare=False, repr=False, hash=False)
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
 
     def op_count(self, cls: str) -> int:
         return dict(self.ops).get(cls, 0)
+
+    @property
+    def expr(self) -> "Expr | Decl | None":
+        """The statement as an expression or a declaration of one name (None for a loop or `if` kept whole)."""
+        return self.syntax if isinstance(self.syntax, _EXPRESSION_OR_DECL) else None
 
 
 @dataclass(frozen=True)
@@ -297,6 +304,7 @@ class Loop:
     #                                      e.g. `i = (a > b ? a : b)`: the values, and `lower` is None
     upper_pieces: tuple[Poly, ...] = ()  # an exclusive end that is a min (step > 0; a max for step < 0) of several
     #                                      values (`i <= (a < b ? a : b)` gives a + 1, b + 1): them, `upper` is None
+    syntax: "For | None" = field(default=None, compare=False, repr=False, hash=False)   # as written (c2gpu.syntax_tree)
     ast: Any = field(default=None, compare=False, repr=False, hash=False)
 
     @property

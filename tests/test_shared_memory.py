@@ -193,13 +193,14 @@ def test_no_tile_is_proposed_for_an_array_whose_region_isl_cannot_bound():
 def test_a_tile_serves_its_own_copy_of_a_repeated_statement_only():
     """isl's scheduler repeats a statement, with its source positions, in several branches (c2gpu/transform/schedule.py):
     a staged read is printed from the tile in the copy the tile was planned for, never in another copy."""
-    from pycparser import c_ast
-    from pycparser.c_parser import Coord
     from c2gpu.codegen.tiled import TiledPrinter
+    from c2gpu.syntax_tree import Index, Name
+    from c2gpu.ir import Loc
 
     def ref():
-        return c_ast.ArrayRef(c_ast.ID("V"), c_ast.ID("i"), coord=Coord("t.c", 12, 5))
+        return Index(Name("V"), Name("i"), Loc("t.c", 12, 5))
     planned, other = ref(), ref()                          # the same access, at the same line and column
+    assert planned == other and planned is not other       # (equal as values: the printer tells them by identity)
     printer = TiledPrinter({}, {}, staged={id(planned): "c2gpu_sh_V_0[(i) - c2gpu_V_0_b0]"})
     assert printer.visit(planned) == "c2gpu_sh_V_0[(i) - c2gpu_V_0_b0]"
     assert printer.visit(other) == "V[i]"

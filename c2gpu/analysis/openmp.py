@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..expr import Assign, Name
+from ..syntax_tree import Assign, Name
 from ..ir import Edit, Fix, Flag, Loop, Nest
 from ..records import dataclass
 

@@ -8,10 +8,9 @@ arrays as planned here.
 from __future__ import annotations
 
 import islpy as isl
-from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
-from ..frontend.syntax import _walk as walk_tree, loc_of, text_of
+from ..syntax_tree import For, Index, While, to_c, walk
 from ..intexpr import CInt, op, plain_c
 from ..ir import Access, Guard, Loop, Nest
 from ..planning.promotion import certain_write
@@ -443,11 +442,9 @@ def _check_maybe_touched(nest: Nest, name: str, accs: list[Access], ndims: int, 
 def _first_test(st) -> set:
     """The accesses (location, text) a loop run whole makes every time it runs: those of a `for` loop's first
     clause and condition, of a `while` loop's condition."""
-    node = st.ast
-    parts = [node.init, node.cond] if isinstance(node, c_ast.For) else [node.cond] if isinstance(node, c_ast.While) \
-        else []
-    return {(loc_of(n, st.loc), text_of(n)) for part in parts if part is not None
-            for n, _ in walk_tree(part) if isinstance(n, c_ast.ArrayRef)}
+    node = st.syntax
+    parts = [node.init, node.cond] if isinstance(node, For) else [node.cond] if isinstance(node, While) else []
+    return {(n.at or st.loc, to_c(n)) for part in parts if part is not None for n in walk(part) if isinstance(n, Index)}
 
 
 def _only_when_touched(nest: Nest, accesses: list[Access], count: CInt) -> CInt:

@@ -4,26 +4,24 @@ Every decision (launch shapes, index expressions, what each kernel declares;
 what to copy: codegen.arrays) is computed here into plain strings and lists; the jinja2
 templates in `c2gpu/templates/` only print them.
 
-Kernel bodies are the user's own statements, printed from the pycparser AST
-of the innermost mapped loop's body, with two changes: multi-dimensional
+Kernel bodies are the user's own statements, printed from the IR's syntax tree
+(c2gpu.syntax_tree, `Loop.syntax`) of the innermost mapped loop's body, with two changes: multi-dimensional
 array accesses become flat ones (`A[i][j]` -> `A[(i) * (M) + (j)]`, because
 CUDA C++ has no variable-length array types), and scalar reduction targets
 become per-thread partial results.
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import re
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import islpy as isl
-from pycparser import c_ast, c_generator
-
 from ..analysis import isl_sets as ph
 from ..frontend.ctypes import SIZES
-from ..frontend.syntax import _array_chain
+from ..syntax_tree import (Assign, Binary, Block, Const, Decl, For, Index, Member, Name, Printer, Unary, index_chain,
+                    to_c)
 from ..intexpr import CInt, op
 from ..ir import Loop, Nest, ordered_reduction, reduction_type
 from ..planning.promotion import Promotion, promotions
@@ -75,10 +73,7 @@ def _name(text: str) -> Poly | None:
 
 # --------------------------------------------------------------------------- kernel bodies
 
-_PLAIN = c_generator.CGenerator()        # the text an access had in the source (Access.text, Reduction.target)
-
-
-class KernelPrinter(c_generator.CGenerator):
+class KernelPrinter(Printer):
     """Prints user statements for a kernel: flat array indexing, reduction targets renamed."""
 
     def __init__(self, arrays: dict[str, ArrayPlan], renames: dict[str, str], atomics: dict[int, str] | None = None,
@@ -91,98 +86,99 @@ class KernelPrinter(c_generator.CGenerator):
         self.scratch = scratch           # private arrays in device memory (Kernel.scratch_arrays)
         self.arrays = arrays
         self.renames = renames
-        self.atomics = atomics or {}     # id of a scatter statement's syntax tree -> its element's C type
-        self.ordered = ordered or {}     # id of a floating-point max/min statement's syntax tree -> how it is kept
-        self.registers = registers or {}   # id of a promoted access's ArrayRef node -> its register (promotion.py)
-        self.around = around or {}       # id of a loop's syntax tree -> (lines before it, lines after it): the
-        #                                  loads and stores of the registers promoted across it
+        self.atomics = atomics or {}     # id of a scatter statement's tree (Statement.syntax) -> its element's C type
+        self.ordered = ordered or {}     # id of a floating-point max/min statement's tree -> how it is kept
+        self.registers = registers or {}   # id of a promoted access's node -> its register (promotion.py)
+        self.around = around or {}       # id of a loop's tree (Loop.syntax) -> (lines before it, lines after it):
+        #                                  the loads and stores of the registers promoted across it
 
     def _atomic(self, n, target, value: str) -> str:
         return atomic_call("+", self.atomics[id(n)], "&" + self.visit(target), value)
 
-    def visit_Assignment(self, n: c_ast.Assignment) -> str:
+    def visit_Assign(self, n: Assign) -> str:
         if id(n) in self.atomics:       # a scatter: a[e] += v as one atomic update
-            value = self.visit(n.rvalue)
-            return self._atomic(n, n.lvalue, value if n.op == "+=" else f"-({value})")
+            value = self.visit(n.value)
+            return self._atomic(n, n.target, value if n.op == "+=" else f"-({value})")
         if id(n) in self.ordered:       # the thread's partial max/min, with the iteration that set it
             o = self.ordered[id(n)]
             ranks = " ".join(f"{v} = {c};" for v, c in zip(o.rank_vars, o.rank))
             return (f"{{ {o.ctype} c2gpu_v = {self.visit(o.value)}; if ({o.keeps('c2gpu_v', o.part)}) "
                     f"{{ {o.part} = c2gpu_v; {ranks} }} }}")
-        return super().visit_Assignment(n)
+        return super().visit_Assign(n)
 
-    def visit_UnaryOp(self, n: c_ast.UnaryOp) -> str:
+    def visit_Unary(self, n: Unary) -> str:
         if id(n) in self.atomics:       # a[e]++ and a[e]-- (their value unused: a statement)
-            return self._atomic(n, n.expr, "1" if n.op in ("++", "p++") else "-1")
-        return super().visit_UnaryOp(n)
+            return self._atomic(n, n.operand, "1" if n.op in ("++", "p++") else "-1")
+        return super().visit_Unary(n)
 
-    def visit_ArrayRef(self, n: c_ast.ArrayRef) -> str:
-        base, subs = _array_chain(n)
-        if isinstance(base, c_ast.ID) and base.name in self.scratch:
+    def visit_Index(self, n: Index) -> str:
+        base, subs = index_chain(n)
+        if isinstance(base, Name) and base.name in self.scratch:
             plan = self.arrays[base.name]
             idx = _flat([self.index(s) for s in subs], plan.extents, wide_index(plan)) if len(subs) > 1 \
                 else self.visit(subs[0])
             return f"c2gpu_scratch_{base.name}[(long long)({idx}) * c2gpu_threads + c2gpu_gtid]"
-        if isinstance(base, c_ast.ID) and base.name in self.arrays and len(subs) > 1:
+        if isinstance(base, Name) and base.name in self.arrays and len(subs) > 1:
             plan = self.arrays[base.name]
             idx = _flat([self.index(s) for s in subs], plan.extents, wide_index(plan))
             return f"{base.name}[{idx}]"
-        return super().visit_ArrayRef(n)
+        return super().visit_Index(n)
 
-    def visit_ID(self, n: c_ast.ID) -> str:
+    def visit_Name(self, n: Name) -> str:
         return self.renames.get(n.name, n.name)
 
-    def visit_Decl(self, n: c_ast.Decl, no_type: bool = False) -> str:
+    def visit_Decl(self, n: Decl, no_type: bool = False) -> str:
         if n.name in self.hoisted:
             return ""       # declared once at the top of the thread (its values do not outlive an iteration)
         return super().visit_Decl(n, no_type)
 
-    def visit_StructRef(self, n: c_ast.StructRef) -> str:
+    def visit_Member(self, n: Member) -> str:
         # a field of an array of structs seen by field: the device array holds the fields' type, the field
         # its last dimension (`u[k][j].imag` is u[(k * ny + j) * 2 + 1])
-        if n.type == "." and isinstance(n.name, c_ast.ArrayRef):
-            base, subs = _array_chain(n.name)
-            plan = self.arrays.get(base.name) if isinstance(base, c_ast.ID) else None
-            if plan is not None and plan.fields and n.field.name in plan.fields:
-                per_dim = [self.index(s) for s in subs] + [CInt.const(plan.fields.index(n.field.name))]
+        if n.op == "." and isinstance(n.base, Index):
+            base, subs = index_chain(n.base)
+            plan = self.arrays.get(base.name) if isinstance(base, Name) else None
+            if plan is not None and plan.fields and n.name in plan.fields:
+                per_dim = [self.index(s) for s in subs] + [CInt.const(plan.fields.index(n.name))]
                 return f"{base.name}[{_flat(per_dim, plan.extents, wide_index(plan))}]"
-        return super().visit_StructRef(n)
+        return super().visit_Member(n)
 
-    def index(self, node: c_ast.Node) -> "CInt | str":
+    def index(self, node) -> "CInt | str":
         """A subscript as this kernel prints it, with its polynomial when it is one."""
         p = self._poly(node)
         text = self.visit(node)
         return CInt(text, p) if p is not None else text
 
-    def _poly(self, node: c_ast.Node) -> Poly | None:
+    def _poly(self, node) -> Poly | None:
         """The polynomial of what `visit` prints for `node`, over the names it prints (None for anything but
         integers, names, + - * and negation: a call, an array element, a cast, a division)."""
         if self.registers and (reg := self.registers.get(id(node))):
             return _name(reg)
-        if isinstance(node, c_ast.ArrayRef) and self.renames and (name := self.renames.get(_PLAIN.visit(node))):
+        if isinstance(node, Index) and self.renames and (name := self.renames.get(to_c(node))):
             return _name(name)
-        if isinstance(node, c_ast.ID):
-            return _name(self.visit(node))
-        if isinstance(node, c_ast.Constant):
-            v = node.value
-            return Poly.const(int(v)) if node.type == "int" and v.isdigit() and (v == "0" or v[0] != "0") else None
-        if isinstance(node, c_ast.UnaryOp) and node.op == "-":
-            a = self._poly(node.expr)
-            return None if a is None else -a
-        if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*"):
-            a, b = self._poly(node.left), self._poly(node.right)
-            return None if a is None or b is None else a + b if node.op == "+" else a - b if node.op == "-" else a * b
+        match node:
+            case Name():
+                return _name(self.visit(node))
+            case Const("int", v):
+                return Poly.const(int(v)) if v.isdigit() and (v == "0" or v[0] != "0") else None
+            case Unary("-", operand):
+                a = self._poly(operand)
+                return None if a is None else -a
+            case Binary("+" | "-" | "*", left, right):
+                a, b = self._poly(left), self._poly(right)
+                return None if a is None or b is None else a + b if node.op == "+" else a - b if node.op == "-" \
+                    else a * b
         return None
 
     def visit(self, node):
         if self.registers and (reg := self.registers.get(id(node))):
             return reg
         # an array element that is a reduction's target ("y[i]") prints as the thread's partial result
-        if isinstance(node, c_ast.ArrayRef) and self.renames and (name := self.renames.get(_PLAIN.visit(node))):
+        if isinstance(node, Index) and self.renames and (name := self.renames.get(to_c(node))):
             return name
         return super().visit(node)
 
-    def visit_For(self, n: c_ast.For) -> str:
+    def visit_For(self, n: For) -> str:
         text = super().visit_For(n)
         if id(n) not in self.around:
             return text
@@ -214,7 +210,7 @@ def register_maps(proms, arrays: dict[str, ArrayPlan], by_id: dict[int, Loop]):
     for p in proms:
         registers.update({id(n): p.register for n in p.nodes})
         load, store = register_lines(p, arrays[p.array])
-        before, after = around.setdefault(id(by_id[p.loop_lid].ast), ([], []))
+        before, after = around.setdefault(id(by_id[p.loop_lid].syntax), ([], []))
         before.extend(load)
         after[:0] = store
     return registers, around
@@ -275,15 +271,10 @@ def reduction_key(r) -> str:
 def device_function(f, name: str, renames: dict[str, str]) -> str:
     """The __device__ copy of a pure function of the file (frontend/functions.py), named `name`; `renames`
     gives the copies of the pure functions it calls."""
-    decl = copy.deepcopy(f.ast.decl)
-    decl.name, decl.storage, decl.funcspec = name, [], []
-    inner = decl.type.type
-    while not isinstance(inner, c_ast.TypeDecl):
-        inner = inner.type
-    inner.declname = name
+    before, after = f.declaration
     printer = KernelPrinter({}, renames)
-    return f"/* {f.name} ({f.loc}): a pure function of its arguments */\nstatic __device__ {printer.visit(decl)}\n" \
-           f"{printer.visit(f.ast.body)}\n"
+    return f"/* {f.name} ({f.loc}): a pure function of its arguments */\nstatic __device__ {before}{name}{after}\n" \
+           f"{printer.visit(f.body)}\n"
 
 
 def atomic_call(op: str, ctype: str, ptr: str, value: str) -> str:
@@ -586,7 +577,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         f"[{er.index_c()}]" if (er := kernel.element_range(r)) else "") for r in kernel.reductions}}
     # scatters (Statement.scatter) update their element with an atomic wherever threads run them; a one-thread
     # kernel needs none
-    atomics = {} if kernel.serial else {id(s.ast): arrays[s.scatter].ctype for s in stmts if s.scatter}
+    atomics = {} if kernel.serial else {id(s.syntax): arrays[s.scatter].ctype for s in stmts if s.scatter}
     # array elements kept in registers across an in-thread loop: declared here, loaded before the loop and
     # stored after it (promotion.py decides which)
     proms = promotions(nest, kernel) if promote else ()
@@ -594,15 +585,15 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     registers, around = register_maps(proms, arrays, by_id)
     ordered = {r.target: _ordered(nest, kernel, r, renames[r.target], by_id) for r in kernel.reductions
                if ordered_reduction(nest, r)}
-    by_stmt = {id(s.ast): ordered[r.target] for s in stmts for r in s.reductions if r.target in ordered}
+    by_stmt = {id(s.syntax): ordered[r.target] for s in stmts for r in s.reductions if r.target in ordered}
     printer = KernelPrinter(arrays, renames, atomics, registers, around, by_stmt,
                             frozenset(a for a in kernel.private_arrays if nest.array(a).declared_in is not None),
                             scratch=frozenset(kernel.scratch_arrays))
     if kernel.serial:
-        body = "{\n" + "".join(printer._generate_stmt(n.ast) for n in kernel.nodes(by_id)) + "}"
+        body = "{\n" + "".join(printer._generate_stmt(n.syntax) for n in kernel.nodes(by_id)) + "}"
     else:
-        body = printer.visit(innermost.ast.stmt)
-        if not isinstance(innermost.ast.stmt, c_ast.Compound):
+        body = printer.visit(innermost.syntax.body)
+        if not isinstance(innermost.syntax.body, Block):
             body = "{\n" + body + ";\n}" if not body.rstrip().endswith(("}", ";")) else "{\n" + body + "\n}"
     if split is not None:       # (the body is a compound statement: its braces become the loop's)
         inner = body.strip()[1:-1].strip("\n").splitlines()

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
 from .arrays import ArrayPlan, _c, _clamp, _declared_bounds
 from .kernel import CodegenError, KernelCode, KernelPrinter, _flat, register_maps, wide_index
 from .precompiled import templates
-from ..frontend.syntax import _array_chain, loc_of
+from ..syntax_tree import Assign, Block, Decl
 from ..intexpr import CInt
-from ..ir import Loc, Loop, Nest
+from ..ir import Nest
 from ..planning.promotion import access_nodes
 from ..planning.shared_tiles import tile_region
 from ..symbolic import Poly
@@ -121,15 +120,15 @@ class TiledPrinter(KernelPrinter):
         self.staged = staged
         self.stores = stores or {}
 
-    def visit_Assignment(self, n: c_ast.Assignment) -> str:
-        key = id(n.lvalue)
+    def visit_Assign(self, n: Assign) -> str:
+        key = id(n.target)
         if n.op == "=" and key in self.stores and key not in self.registers:   # a register: no tile store
             data, mask = self.stores[key]
-            return f"({mask} = 1, {data} = ({self.visit(n.rvalue)}))"
-        return super().visit_Assignment(n)
+            return f"({mask} = 1, {data} = ({self.visit(n.value)}))"
+        return super().visit_Assign(n)
 
     def visit(self, node) -> str:
-        if id(node) in self.staged:          # an ArrayRef or a `*p` read from its tile
+        if id(node) in self.staged:          # an element or a `*p` read from its tile
             return self.staged[id(node)]
         return super().visit(node)
 
@@ -139,7 +138,7 @@ def _access_nodes(nest: Nest, a) -> list:
     tile would then be loaded and never read (or a store never reach its tile)."""
     for s in nest.statements():
         if any(x is a for x in s.accesses):
-            nodes = access_nodes(s, a) if s.ast is not None else []
+            nodes = access_nodes(s, a)
             if nodes:
                 return nodes
             break
@@ -232,14 +231,14 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
     registers, around = register_maps(base.promotions, arrays, by_id)
     # the tiled loop itself is printed by the template, in chunks: its registers' loads and stores go just
     # before and after the chunks
-    tiled_loads, tiled_stores = around.pop(id(tiled.ast), ([], [])) if tiled is not None else ([], [])
+    tiled_loads, tiled_stores = around.pop(id(tiled.syntax), ([], [])) if tiled is not None else ([], [])
     printer = TiledPrinter(arrays, base.renames, staged, stores, base.atomics, registers, around,
                            frozenset(a for a in kernel.private_arrays if nest.array(a).declared_in is not None),
                            frozenset(kernel.scratch_arrays))
     innermost = by_id[kernel.body_lid]
-    items = list(innermost.ast.stmt.block_items or []) if isinstance(innermost.ast.stmt, c_ast.Compound) \
-        else [innermost.ast.stmt]
-    split = next((k for k, it in enumerate(items) if tiled is not None and it is tiled.ast), None)
+    body = innermost.syntax.body
+    items = list(body.items) if isinstance(body, Block) else [body]
+    split = next((k for k, it in enumerate(items) if tiled is not None and it is tiled.syntax), None)
     pre, post = (items, []) if split is None else (items[:split], items[split + 1:])
 
     # the variables of loops inside the thread that the kernel declares at its top (kernel_code: `int i;` for a
@@ -252,16 +251,13 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
         """Statements for active threads; top-level declarations hoisted so later parts still see them."""
         decls, lines = [], []
         for node in nodes:
-            if isinstance(node, c_ast.Decl) and node.name in printer.hoisted:
+            if isinstance(node, Decl) and node.name in printer.hoisted:
                 continue        # an array declared per thread at the top of the kernel
-            if isinstance(node, c_ast.Decl) and not isinstance(node.type, c_ast.FuncDecl):
-                init = node.init
-                node_copy = c_ast.Decl(node.name, node.quals, node.align, node.storage, node.funcspec,
-                                       node.type, None, node.bitsize, node.coord)
+            if isinstance(node, Decl):
                 if node.name not in loop_vars:
-                    decls.append(printer.visit(node_copy) + ";")
-                if init is not None:
-                    lines.append(f"{node.name} = {printer.visit(init)};")
+                    decls.append(printer.visit(replace(node, init=None)) + ";")
+                if node.init is not None:
+                    lines.append(f"{node.name} = {printer.visit(node.init)};")
             else:
                 text = printer.visit(node)
                 lines.append(text if text.rstrip().endswith(("}", ";")) else text + ";")
@@ -279,8 +275,8 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
             if tiled.origin is not None else []
         if tiled.origin is not None and not tiled.declared_in_header:
             header_var = [f"{cvar} = {(tiled.origin.lower + Poly.var(tiled.var) * tiled.origin.step).to_c()};"]
-        body = printer.visit(tiled.ast.stmt)
-        if not isinstance(tiled.ast.stmt, c_ast.Compound):
+        body = printer.visit(tiled.syntax.body)
+        if not isinstance(tiled.syntax.body, Block):
             body = body if body.rstrip().endswith(("}", ";")) else body + ";"
         loop_var_decl = "int " if (tiled.declared_in_header or tiled.origin is not None) else ""
         chunk = {"trip": trip, "tile": tile, "var": tiled.var, "var_decl": loop_var_decl,

@@ -20,7 +20,7 @@ from .libc import MATH_FUNCTIONS
 from .functions import PureFunction
 from .ctypes import INT_RANGES, SIZES, CType, arith_result, decl_type, int_result, is_unsigned, promote
 from ..records import dataclass
-from .syntax import _array_chain, _assigned_name, _walk, loc_of, text_of
+from .syntax import Trees, _array_chain, _assigned_name, _walk, loc_of, text_of
 
 
 # --------------------------------------------------------------------------- scopes
@@ -103,6 +103,7 @@ class NestContext:
         self.temporaries: dict[str, Temporary] = {}   # IR name -> the value an index temporary holds (see below)
         self.idiom_guard: Guard | None = None
         self.conditions: dict[int, c_ast.Node] = {}   # Guard.site -> the condition it was made of
+        self.trees = Trees()                           # the IR's syntax trees of the nest's nodes (c2gpu.syntax_tree)
         self.loop_decls: dict[int, list[str]] = {}   # lid -> C names its body declares
         self.range_cache: dict[tuple, tuple[Fraction, Fraction] | None] = {}      # nest-local int whose initialization converts its value (by IR name)
         self.flags: list[Flag] = []

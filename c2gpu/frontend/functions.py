@@ -15,6 +15,7 @@ A pure call then reads its arguments and nothing else, so it is no obstacle to p
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import field
 from typing import Any
 
@@ -23,6 +24,7 @@ from pycparser import c_ast
 from ..ir import Loc
 from .libc import MATH_FUNCTIONS
 from .ctypes import SIZES, CType, decl_type
+from .syntax import Trees, text_of
 from .syntax import nodes as _nodes
 from ..records import dataclass
 
@@ -40,7 +42,10 @@ class PureFunction:
     name: str
     loc: Loc
     calls: tuple[str, ...]       # the pure functions of the file it calls (their copies come first)
-    ast: Any = field(default=None, compare=False, repr=False, hash=False)   # the FuncDef
+    # its declaration as written, without storage class and `inline`, split where its name stands (so that a
+    # copy can take another name: "double ", "(double x, int n)"), and its body (c2gpu.syntax_tree)
+    declaration: tuple[str, str] = ("", "")
+    body: Any = field(default=None, compare=False, repr=False, hash=False)
 
 
 def _arithmetic(t: CType) -> bool:
@@ -115,8 +120,22 @@ def pure_functions(ast: c_ast.FileAST, typedefs: dict[str, CType], loc_of) -> di
     for name, calls in local.items():
         reach = reaches(name)
         if name not in reach and reach <= set(local):
-            pure[name] = PureFunction(name, loc_of(defs[name]), tuple(sorted(calls)), defs[name])
+            pure[name] = PureFunction(name, loc_of(defs[name]), tuple(sorted(calls)), _declaration(defs[name]),
+                                      Trees()(defs[name].body))
     return pure
+
+
+def _declaration(fn: c_ast.FuncDef) -> tuple[str, str]:
+    """PureFunction.declaration of `fn`."""
+    slot = "c2gpu_function_name"            # (a name the user's C cannot hold: c2gpu_ names are c2gpu's)
+    decl = copy.deepcopy(fn.decl)
+    decl.name, decl.storage, decl.funcspec = slot, [], []
+    inner = decl.type.type
+    while not isinstance(inner, c_ast.TypeDecl):
+        inner = inner.type
+    inner.declname = slot
+    before, after = text_of(decl).split(slot, 1)
+    return before, after
 
 
 def needed(pure: dict[str, PureFunction], called: set[str]) -> tuple[PureFunction, ...]:

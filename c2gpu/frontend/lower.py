@@ -130,8 +130,8 @@ class FileLowerer:
                           and ext.decl.name not in self.pure}
         # and those of the program's other files, which its calls reach when the program is linked (NPB's randlc,
         # in c_randdp.c)
-        defined = {ext.decl.name for ext in self.ast.ext if isinstance(ext, c_ast.FuncDef)}
-        self.inlinable.update({name: fn for name, fn in self.foreign.items() if name not in defined})
+        self.defined = {ext.decl.name: ext for ext in self.ast.ext if isinstance(ext, c_ast.FuncDef)}
+        self.inlinable.update({name: fn for name, fn in self.foreign.items() if name not in self.defined})
         self.errno_read = _errno_read(self.ast, Loc(self.path, 0))
         nests: list[Nest] = []
         for ext in self.ast.ext:
@@ -493,7 +493,7 @@ class FileLowerer:
         rounding), and math calls whose errno the file reads (device math never sets errno)."""
         pure = needed(self.pure, {c for s in stmts for c in s.calls})
         flags = []
-        bodies = [(cand.node, cand.scope)] + [(f.ast, None) for f in pure]
+        bodies = [(cand.node, cand.scope)] + [(self.defined[f.name], None) for f in pure]
         for body, scope in bodies:
             found = _long_double_use(body, scope, self.typedefs)
             if found is not None:
@@ -504,7 +504,7 @@ class FileLowerer:
                 break
         if self.errno_read is not None:
             calls = [(c, s.loc) for s in stmts for c in s.calls if c in SETS_ERRNO and c not in self.user_functions]
-            calls += [(n.name.name, loc_of(n, Loc(self.path, 0))) for f in pure for n, _ in _walk(f.ast)
+            calls += [(n.name.name, loc_of(n, Loc(self.path, 0))) for f in pure for n, _ in _walk(self.defined[f.name])
                       if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in SETS_ERRNO
                       and n.name.name not in self.user_functions]
             if calls:

@@ -14,7 +14,7 @@ from ..ir import Access, Flag, Guard, Loc, Loop, loop_words, Span, Statement
 from ..symbolic import Poly
 from .ctypes import SIZES, CType, decl_type
 from .context import NestContext, Scope, Var
-from .syntax import _array_chain, _assigned_name, _walk, has_side_effect, statement_expr, text_of
+from .syntax import _array_chain, _assigned_name, _walk, has_side_effect, text_of
 from .initializers import MAX_ELEMENTS
 from .guards import _constraints, guard_of
 from .loops import Header, _jumps_out, _loop_conversion, _tightest, _uncountable, loop_counter, parse_header, trip_count
@@ -196,7 +196,8 @@ class NestLowerer:
                     end_loc=None, header=header, body=tuple(body), guards=guards, flags=tuple(flags),
                     c_type=c_type, declared_in_header=in_header, perfect=perfect, pragmas=pragmas, pragma_spans=pragma_spans,
                     declared=tuple(dict.fromkeys(ctx.loop_decls.pop(lid, ()))),
-                    header_stmt=header_stmt, ast=node, lower_pieces=h.lower_pieces, upper_pieces=h.upper_pieces)
+                    header_stmt=header_stmt, syntax=ctx.trees(node), ast=node, lower_pieces=h.lower_pieces,
+                    upper_pieces=h.upper_pieces)
 
     def header_statement(self, node: c_ast.For, var: str, in_header: bool, guards: tuple[Guard, ...]) -> Statement | None:
         """What an inner loop's header does that the enclosing loop can see, as a statement just before the loop.
@@ -418,7 +419,7 @@ class NestLowerer:
                          scalar_writes=tuple(dict.fromkeys(b.scalar_writes)), ops=ops,
                          reductions=tuple(b.reductions(loops)), calls=tuple(dict.fromkeys(b.calls)), decl=decl,
                          kind=kind, assign_op=node.op if isinstance(node, c_ast.Assignment) else None,
-                         expr=statement_expr(node), ast=node,
+                         syntax=ctx.trees(node), ast=node,
                          scatter=_scatter(node, b.accesses))
 
 

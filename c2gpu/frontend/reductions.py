@@ -20,8 +20,9 @@ _MAX_NAMES = {"fmax", "fmaxf"}
 _MIN_NAMES = {"fmin", "fminf"}
 
 
-def _order_fields(order: Order | None) -> dict:
-    return {} if order is None else {"ties": order.ties, "nan_init": order.nan_init, "value": order.value}
+def _order_fields(order: Order | None, trees) -> dict:
+    """Reduction's fields of a max/min's Order, the value compared as the IR's tree (`trees`: NestContext.trees)."""
+    return {} if order is None else {"ties": order.ties, "nan_init": order.nan_init, "value": trees(order.value)}
 
 
 def _mentions(node: c_ast.Node | None, name: str) -> bool:

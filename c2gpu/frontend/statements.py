@@ -373,7 +373,8 @@ class StatementBuilder:
             over = loops[depth:]
             if not over:
                 return []
-            return [Reduction(ir, op, ctx.loc(stmt), tuple(over), guard=via_guard, **_order_fields(order))]
+            return [Reduction(ir, op, ctx.loc(stmt), tuple(over), guard=via_guard,
+                              **_order_fields(order, ctx.trees))]
         base, subs = _array_chain(target)
         if not isinstance(base, c_ast.ID) or _mentions_besides_elements(rhs_other, base.name, text_of(target)):
             return []
@@ -387,4 +388,4 @@ class StatementBuilder:
         if not over:
             return []
         acc = next((a for a in self.accesses if a.kind == "write" and a.array == base.name), None)
-        return [Reduction(text_of(target), op, ctx.loc(stmt), over, acc, **_order_fields(order))]
+        return [Reduction(text_of(target), op, ctx.loc(stmt), over, acc, **_order_fields(order, ctx.trees))]

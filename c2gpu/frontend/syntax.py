@@ -1,7 +1,7 @@
 """Helpers on pycparser trees, the one place that walks and copies them: every node under one (`nodes`, or with
 its parent: `_walk`), a node's C text (`text_of`) and source location (`loc_of`), the names and the array chain of
 an expression, copying a tree (`copy_tree`) and replacing a node in it (`swap`); and the one conversion of a
-statement into the IR's expression tree (`statement_expr`, c2gpu.expr).
+tree into the IR's syntax trees (`Trees`, c2gpu.syntax_tree).
 
 Separate because every lowering module needs them, and codegen and the passes import them too: none of those
 needs to import lowering itself for them.
@@ -12,7 +12,7 @@ import copy
 
 from pycparser import c_ast, c_generator
 
-from .. import expr
+from .. import syntax_tree as tree
 from ..ir import Loc
 from .parse import unescape as _unescape
 
@@ -87,6 +87,11 @@ def nodes(node: c_ast.Node | None):
         stack.extend(c for _, c in n.children())
 
 
+def declared_names(ast: c_ast.FileAST) -> set[str]:
+    """Every name the file declares anywhere (variables, functions, typedefs, enumerators)."""
+    return {n.name for n in nodes(ast) if isinstance(n, (c_ast.Decl, c_ast.Typedef, c_ast.Enumerator)) and n.name}
+
+
 def changed_here(ref: c_ast.Node, up: c_ast.Node | None) -> bool:
     """Whether the expression `ref` is assigned, stepped or has its address taken where it stands (`up`: its
     parent)."""
@@ -133,58 +138,90 @@ def swap(root: c_ast.Node, old: c_ast.Node, new: c_ast.Node) -> None:
                         return
 
 
-# --------------------------------------------------------------------------- the IR's expression trees
+# --------------------------------------------------------------------------- the IR's syntax trees
 
-_EXPRESSIONS = (c_ast.ID, c_ast.Constant, c_ast.ArrayRef, c_ast.StructRef, c_ast.UnaryOp, c_ast.BinaryOp,
-                c_ast.TernaryOp, c_ast.Cast, c_ast.FuncCall, c_ast.Assignment, c_ast.ExprList, c_ast.InitList,
-                c_ast.Typename, c_ast.CompoundLiteral, c_ast.NamedInitializer)
+class Trees:
+    """The IR's syntax trees (c2gpu.syntax_tree) of pycparser nodes, converted once per node: converting a node again,
+    or a tree that holds it, gives the same object, so that a statement's tree is the very node of its loop's
+    tree (code generation finds statements in the bodies it prints by identity).  One per lowering of a nest."""
 
+    def __init__(self) -> None:
+        self._done: dict[int, tuple[c_ast.Node, object]] = {}
 
-def statement_expr(node: c_ast.Node | None) -> expr.Expr | expr.Decl | None:
-    """A statement of a nest as the IR keeps it (c2gpu.expr): an expression statement's expression or a
-    declaration of one name; None for the others (loops, `if`s, jumps)."""
-    if isinstance(node, c_ast.Decl) and node.name and not isinstance(node.type, c_ast.FuncDecl):
-        head = node
-        if node.init is not None:
-            head = copy.copy(node)
-            head.init = None
-        return expr.Decl(node.name, text_of(head), None if node.init is None else expr_of(node.init), _at(node))
-    return expr_of(node) if isinstance(node, _EXPRESSIONS) else None
+    def __call__(self, n: c_ast.Node | None):
+        if n is None:
+            return None
+        hit = self._done.get(id(n))
+        if hit is None or hit[0] is not n:
+            hit = self._done[id(n)] = (n, self._convert(n, loc_of(n, None)))
+        return hit[1]
 
-
-def expr_of(n: c_ast.Node) -> expr.Expr:
-    """The expression tree (c2gpu.expr) of a pycparser expression."""
-    at = _at(n)
-    match n:
-        case c_ast.ID():
-            return expr.Name(n.name, at)
-        case c_ast.Constant():
-            return expr.Const(n.type, n.value, at)
-        case c_ast.ArrayRef():
-            return expr.Index(expr_of(n.name), expr_of(n.subscript), at)
-        case c_ast.StructRef():
-            return expr.Member(expr_of(n.name), n.type, n.field.name, at)
-        case c_ast.UnaryOp():
-            return expr.Unary(n.op, expr_of(n.expr), at)
-        case c_ast.BinaryOp():
-            return expr.Binary(n.op, expr_of(n.left), expr_of(n.right), at)
-        case c_ast.TernaryOp():
-            return expr.Ternary(expr_of(n.cond), expr_of(n.iftrue), expr_of(n.iffalse), at)
-        case c_ast.Cast():
-            return expr.Cast(text_of(n.to_type), expr_of(n.expr), at)
-        case c_ast.FuncCall():
-            return expr.Call(expr_of(n.name), tuple(expr_of(a) for a in (n.args.exprs if n.args else ())), at)
-        case c_ast.Assignment():
-            return expr.Assign(n.op, expr_of(n.lvalue), expr_of(n.rvalue), at)
-        case c_ast.ExprList():
-            return expr.Comma(tuple(expr_of(x) for x in n.exprs), at)
-        case c_ast.InitList():
-            return expr.InitList(tuple(expr_of(x) for x in n.exprs), at)
-        case c_ast.Typename():
-            return expr.TypeName(text_of(n), at)
-    return expr.Opaque(text_of(n), at)
-
-
-def _at(n: c_ast.Node) -> tuple[int, int] | None:
-    c = n.coord
-    return None if c is None or c.line is None else (int(c.line), int(c.column or 0))
+    def _convert(self, n: c_ast.Node, at: Loc | None):
+        match n:
+            case c_ast.ID():
+                return tree.Name(n.name, at)
+            case c_ast.Constant():
+                return tree.Const(n.type, n.value, at)
+            case c_ast.ArrayRef():
+                return tree.Index(self(n.name), self(n.subscript), at)
+            case c_ast.StructRef():
+                return tree.Member(self(n.name), n.type, n.field.name, at)
+            case c_ast.UnaryOp():
+                return tree.Unary(n.op, self(n.expr), at)
+            case c_ast.BinaryOp():
+                return tree.Binary(n.op, self(n.left), self(n.right), at)
+            case c_ast.TernaryOp():
+                return tree.Ternary(self(n.cond), self(n.iftrue), self(n.iffalse), at)
+            case c_ast.Cast():
+                return tree.Cast(text_of(n.to_type), self(n.expr), at)
+            case c_ast.FuncCall():
+                return tree.Call(self(n.name), tuple(self(a) for a in (n.args.exprs if n.args else ())), at)
+            case c_ast.Assignment():
+                return tree.Assign(n.op, self(n.lvalue), self(n.rvalue), at)
+            case c_ast.ExprList():
+                return tree.Comma(tuple(self(x) for x in n.exprs), at)
+            case c_ast.InitList():
+                return tree.InitList(tuple(self(x) for x in n.exprs), at)
+            case c_ast.Typename():
+                return tree.TypeName(text_of(n), at)
+            case c_ast.Decl() if n.name and not isinstance(n.type, c_ast.FuncDecl):
+                head = n
+                if n.init is not None:
+                    head = copy.copy(n)
+                    head.init = None
+                return tree.Decl(n.name, text_of(head), self(n.init), at)
+            case c_ast.Decl() | c_ast.Typedef():        # a prototype, a struct's declaration
+                return tree.OpaqueStmt(text_of(n) + ";", at)
+            case c_ast.DeclList():
+                return tree.Decls(tuple(self(d) for d in n.decls), at)
+            case c_ast.Compound():
+                return tree.Block(tuple(self(x) for x in n.block_items or ()), at)
+            case c_ast.If():
+                return tree.If(self(n.cond), self(n.iftrue), self(n.iffalse), at)
+            case c_ast.For():
+                return tree.For(self(n.init), self(n.cond), self(n.next), self(n.stmt), at)
+            case c_ast.While():
+                return tree.While(self(n.cond), self(n.stmt), at)
+            case c_ast.DoWhile():
+                return tree.DoWhile(self(n.stmt), self(n.cond), at)
+            case c_ast.Switch():
+                return tree.Switch(self(n.cond), self(n.stmt), at)
+            case c_ast.Case():
+                return tree.Case(self(n.expr), tuple(self(x) for x in n.stmts or ()), at)
+            case c_ast.Default():
+                return tree.Case(None, tuple(self(x) for x in n.stmts or ()), at)
+            case c_ast.Label():
+                return tree.Label(n.name, self(n.stmt), at)
+            case c_ast.Goto():
+                return tree.Jump("goto", n.name, at=at)
+            case c_ast.Break() | c_ast.Continue():
+                return tree.Jump(type(n).__name__.lower(), at=at)
+            case c_ast.Return():
+                return tree.Jump("return", value=self(n.expr), at=at)
+            case c_ast.EmptyStatement():
+                return tree.Empty(at)
+            case c_ast.Pragma():
+                return tree.Pragma(n.string or "", at)
+            case c_ast.CompoundLiteral() | c_ast.NamedInitializer():
+                return tree.Opaque(text_of(n), at)
+        return tree.OpaqueStmt(text_of(n), at)

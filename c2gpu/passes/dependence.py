@@ -64,7 +64,7 @@ from dataclasses import replace
 
 import islpy as isl
 
-from c2gpu.expr import Assign, to_c
+from c2gpu.syntax_tree import Assign, to_c
 from c2gpu.ir import ArrayInfo, Loc, Loop, Nest, Reduction, Statement, line_of, loop_words
 from c2gpu.frontend.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY

@@ -1,6 +1,6 @@
 """Three-address code and data-flow graphs of a kernel's statements (for eq. 6.1, Alg. 6.3, Alg. 6.4).
 
-Each statement's expression tree (`Statement.expr`, c2gpu.expr) is flattened
+Each statement's expression tree (`Statement.expr`, c2gpu.syntax_tree) is flattened
 into (dest, op, sources) triples, the format of c2gpu.algorithms.ilp:
 
 - an array element read is `ld` with the array name as its operand (Alg. 6.3
@@ -24,7 +24,7 @@ from functools import cached_property
 
 from ..algorithms.ilp import build_dfg
 from ..algorithms.intensity import IntensityResult, classify
-from ..expr import Assign, Binary, Call, Cast, Comma, Decl, Index, InitList, Name, Ternary, Unary
+from ..syntax_tree import Assign, Binary, Call, Cast, Comma, Decl, Index, InitList, Name, Ternary, Unary
 from ..records import dataclass
 
 MEM_OPS = frozenset({"ld", "st"})

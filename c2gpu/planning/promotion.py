@@ -33,10 +33,9 @@ import re
 from dataclasses import field, replace
 
 import islpy as isl
-from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
-from ..expr import Assign, Index, Name, Unary
+from ..syntax_tree import Assign, Index, Member, Name, Unary, children, index_chain
 from ..ir import Access, Constraint, Guard, Loop, Nest, Statement
 from ..pipeline import memo
 from ..symbolic import Poly
@@ -60,8 +59,8 @@ class Promotion:
     #                                  the sizes); None: it always does where its header runs
     guards: tuple[Constraint, ...]   # the conditions inside the loop, over the loops around it and the sizes, that
     #                                  every access to the element is under: the load and the store are too
-    nodes: tuple = field(default=(), compare=False, repr=False)   # the syntax trees of the accesses (ArrayRef
-    #                                  nodes of their statements), which code generation prints as the register
+    nodes: tuple = field(default=(), compare=False, repr=False)   # the accesses' nodes in their statements' trees
+    #                                  (c2gpu.syntax_tree, by identity), which code generation prints as the register
 
 
 def promotions(nest: Nest, kernel) -> tuple[Promotion, ...]:
@@ -136,51 +135,49 @@ def _loop_paths(lp: Loop, above: list[Loop]):
             yield from _loop_paths(n, path)
 
 
-def access_nodes(stmt: Statement, a: Access) -> list[c_ast.Node]:
-    """The nodes of `stmt`'s syntax tree that are access `a` (its array, at its source position): ArrayRefs, and
-    the dereferences `*p` the frontend reads as p[0].
+def access_nodes(stmt: Statement, a: Access) -> list:
+    """The nodes of `stmt`'s tree (Statement.syntax) that are access `a` (its array, at its source position):
+    elements, and the dereferences `*p` the frontend reads as p[0].
 
     By node, not by position alone: a nest rewritten by isl's scheduler repeats a statement, with its
     positions, in several places (c2gpu/transform/schedule.py)."""
-    if stmt.ast is None:
+    if stmt.syntax is None:
         return []
-    return list(_access_index(stmt.ast).get((a.loc.line, a.loc.col, a.array), ()))
+    return list(_access_index(stmt.syntax).get((a.loc.line, a.loc.col, a.array), ()))
 
 
-def _access_index(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.Node]]:
-    """(line, column, array) -> the outermost ArrayRef (or `*p`) nodes of `tree` there (A[i][j] is two nested ArrayRefs
-    at one position: the outer one is the access).  One walk per tree, whatever the number of accesses: a
-    statement of 5,000 terms has 5,000 accesses (kept per tree: pipeline.memo)."""
+def _access_index(tree) -> dict[tuple[int, int, str], list]:
+    """(line, column, array) -> the outermost element (or `*p`) nodes of `tree` there (A[i][j] is two nested
+    Index nodes at one position: the outer one is the access).  One walk per tree, whatever the number of
+    accesses: a statement of 5,000 terms has 5,000 accesses (kept per tree: pipeline.memo)."""
     table = memo(tree, "access index")
     if "index" not in table:
         table["index"] = _index_accesses(tree)
     return table["index"]
 
 
-def _index_accesses(tree: c_ast.Node) -> dict[tuple[int, int, str], list[c_ast.Node]]:
-    index: dict[tuple[int, int, str], list[c_ast.Node]] = {}
-    stack: list[tuple[c_ast.Node, frozenset]] = [(tree, frozenset())]
+def _index_accesses(tree) -> dict[tuple[int, int, str], list]:
+    index: dict[tuple[int, int, str], list] = {}
+    stack: list[tuple[object, frozenset]] = [(tree, frozenset())]
     while stack:
         n, inside = stack.pop()
-        if isinstance(n, c_ast.StructRef) and isinstance(n.name, c_ast.ArrayRef):
+        if isinstance(n, Member) and isinstance(n.base, Index):
             # `u[i].re`: the field of an array of structs is the access (frontend NestContext.field_of), which no
-            # ArrayRef prints alone: none is indexed, so nothing replaces it by a register or a tile
-            stack.extend((c, inside) for _, c in n.name.children())
+            # element prints alone: none is indexed, so nothing replaces it by a register or a tile
+            stack.extend((c, inside) for c in children(n.base))
             continue
-        if isinstance(n, c_ast.UnaryOp) and n.op == "*" and isinstance(n.expr, c_ast.ID) and n.coord is not None:
-            base = n.expr           # `*alpha`: the element alpha[0] (frontend: the access of a dereference)
-        elif isinstance(n, c_ast.ArrayRef) and n.coord is not None:
-            base = n
-            while isinstance(base, c_ast.ArrayRef):
-                base = base.name
+        if isinstance(n, Unary) and n.op == "*" and isinstance(n.operand, Name) and n.at is not None:
+            base = n.operand        # `*alpha`: the element alpha[0] (frontend: the access of a dereference)
+        elif isinstance(n, Index) and n.at is not None:
+            base = index_chain(n)[0]
         else:
             base = None
-        if isinstance(base, c_ast.ID):
-            key = (n.coord.line, n.coord.column, base.name)
+        if isinstance(base, Name):
+            key = (n.at.line, n.at.col, base.name)
             if key not in inside:
                 index.setdefault(key, []).append(n)
                 inside = inside | {key}
-        stack.extend((c, inside) for _, c in n.children())
+        stack.extend((c, inside) for c in children(n))
     return index
 
 
@@ -193,7 +190,7 @@ def certain_write(stmt: Statement, a: Access) -> bool:
     base = target.operand if isinstance(target, Unary) and target.op == "*" else target   # `*p`: p[0]
     while isinstance(base, Index):
         base = base.base
-    return isinstance(target, (Index, Unary)) and base == Name(a.array) and target.at == (a.loc.line, a.loc.col)
+    return isinstance(target, (Index, Unary)) and base == Name(a.array) and target.at == a.loc
 
 
 def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], array: str, subs, members,
@@ -212,7 +209,7 @@ def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], arr
     for a, s in members:
         if s.kind == "header":
             return None
-        found = access_nodes(s, a) if s.ast is not None else []
+        found = access_nodes(s, a)
         if not found:
             return None                # nothing to print as the register: the access would stay in memory
         nodes.extend(found)
@@ -238,7 +235,7 @@ def _promote(nest: Nest, lp: Loop, path: list[Loop], stmts: list[Statement], arr
     name = "c2gpu_reg_" + re.sub(r"\W", "_", array) + f"_{index}"
     return Promotion(array, tuple(subs), a0.text, lp.lid, lp.source_var,
                      tuple(a for a, _ in members), reads and not assigned_first, writes, a0.elem_type, name, runs,
-                     tuple(c for g in guards for c in g.constraints), tuple(dict.fromkeys(nodes)))
+                     tuple(c for g in guards for c in g.constraints), tuple({id(n): n for n in nodes}.values()))
 
 
 def _invariant(g: Guard, outer: set[str], spelt: set[str], params: set[str], unprintable: set[str]) -> bool:

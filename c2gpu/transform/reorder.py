@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from pycparser import c_ast
 
+from ..syntax_tree import Block
 from ..ir import Loop, Nest, Statement
 
 
@@ -56,18 +57,26 @@ def kernel_view(nest: Nest, chain: list[Loop], body_of: Loop, items: tuple[int, 
         return fix_stmt(n)
 
     root = None
+    # the chain's loops around the body, in the IR's trees (which code generation prints) and in pycparser's
+    # (which the transforms still rewrite: issue 30)
     ast = c_ast.Compound([n.ast for n in body]) if items is not None else body_of.ast.stmt
+    syntax = Block(tuple(n.syntax for n in body)) if items is not None else body_of.syntax.body
     if sunk and items is None:
         inner = body_of.ast.stmt
         ast = c_ast.Compound([n.ast for n in sunk] + (list(inner.block_items or []) if isinstance(inner, c_ast.Compound)
                                                       else [inner]))
+        inner = body_of.syntax.body
+        syntax = Block(tuple(n.syntax for n in sunk) + (inner.items if isinstance(inner, Block) else (inner,)))
     for lp in reversed(chain):
         loop_ast = copy.copy(lp.ast)
         loop_ast.stmt = ast
+        loop_syntax = replace(lp.syntax, body=syntax)
         if root is None:
             root = replace(lp, lid=new_ids[lp.lid], body=tuple(fix(n) for n in body), ast=loop_ast,
-                           header_stmt=None, perfect=bool(body) and all(isinstance(n, Loop) for n in body))
+                           syntax=loop_syntax, header_stmt=None,
+                           perfect=bool(body) and all(isinstance(n, Loop) for n in body))
         else:
-            root = replace(lp, lid=new_ids[lp.lid], body=(root,), ast=loop_ast, header_stmt=None, perfect=True)
-        ast = loop_ast
+            root = replace(lp, lid=new_ids[lp.lid], body=(root,), ast=loop_ast, syntax=loop_syntax, header_stmt=None,
+                           perfect=True)
+        ast, syntax = loop_ast, loop_syntax
     return replace(nest, root=root, flags=())

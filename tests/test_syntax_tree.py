@@ -1,12 +1,13 @@
-"""The IR's expression trees (c2gpu.expr): the frontend hands every statement of a nest over as one, and the tree
-says what the C says.  Judged by pycparser's own generator: printed back, each statement reads exactly as the
-parsed C printed by pycparser (`Statement.text`), on every statement of testdata and PolyBench; and by C
-itself: a tree's operators and operands are those of the source, checked on hand-written statements."""
+"""The IR's syntax trees (c2gpu.syntax_tree): the frontend hands every loop and statement of a nest over as one, and the
+tree says what the C says.  Judged by pycparser's own generator: printed back, each statement and each loop
+reads exactly as pycparser prints the parsed C, on every one of testdata and PolyBench; and by C itself: a
+tree's operators and operands are those of the source, checked on hand-written statements.  One tree per nest:
+each statement's tree is the very node of its loop's tree (code generation finds it there by identity)."""
 from pathlib import Path
 
 import pytest
 
-from c2gpu.expr import (Assign, Binary, Call, Cast, Comma, Const, Decl, Index, Member, Name, Opaque, Ternary,
+from c2gpu.syntax_tree import (Assign, Binary, Call, Cast, Comma, Const, Decl, Index, Member, Name, Opaque, Ternary,
                         TypeName, Unary, to_c, walk)
 from c2gpu.frontend import PreprocessOptions, load_program
 
@@ -33,10 +34,17 @@ def _corpus():
 
 
 @pytest.mark.parametrize("path,includes", list(_corpus()))
-def test_every_statement_prints_as_parsed(path, includes):
-    stmts = [st for st in _statements(path, includes) if st.expr is not None]
-    wrong = [(st.loc.line, to_c(st.expr), st.text) for st in stmts if not _printed_as_parsed(st)]
+def test_every_statement_and_loop_prints_as_parsed(path, includes):
+    from c2gpu.frontend.syntax import text_of
+    prog = load_program(str(path), PreprocessOptions(include_dirs=tuple(str(d) for d in includes)))
+    stmts = [st for nest in prog.nests for st in nest.statements()]
+    wrong = [(st.loc.line, to_c(st.expr), st.text) for st in stmts if st.expr is not None and not _printed_as_parsed(st)]
     assert not wrong
+    loops = [lp for nest in prog.nests for lp in nest.loops()]
+    assert loops and all(to_c(lp.syntax) == text_of(lp.ast) for lp in loops)
+    for lp in loops:            # its statements are nodes of its tree, not copies
+        mine = {id(n) for n in walk(lp.syntax)}
+        assert all(id(n.syntax) in mine for n in lp.body)
 
 
 def _one(tmp_path, body: str, decls: str = "double a[10][10], b[10], s; int n, k; struct P { double x; } p[10];"):
@@ -53,9 +61,9 @@ def test_assignment_tree(tmp_path):
     assert st.expr == Assign("+=", Index(Index(Name("a"), i), Name("k")),
                              Binary("-", Binary("*", Index(Name("b"), i), Call(Name("f"), (Name("s"),))),
                                     Const("double", "2.0")))
-    assert st.expr.at == (st.loc.line, st.loc.col)
+    assert st.expr.at == st.loc
     write = next(a for a in st.accesses if a.array == "a" and a.kind == "write")
-    assert st.expr.target.at == (write.loc.line, write.loc.col)        # where the IR's access is
+    assert st.expr.target.at == write.loc                               # where the IR's access is
 
 
 def test_operators_as_written(tmp_path):
@@ -86,14 +94,15 @@ SHAPES = ["double t[2][2] = {{1.0, 2}, {x, (double) n}};", "struct P q = {.x = 1
 
 @pytest.mark.parametrize("code", SHAPES)
 def test_printed_as_pycparser_prints_it(code):
-    from pycparser import c_ast, c_parser
-    from c2gpu.frontend.syntax import statement_expr, text_of
+    from pycparser import c_parser
+    from c2gpu.frontend.syntax import Trees, text_of
     decls = "int x, y, z, a, b, c, d, e, i, n, *p; struct P { double x; } q; int f(int, ...);"
     tree = c_parser.CParser().parse(f"{decls} void g(void) {{ {code} }}")
     body = tree.ext[-1].body.block_items
+    trees = Trees()
     for item in body:
-        assert to_c(statement_expr(item)) == text_of(item)
-    first = statement_expr(body[0])
+        assert to_c(trees(item)) == text_of(item)
+    first = trees(body[0])
     assert isinstance(first, (Decl, Assign, Comma)) and all(not isinstance(e, Opaque) or "struct" in e.text
                                                             or "." in e.text for e in walk(first))
 
