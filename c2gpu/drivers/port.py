@@ -10,7 +10,6 @@ import sys
 from dataclasses import field, replace
 from pathlib import Path
 
-from pycparser import c_ast
 
 from ..codegen import CodegenError, NestCode, build_nest_code, host_not_cxx, render_port, render_split
 from ..diagnostics import C2GPUError
@@ -18,6 +17,7 @@ from ..frontend import PreprocessOptions
 from ..frontend.lower import lower_program
 from ..frontend.parse import parse_c
 from ..frontend.preprocess import preprocess_missing_headers
+from ..frontend.syntax import declared_names
 from ..ir import Loc, Nest
 from ..perf.registers import run_with_one_nvcc_call
 from ..pipeline import PassManager
@@ -95,7 +95,7 @@ def _analyse_for_port(path: str, options: PreprocessOptions, manager: PassManage
     program = run_with_one_nvcc_call(manager, program)
     for message in unmatched_block_keys(manager.options.get("block"), planned_kernels(program, manager)):
         warn(C2GPUError(f"{path}: {message}"))
-    declared = _declared_names(ast) if missing else set()
+    declared = declared_names(ast) if missing else set()
     outcomes = []
     for nest in program.nests:
         undeclared = _undeclared_use(nest, declared) if missing else None
@@ -122,17 +122,6 @@ def _analyse_for_port(path: str, options: PreprocessOptions, manager: PassManage
             continue
         outcomes.append(NestOutcome(nest, True, "", nest.loc, code, plan, dep, perf))
     return program, outcomes
-
-
-def _declared_names(ast: c_ast.FileAST) -> set[str]:
-    """Every name the file declares anywhere (variables, functions, typedefs, enumerators)."""
-    names, stack = set(), [ast]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (c_ast.Decl, c_ast.Typedef, c_ast.Enumerator)) and n.name:
-            names.add(n.name)
-        stack.extend(c for _, c in n.children())
-    return names
 
 
 def _undeclared_use(nest: Nest, declared: set[str]) -> str | None:

@@ -30,13 +30,10 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from pycparser import c_ast
-
 from ..analysis.aliasing import may_alias
-from ..frontend.loops import is_id, loop_counter
+from ..syntax_tree import Assign, Binary, Call, Const, Decl, Decls, For, Index, Member, Name, Unary, walk
 from ..frontend.objects import distinct_objects
 from ..frontend.source import SpanError, apply_fixes, for_span, line_offsets, matching, statement_end
-from ..frontend.syntax import loc_of, nodes
 from ..ir import Edit, Fix, Flag, Nest, Span, Statement
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -144,24 +141,25 @@ def _movable(s: Statement, nest: Nest) -> bool:
         {sc.source_name for sc in nest.scalars if "*" not in sc.ctype and "[" not in sc.ctype}
     if s not in root.body or s.guards != root.guards or s.scalar_writes or any(a.kind != "read" for a in s.accesses):
         return False
-    call = s.ast
-    if not isinstance(call, c_ast.FuncCall) or not isinstance(call.name, c_ast.ID):
+    call = s.syntax
+    if not isinstance(call, Call) or call.callee is None:
         return False
-    fmt, stream = PRINT_CALLS[call.name.name]
-    args = call.args.exprs if call.args is not None else []
-    if fmt is not None and not (len(args) > fmt and isinstance(args[fmt], c_ast.Constant)
-                                and args[fmt].type == "string" and not _WRITES_COUNT.search(args[fmt].value)):
+    fmt, stream = PRINT_CALLS[call.callee]
+    args = call.args
+    if fmt is not None and not (len(args) > fmt and isinstance(args[fmt], Const)
+                                and args[fmt].kind == "string" and not _WRITES_COUNT.search(args[fmt].value)):
         return False                    # a format c2gpu cannot read may hold %n
     return not any(_passes_memory(a, values) for k, a in enumerate(args) if k not in (fmt, stream))
 
 
-def _passes_memory(arg: c_ast.Node, values: set[str]) -> bool:
+def _passes_memory(arg, values: set[str]) -> bool:
     """Whether a call's argument may hand over memory rather than a value: a name that is not one of `values`
     (the nest's arithmetic scalars and loop variables: an array or a pointer, whose contents `%s` or puts would
-    read unseen), other than an array indexed to an element, or an address."""
-    indexed = {id(n.name) for n in nodes(arg) if isinstance(n, c_ast.ArrayRef)}
-    return any(isinstance(n, c_ast.UnaryOp) and n.op == "&" or isinstance(n, c_ast.ID) and id(n) not in indexed
-               and n.name not in values for n in nodes(arg) if not isinstance(n, c_ast.Constant))
+    read unseen), other than an array indexed to an element, an address, or a member (`p.name` may be an
+    array)."""
+    indexed = {id(n.base) for n in walk(arg) if isinstance(n, Index)}
+    return any(isinstance(n, Unary) and n.op == "&" or isinstance(n, Member) or isinstance(n, Name)
+               and id(n) not in indexed and n.name not in values for n in walk(arg))
 
 
 def _final_when_printed(p: Statement, nest: Nest, rest: list[Statement]) -> bool:
@@ -209,17 +207,20 @@ LENGTH_CALLS = {"strlen": "size_t", "wcslen": "size_t"}
 
 def hoist_fix(nest: Nest, info, lines: list[str], path: str) -> Fix | None:
     """The root loop's bound `strlen(s)` computed once before it (module doc), or None."""
-    root, loop = nest.root, nest.root.ast
-    if root.pragmas or not isinstance(loop, c_ast.For) or not isinstance(loop.cond, c_ast.BinaryOp):
+    root, loop = nest.root, nest.root.syntax
+    if root.pragmas or not isinstance(loop, For) or not isinstance(loop.cond, Binary):
         return None
-    var = loop_counter(loop)
+    match loop.init:        # the variable the loop initialises
+        case Decls((Decl(name, _, _),)) | Assign("=", Name(name), _):
+            var = Name(name)
+        case _:
+            return None
     cond = loop.cond
-    bound = cond.right if is_id(cond.left, var) else cond.left if is_id(cond.right, var) else None
-    if not (isinstance(bound, c_ast.FuncCall) and isinstance(bound.name, c_ast.ID)
-            and bound.name.name in LENGTH_CALLS and bound.args is not None and len(bound.args.exprs) == 1
-            and isinstance(bound.args.exprs[0], c_ast.ID)):
+    bound = cond.right if cond.left == var else cond.left if cond.right == var else None
+    if not (isinstance(bound, Call) and bound.callee in LENGTH_CALLS and len(bound.args) == 1
+            and isinstance(bound.args[0], Name)):
         return None
-    string = bound.args.exprs[0].name
+    string = bound.args[0].name
     arrays = {a.name: a for a in nest.arrays}
     written = {a.array for st in nest.statements() for a in st.accesses if a.kind == "write"}
     if string not in arrays or string in written or any(string in st.scalar_writes for st in nest.statements()) \
@@ -229,7 +230,7 @@ def hoist_fix(nest: Nest, info, lines: list[str], path: str) -> Fix | None:
     offsets = line_offsets(text)
     try:
         start, _ = for_span(text, root.loc.line, root.loc.col)
-        where = loc_of(bound, root.loc)
+        where = bound.at or root.loc
         if where.file != path:
             return None
         call = _offset(offsets, where)
@@ -237,13 +238,13 @@ def hoist_fix(nest: Nest, info, lines: list[str], path: str) -> Fix | None:
     except (SpanError, ValueError):
         return None
     line_start = offsets[root.loc.line - 1]
-    if not text.startswith(bound.name.name, call) or text[line_start:start].strip() or not _after_statement(lines, root.loc.line):
+    if not text.startswith(bound.callee, call) or text[line_start:start].strip() or not _after_statement(lines, root.loc.line):
         return None                 # a macro wrote it, or the loop is not a statement of a block of its own
     indent = text[line_start:start]
-    name = f"{var}_end"
+    name = f"{var.name}_end"
     while re.search(rf"\b{name}\b", text):
         name += "_"
-    decl = f"{indent}const {LENGTH_CALLS[bound.name.name]} {name} = {text[call:call_end]};\n"
+    decl = f"{indent}const {LENGTH_CALLS[bound.callee]} {name} = {text[call:call_end]};\n"
     return Fix(f"compute '{text[call:call_end]}' once, before the loop", (
         Edit(Span(path, root.loc.line, 1, root.loc.line, 1), decl),
         Edit(Span(path, *_position(offsets, call), *_position(offsets, call_end)), name)))

@@ -814,7 +814,7 @@ class Mapper(Coalescing):
         mine = {v for st in before for v in st.scalar_writes}
         for st in stmts:
             targets = set(st.scalar_writes)
-            if st.kind not in ("assign", "decl") or st.ast is None or st.guards != inner.guards or len(targets) != 1 \
+            if st.kind not in ("assign", "decl") or st.syntax is None or st.guards != inner.guards or len(targets) != 1 \
                     or not targets <= private or targets & inside or st.scatter or st.reductions \
                     or any(a.kind != "read" or a.array in written_arrays for a in st.accesses) \
                     or any(c not in MATH_FUNCTIONS or c in {f.name for f in self.nest.functions} for c in st.calls) \

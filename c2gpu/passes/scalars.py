@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pycparser import c_ast
-
+from c2gpu.syntax_tree import (Assign, Binary, Block, Decl, Decls, For, Jump, Name, Ternary, Unary, children, int_constant,
+                        walk)
 from c2gpu.frontend.guards import _TRUTH_OPS
-from c2gpu.frontend.syntax import _walk
-from c2gpu.frontend.objects import _constant
 from c2gpu.ir import Loop, Nest, ScalarInfo, Statement
 from c2gpu.records import dataclass
 
@@ -79,28 +77,29 @@ class Privatization:
 
 
 def surely_assigns(node, name: str) -> bool:
-    """Whether evaluating the statement `node` (its AST) always assigns the variable `name` (C name).
+    """Whether evaluating the statement `node` (its tree, Statement.syntax) always assigns the variable `name`
+    (C name).
 
     An assignment in a part of an expression that may not be evaluated (the right operand of `&&` and
     `||`, the branches of `?:`, the operand of `sizeof`) does not count; nor does anything in a `for`
     statement but its first clause (the header of an inner loop: the statement the IR keeps for it).
     """
-    if isinstance(node, c_ast.For):
+    if isinstance(node, For):
         node = node.init
+    var = Name(name)
     stack = [node] if node is not None else []
     while stack:
         n = stack.pop()
-        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == name:
+        if isinstance(n, Assign) and n.target == var:
             return True
-        if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and isinstance(n.expr, c_ast.ID) \
-                and n.expr.name == name:
+        if isinstance(n, Unary) and n.op in ("++", "--", "p++", "p--") and n.operand == var:
             return True
-        if isinstance(n, c_ast.BinaryOp) and n.op in ("&&", "||"):
+        if isinstance(n, Binary) and n.op in ("&&", "||"):
             stack.append(n.left)
-        elif isinstance(n, c_ast.TernaryOp):
+        elif isinstance(n, Ternary):
             stack.append(n.cond)
-        elif not (isinstance(n, c_ast.UnaryOp) and n.op == "sizeof"):
-            stack.extend(c for _, c in n.children())
+        elif not (isinstance(n, Unary) and n.op == "sizeof"):
+            stack.extend(children(n))
     return False
 
 
@@ -124,7 +123,7 @@ def _unread_writes(s: str, c_name: str, refs: list[_Ref]) -> list[tuple[tuple, _
         if r.kind != "write" or r.site.guard is not None or not w.loop_ids:
             continue
         # (`for (k = rowstr[j]; ...)` run whole assigns k first, whatever the rest of it reads)
-        if not _starts_loop(w, c_name) and (s in w.scalar_reads or not surely_assigns(w.ast, c_name)):
+        if not _starts_loop(w, c_name) and (s in w.scalar_reads or not surely_assigns(w.syntax, c_name)):
             continue                          # `x[i] = a[i] > 0 && (t = a[i]);`
         # guards of `if`s around the innermost loop are fixed for all its iterations; one inside it makes the
         # write conditional
@@ -186,44 +185,41 @@ def _starts_loop(w: Statement, c_name: str) -> bool:
     """Whether `w` is a `for` loop run whole (Statement kind "loop") whose first clause assigns `c_name` from
     values that do not include it, or that runs its body at least once and whose body assigns it first
     (`for (i = 1; i <= 100; i++) { ik = kk / 2; ... break; ... }`): before anything else of the loop reads it."""
-    if w.kind != "loop" or not isinstance(w.ast, c_ast.For):
+    loop = w.syntax
+    if w.kind != "loop" or not isinstance(loop, For):
         return False
-    init = w.ast.init
-    if not surely_assigns(init, c_name):
-        header = [n for part in (init, w.ast.cond, w.ast.next) for n, _ in _walk(part) if part is not None]
-        return _runs_once(w.ast) and not any(isinstance(n, c_ast.ID) and n.name == c_name for n in header) \
-            and _assigned_first(w.ast.stmt, c_name)
-    return not any(isinstance(n, c_ast.ID) and n.name == c_name for n, _ in _walk(
-        init.rvalue if isinstance(init, c_ast.Assignment) else init))
+    var = Name(c_name)
+    if not surely_assigns(loop.init, c_name):
+        header = [n for part in (loop.init, loop.cond, loop.next) for n in walk(part)]
+        return _runs_once(loop) and var not in header and _assigned_first(loop.body, c_name)
+    return var not in walk(loop.init.value if isinstance(loop.init, Assign) else loop.init)
 
 
-def _runs_once(loop: c_ast.For) -> bool:
+def _runs_once(loop: For) -> bool:
     """Whether the `for` surely runs its body once: `var = c1` first, and the condition compares var with a
     constant and holds for c1 (NPB EP's `for (i = 1; i <= 100; i++)`)."""
-    init, cond = loop.init, loop.cond
-    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
-        var, first = init.decls[0].name, _constant(init.decls[0].init)
-    elif isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
-        var, first = init.lvalue.name, _constant(init.rvalue)
-    else:
+    match loop.init:
+        case Decls((Decl(name, _, value),)):
+            var, first = name, int_constant(value)
+        case Assign("=", Name(name), value):
+            var, first = name, int_constant(value)
+        case _:
+            return False
+    cond = loop.cond
+    if first is None or not (isinstance(cond, Binary) and cond.left == Name(var)):
         return False
-    if first is None or not (isinstance(cond, c_ast.BinaryOp) and isinstance(cond.left, c_ast.ID)
-                             and cond.left.name == var):
-        return False
-    bound = _constant(cond.right)
+    bound = int_constant(cond.right)
     return bound is not None and cond.op in ("<", "<=", ">", ">=", "!=") and _TRUTH_OPS[cond.op](first, bound)
 
 
-def _assigned_first(body: c_ast.Node | None, c_name: str) -> bool:
+def _assigned_first(body, c_name: str) -> bool:
     """Whether the statements of `body`, in order, surely assign `c_name` (from values without it) before
     anything mentions it, with nothing before that may leave the body (break, continue, return, goto)."""
-    items = (body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
-    for item in items:
-        if isinstance(item, c_ast.Assignment) and isinstance(item.lvalue, c_ast.ID) and item.lvalue.name == c_name \
-                and item.op == "=":
-            return not any(isinstance(n, c_ast.ID) and n.name == c_name for n, _ in _walk(item.rvalue))
-        if any(isinstance(n, (c_ast.Break, c_ast.Continue, c_ast.Return, c_ast.Goto)) or
-               isinstance(n, c_ast.ID) and n.name == c_name for n, _ in _walk(item)):
+    var = Name(c_name)
+    for item in body.items if isinstance(body, Block) else (body,):
+        if isinstance(item, Assign) and item.target == var and item.op == "=":
+            return var not in walk(item.value)
+        if any(isinstance(n, Jump) or n == var for n in walk(item)):
             return False
     return False
 
