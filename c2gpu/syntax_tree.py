@@ -15,7 +15,7 @@ for what the IR keeps as text only (a compound literal, a statement expression, 
 from __future__ import annotations
 
 from dataclasses import field
-from typing import TYPE_CHECKING, Iterator, Union
+from typing import TYPE_CHECKING, Iterator, Union, get_args
 
 from .records import dataclass
 
@@ -241,8 +241,7 @@ class OpaqueStmt:
 Expr = Union[Name, Const, Index, Member, Unary, Binary, Ternary, Cast, Call, Assign, Comma, InitList, TypeName,
              Opaque]
 Stmt = Union[Expr, Decl, Decls, Block, If, For, While, DoWhile, Switch, Case, Label, Jump, Empty, Pragma, OpaqueStmt]
-EXPRESSIONS = (Name, Const, Index, Member, Unary, Binary, Ternary, Cast, Call, Assign, Comma, InitList, TypeName,
-               Opaque)
+EXPRESSIONS = get_args(Expr)          # (for isinstance)
 
 
 def children(n) -> tuple:
