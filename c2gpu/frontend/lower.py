@@ -725,6 +725,7 @@ def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: 
     gc.freeze()
     try:
         nests = fl.run()
+        c_only = c_only_constructs(ast)          # (a walk of the whole tree: inside the frozen region too)
     finally:
         gc.unfreeze()
     defines = tuple(options.defines) if options is not None else ()
@@ -733,4 +734,4 @@ def lower_program(ast: c_ast.FileAST, path: str, options=None, original_source: 
         return loc.file, loc.line, loc.col
     order = run_order(ast, {(n.loc.file, n.loc.line, n.loc.col) for n in nests}, position)
     return Program(path=path, nests=tuple(nests), diagnostics=tuple(fl.notes), defines=defines,
-                   c_only=c_only_constructs(ast), run_order=order, frontend=fl)
+                   c_only=c_only, run_order=order, frontend=fl)

@@ -147,14 +147,24 @@ class Trees:
 
     def __init__(self) -> None:
         self._done: dict[int, tuple[c_ast.Node, object]] = {}
+        self._files: dict[object, str] = {}        # a coordinate's file -> its name (unescaped once)
 
     def __call__(self, n: c_ast.Node | None):
         if n is None:
             return None
         hit = self._done.get(id(n))
         if hit is None or hit[0] is not n:
-            hit = self._done[id(n)] = (n, self._convert(n, loc_of(n, None)))
+            hit = self._done[id(n)] = (n, self._convert(n, self._loc(n.coord)))
         return hit[1]
+
+    def _loc(self, c) -> Loc | None:
+        """loc_of a node at coordinate `c`."""
+        if c is None or c.line is None:
+            return None
+        name = self._files.get(c.file)
+        if name is None:
+            name = self._files[c.file] = _unescape(str(c.file))
+        return Loc(name, int(c.line), int(c.column or 0))
 
     def _convert(self, n: c_ast.Node, at: Loc | None):
         match n:
