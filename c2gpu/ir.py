@@ -247,10 +247,9 @@ class Statement:
     scatter: str | None = None          # `a[e] += v` (or -=, ++, --) with the element chosen by data (e not affine)
     #                                     and v not reading a: the array named; every iteration's update commutes
     #                                     with the others', so they may run in any order, each one atomic
-    # the statement as written (c2gpu.syntax_tree), the very node of its loop's `syntax`: what the passes, the models
-    # and code generation read.  `ast` is the parser's node, which the transforms still rewrite (issue 30)
+    # the statement as written (c2gpu.syntax_tree), the very node of its loop's `syntax`: what the passes, the models,
+    # code generation and the transforms read
     syntax: "Stmt | None" = field(default=None, compare=False, repr=False, hash=False)
-    ast: Any = field(default=None, compare=False, repr=False, hash=False)
 
     def op_count(self, cls: str) -> int:
         return dict(self.ops).get(cls, 0)
@@ -305,7 +304,6 @@ class Loop:
     upper_pieces: tuple[Poly, ...] = ()  # an exclusive end that is a min (step > 0; a max for step < 0) of several
     #                                      values (`i <= (a < b ? a : b)` gives a + 1, b + 1): them, `upper` is None
     syntax: "For | None" = field(default=None, compare=False, repr=False, hash=False)   # as written (c2gpu.syntax_tree)
-    ast: Any = field(default=None, compare=False, repr=False, hash=False)
 
     @property
     def source_var(self) -> str:
@@ -450,8 +448,8 @@ class Program:
     #                                           reaches them (frontend/run_order.py), not always source order
     frontend: Any = field(default=None, compare=False, repr=False, hash=False)   # the lowering that described the
     #                                           nests (frontend/lower.py FileLowerer): the transforms ask it to
-    #                                           describe a rewritten for-statement in a nest's place
-    #                                           (describes, describe_again); None for a program built otherwise
+    #                                           describe a nest's for-statement they rewrote (a syntax tree) in its
+    #                                           place (describes, describe_again); None for a program built otherwise
 
     def nest(self, name: str) -> Nest:
         for n in self.nests:

@@ -14,8 +14,8 @@ for what the IR keeps as text only (a compound literal, a statement expression, 
 """
 from __future__ import annotations
 
-from dataclasses import field
-from typing import TYPE_CHECKING, Iterator, Union, get_args
+from dataclasses import field, fields, is_dataclass, replace
+from typing import TYPE_CHECKING, Callable, Iterator, Union, get_args
 
 from .records import dataclass
 
@@ -138,11 +138,16 @@ class Opaque:
 @dataclass(frozen=True)
 class Decl:
     """A declaration of one name: `head` is its text without the initializer (`double t`, `int v[3]`,
-    `static const int k`)."""
+    `static const int k`).  A declaration c2gpu writes (transform/) says its type as data, for the frontend to
+    describe: `spec`, the words of a scalar type (`("const", "int")`), or `like`, the declaration as written whose
+    type it takes (a renamed copy)."""
     name: str
     head: str
     init: "Expr | None"
     at: "Loc | None" = field(**_AT)
+    spec: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    like: "Decl | None" = field(default=None, compare=False, repr=False)
+    storage: tuple[str, ...] = field(default=(), compare=False, repr=False)   # `static`, `extern`, ... (in `head`)
 
 
 @dataclass(frozen=True)
@@ -238,6 +243,15 @@ class OpaqueStmt:
     at: "Loc | None" = field(**_AT)
 
 
+@dataclass(frozen=True)
+class Function:
+    """A function definition as written: its name, its parameters' names and its body."""
+    name: str
+    params: tuple[str, ...]
+    body: "Block"
+    at: "Loc | None" = field(**_AT)
+
+
 Expr = Union[Name, Const, Index, Member, Unary, Binary, Ternary, Cast, Call, Assign, Comma, InitList, TypeName,
              Opaque]
 Stmt = Union[Expr, Decl, Decls, Block, If, For, While, DoWhile, Switch, Case, Label, Jump, Empty, Pragma, OpaqueStmt]
@@ -303,6 +317,36 @@ def int_constant(e) -> int | None:
             a, b = int_constant(left), int_constant(right)
             return None if a is None or b is None else a + b if e.op == "+" else a - b if e.op == "-" else a * b
     return None
+
+
+def rebuilt(n, change: Callable):
+    """`n` with every node under it (children first) replaced by what `change` gives for it (the node itself
+    to keep it); a node none of whose children changed is kept as it is, so that what a rewrite leaves alone
+    keeps its identity."""
+    return None if n is None else change(with_children(n, lambda c: rebuilt(c, change)))
+
+
+def with_children(n, change: Callable):
+    """`n` with each node right under it replaced by `change(child)` (`n` itself when none changes)."""
+    values = {}
+    for f in fields(n):
+        if not f.compare:
+            continue                    # a position or a reference (Decl.like), not a child
+        v = getattr(n, f.name)
+        if _is_node(v):
+            got = change(v)
+        elif isinstance(v, tuple) and v and all(_is_node(x) for x in v):
+            got = tuple(change(x) for x in v)
+            got = v if all(a is b for a, b in zip(got, v)) else got
+        else:
+            continue
+        if got is not v:
+            values[f.name] = got
+    return replace(n, **values) if values else n
+
+
+def _is_node(v) -> bool:
+    return type(v).__module__ == __name__ and is_dataclass(v)
 
 
 def walk(n) -> Iterator:

@@ -16,7 +16,6 @@ tests/test_ir_testdata_dense.py, with the helpers defined here.
 """
 from __future__ import annotations
 
-import copy
 import functools
 import pickle
 from dataclasses import replace
@@ -234,10 +233,38 @@ def test_nests_are_data_the_frontend_describes_rewrites_in_their_place():
             assert prog.frontend.describes(n)
     prog = load("jacobi2d.c")
     nest = prog.nests[0]
-    again = prog.frontend.describe_again(nest, copy.deepcopy(nest.root.ast))
+    again = prog.frontend.describe_again(nest, nest.root.syntax)
     assert again.loc == nest.loc and names(replace(prog, nests=(again,))) == [nest.name]
     assert [lp.var for lp in again.loops()] == [lp.var for lp in nest.loops()]
     assert not prog.frontend.describes(replace(nest, loc=replace(nest.loc, line=nest.loc.line + 1000)))
+
+
+def test_a_tree_written_node_by_node_describes_the_same_nest():
+    """The transforms hand the frontend trees they wrote (issue "Plans as data": no C text, no parser node): a nest's
+    tree rebuilt node by node (no node of it one the frontend converted) is described as the very same nest.  A
+    declaration of the source rebuilt without saying its type (`spec`, `like`) is refused, not guessed."""
+    from c2gpu.syntax_tree import Decl, rebuilt
+    same = refused = 0
+    for rel in ALL_FILES:
+        prog = load(rel)
+        for nest in prog.nests:
+            fresh = rebuilt(nest.root.syntax, lambda n: replace(n))
+            try:
+                again = prog.frontend.describe_again(nest, fresh)
+            except ValueError as e:
+                assert "no parser node for Decl" in str(e), (rel, nest.name, e)
+                refused += 1
+                continue
+            assert again == nest, (rel, nest.name)
+            same += 1
+    assert same >= 70 and refused <= 4, (same, refused)
+    # a declaration c2gpu writes says its type as words, or takes another's
+    prog = load("jacobi2d.c")
+    decl = Decl("c2gpu_t", "const long c2gpu_t", None, spec=("const", "long"))
+    node = prog.frontend.sources.parser_node(decl)
+    assert (node.name, node.quals, node.type.type.names) == ("c2gpu_t", ["const"], ["long"])
+    copy = prog.frontend.sources.parser_node(Decl("c2gpu_u", "", None, like=decl))
+    assert (copy.name, copy.type.declname, copy.quals) == ("c2gpu_u", "c2gpu_u", ["const"])
 
 
 @pytest.mark.parametrize("rel", ALL_FILES)

@@ -41,7 +41,8 @@ def test_every_statement_and_loop_prints_as_parsed(path, includes):
     wrong = [(st.loc.line, to_c(st.expr), st.text) for st in stmts if st.expr is not None and not _printed_as_parsed(st)]
     assert not wrong
     loops = [lp for nest in prog.nests for lp in nest.loops()]
-    assert loops and all(to_c(lp.syntax) == text_of(lp.ast) for lp in loops)
+    parsed = prog.frontend.sources.nodes     # the parser's node each tree was converted from
+    assert loops and all(to_c(lp.syntax) == text_of(parsed[id(lp.syntax)][1]) for lp in loops)
     for lp in loops:            # its statements are nodes of its tree, not copies
         mine = {id(n) for n in walk(lp.syntax)}
         assert all(id(n.syntax) in mine for n in lp.body)

@@ -26,16 +26,15 @@ import os
 import re
 from dataclasses import dataclass
 
-from pycparser import c_ast
-
 import islpy as isl
 
 from ..analysis import isl_sets as ph
-from ..frontend import load_program_recovering, parse_c_recovering, preprocess
+from ..frontend import functions_as_written, load_program_recovering
 from ..frontend.source import SpanError, for_span, line_offsets
-from ..frontend.syntax import nodes
 from ..diagnostics import C2GPUError
 from ..ir import Loop, Nest, Program, reduction_type
+from ..syntax_tree import (Assign, Binary, Block, Call, Comma, Decl, Decls, DoWhile, For, If, Jump, Label,
+                           Name, Switch, While, children, walk)
 from ..frontend.ctypes import INT_RANGES
 from ..frontend.libc import MATH_FUNCTIONS
 from .driver import make_manager
@@ -106,10 +105,9 @@ def annotate_file(path: str, options: Options, dialect: str = "openmp") -> Annot
     # the file as written (the frontend's tree may hold inlined calls and substituted counters): where each
     # variable is used
     try:
-        ast, _ = parse_c_recovering(preprocess(path, options.preprocess), path)
+        functions = functions_as_written(path, options.preprocess)
     except C2GPUError:             # (a missing header the recovering load stood in for): no loop is annotated
-        ast = c_ast.FileAST([])
-    functions = {ext.decl.name: ext for ext in ast.ext if isinstance(ext, c_ast.FuncDef)}
+        functions = {}
     spans = {name: _span(f) for name, f in functions.items()}
     directives: list[Directive] = []
     left: list[LeftAlone] = []
@@ -149,7 +147,7 @@ def _clauses(program: Program, nest: Nest, loop: Loop, verdict, source: str, fun
             or _for_node(function, loop) is None:
         return [], "its code comes from another function or file (an inlined call)"
     cond = _for_node(function, loop).cond
-    if not _CANONICAL.match(loop.header.strip()) or not (isinstance(cond, c_ast.BinaryOp) and
+    if not _CANONICAL.match(loop.header.strip()) or not (isinstance(cond, Binary) and
                                                          cond.op in ("<", "<=", ">", ">=")):
         # (a conjunction of bounds, `ii < i + T && ii < n`, is a min to c2gpu, not a test OpenMP accepts)
         return [], f"its header `{loop.header}` is not a loop OpenMP accepts (canonical form)"
@@ -161,7 +159,8 @@ def _clauses(program: Program, nest: Nest, loop: Loop, verdict, source: str, fun
     if source[line_start:start].strip():
         return [], "other code shares the line of its `for`"
     jump = _jump_out(_for_node(function, loop))
-    if jump is not None or any(isinstance(n, (c_ast.Goto, c_ast.Label)) for n in nodes(function)):
+    if jump is not None or any(isinstance(n, Label) or (isinstance(n, Jump) and n.kind == "goto")
+                               for n in walk(function.body)):
         return [], f"control leaves the loop at line {jump}" if jump is not None else "the function has a goto"
     scalars = {s.name: s for s in nest.scalars}
     stands_for = dict(nest.stands_for)
@@ -236,8 +235,8 @@ def _data_clauses(nest: Nest, loop: Loop, verdict, function, dialect: str) -> tu
     ways too.  A call left in the loop (one c2gpu did not inline, or its body) would have to be compiled for the
     device: such a loop is left alone."""
     node = _for_node(function, loop)
-    calls = sorted({n.name.name for n in nodes(node) if isinstance(n, c_ast.FuncCall) and
-                    isinstance(n.name, c_ast.ID) and n.name.name not in MATH_FUNCTIONS})
+    calls = sorted({n.callee for n in walk(node) if isinstance(n, Call) and n.callee is not None and
+                    n.callee not in MATH_FUNCTIONS})
     if calls:
         return [], f"it calls {', '.join(calls)}(), which the device would need a copy of (declare target)"
     accesses: dict[str, list] = {}
@@ -310,39 +309,39 @@ def _names(names, scalars) -> str:
 
 
 def _for_node(function, loop: Loop):
-    for n in nodes(function):
-        if isinstance(n, c_ast.For) and n.coord is not None and (n.coord.line, n.coord.column) == \
-                (loop.loc.line, loop.loc.col) and str(n.coord.file) == loop.loc.file:
+    for n in walk(function.body):
+        if isinstance(n, For) and n.at is not None and (n.at.line, n.at.col, n.at.file) == \
+                (loop.loc.line, loop.loc.col, loop.loc.file):
             return n
     return None
 
 
 def _jump_out(loop_node) -> int | None:
     """The line of a `return`, or of a `break` of the loop itself, in its body (OpenMP allows neither)."""
-    def walk(node, own: bool):
-        if isinstance(node, c_ast.Return) or (own and isinstance(node, c_ast.Break)):
-            return node.coord.line if node.coord else 0
-        inner = own and not isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Switch))
-        for _, c in node.children():
-            found = walk(c, inner)
+    def find(node, own: bool):
+        if isinstance(node, Jump) and (node.kind == "return" or (own and node.kind == "break")):
+            return node.at.line if node.at else 0
+        inner = own and not isinstance(node, (For, While, DoWhile, Switch))
+        for c in children(node):
+            found = find(c, inner)
             if found is not None:
                 return found
         return None
-    return walk(loop_node.stmt, True)
+    return find(loop_node.body, True)
 
 
 def _declared_in(function, spans: dict, loc) -> bool:
     """Whether a declaration at `loc` is the function's or the file's, not another function's (a local of an
     inlined call); `spans`: (file, first line, last line) of every function of the file."""
-    here = spans.get(function.decl.name)
+    here = spans.get(function.name)
     if here is not None and loc.file == here[0] and here[1] <= loc.line <= here[2]:
         return True
     return not any(loc.file == f and first <= loc.line <= last for f, first, last in spans.values())
 
 
 def _span(function) -> tuple[str, int, int]:
-    lines = [n.coord.line for n in nodes(function) if n.coord is not None]
-    return str(function.coord.file), min(lines), max(lines)
+    lines = [function.at.line] + [n.at.line for n in walk(function.body) if n.at is not None]
+    return function.at.file, min(lines), max(lines)
 
 
 def _inside(source: str, root: Loop, loop: Loop) -> bool:
@@ -363,30 +362,28 @@ def _read_after(function, loop: Loop, var: str) -> int | None:
     (`var = e;`, a `for` starting `var = e`) reads it.  Where its block ends (a variable of that block) or the
     function ends (a local or a parameter), it dies; a global or static may be read elsewhere."""
     target = _for_node(function, loop)
-    parents = {id(c): n for n in nodes(function) for _, c in n.children()}
+    parents = {id(c): n for n in walk(function.body) for c in children(n)}
     node = target
     while id(node) in parents:
         parent = parents[id(node)]
-        if isinstance(parent, c_ast.Compound):
-            items = parent.block_items or []
+        if isinstance(parent, Block):
+            items = parent.items
             at = next(k for k, item in enumerate(items) if item is node)
             for item in items[at + 1:]:
                 effect = _effect(item, var)
                 if effect is not None:
                     return effect[1]
-            if any(isinstance(item, c_ast.Decl) and item.name == var for item in items[:at]):
+            if any(isinstance(item, Decl) and item.name == var for item in items[:at]):
                 return None                     # the block's own variable: it ends here
-        elif isinstance(parent, (c_ast.For, c_ast.While, c_ast.DoWhile)) and node is parent.stmt:
-            again = [parent.next, parent.cond, parent.stmt] if isinstance(parent, c_ast.For) else \
-                [parent.cond, parent.stmt]
+        elif isinstance(parent, (For, While, DoWhile)) and node is parent.body:
+            again = [parent.next, parent.cond, parent.body] if isinstance(parent, For) else [parent.cond, parent.body]
             effect = _sequence(again, var)
             if effect is not None and effect[0] == "read":
                 return effect[1]
         node = parent
-    params = function.decl.type.args.params if function.decl.type.args is not None else []
-    local = any(isinstance(n, c_ast.Decl) and n.name == var and "static" not in (n.storage or [])
-                for n in [*params, *nodes(function.body)])
-    return None if local else function.coord.line
+    local = var in function.params or any(isinstance(n, Decl) and n.name == var and "static" not in n.storage
+                                          for n in walk(function.body))
+    return None if local else function.at.line
 
 
 def _sequence(items, var: str) -> tuple[str, int | None] | None:
@@ -402,43 +399,41 @@ def _effect(node, var: str) -> tuple[str, int | None] | None:
     any use, ("read", line) when it may use it first, None when it does neither (or declares its own)."""
     if node is None:
         return None
-    if isinstance(node, c_ast.ID):
-        return ("read", node.coord.line if node.coord else 0) if node.name == var else None
-    if isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID) and node.lvalue.name == var:
+    if isinstance(node, Name):
+        return ("read", node.at.line if node.at else 0) if node.name == var else None
+    if isinstance(node, Assign) and isinstance(node.target, Name) and node.target.name == var:
         if node.op != "=":
-            return "read", node.coord.line if node.coord else 0
-        return _effect(node.rvalue, var) or ("kill", None)
-    if isinstance(node, c_ast.Compound):
-        for item in node.block_items or []:
-            if isinstance(item, c_ast.Decl) and item.name == var:
+            return "read", node.at.line if node.at else 0
+        return _effect(node.value, var) or ("kill", None)
+    if isinstance(node, Block):
+        for item in node.items:
+            if isinstance(item, Decl) and item.name == var:
                 return _effect(item.init, var)      # from here on the name is the block's own variable
             effect = _effect(item, var)
             if effect is not None:
                 return effect
         return None
-    if isinstance(node, c_ast.For):
-        if isinstance(node.init, c_ast.DeclList) and any(d.name == var for d in node.init.decls):
+    if isinstance(node, For):
+        if isinstance(node.init, Decls) and any(d.name == var for d in node.init.items):
             return None
         first = _effect(node.init, var)
         if first is not None:
             return first
-        return _reads(_sequence([node.cond, node.stmt, node.next], var))   # the body may not run
-    if isinstance(node, c_ast.While):
-        return _reads(_sequence([node.cond, node.stmt], var))
-    if isinstance(node, c_ast.If):
+        return _reads(_sequence([node.cond, node.body, node.next], var))   # the body may not run
+    if isinstance(node, While):
+        return _reads(_sequence([node.cond, node.body], var))
+    if isinstance(node, If):
         first = _effect(node.cond, var)
         if first is not None:
             return first
-        a, b = _effect(node.iftrue, var), _effect(node.iffalse, var)
+        a, b = _effect(node.then, var), _effect(node.otherwise, var)
         for e in (a, b):
             if e is not None and e[0] == "read":
                 return e
         return ("kill", None) if a is not None and b is not None else None
-    if isinstance(node, c_ast.StructRef):
-        return _effect(node.name, var)          # a field's name is not a variable
-    if isinstance(node, c_ast.Decl):
+    if isinstance(node, Decl):
         return _effect(node.init, var)
-    return _sequence([c for _, c in node.children()], var)
+    return _sequence(list(children(node)), var)     # (a field's name is no child: not a variable)
 
 
 def _reads(effect):
@@ -448,13 +443,13 @@ def _reads(effect):
 
 def _assigns_first(init, var: str) -> bool:
     """Whether a `for` header's first part assigns `var` from something else (or declares a new one)."""
-    if isinstance(init, c_ast.Assignment):
-        return init.op == "=" and isinstance(init.lvalue, c_ast.ID) and init.lvalue.name == var \
-            and _effect(init.rvalue, var) is None
-    if isinstance(init, c_ast.DeclList):
-        return any(d.name == var for d in init.decls)
-    if isinstance(init, c_ast.ExprList):
-        return bool(init.exprs) and _assigns_first(init.exprs[0], var)
+    if isinstance(init, Assign):
+        return init.op == "=" and isinstance(init.target, Name) and init.target.name == var \
+            and _effect(init.value, var) is None
+    if isinstance(init, Decls):
+        return any(d.name == var for d in init.items)
+    if isinstance(init, Comma):
+        return bool(init.items) and _assigns_first(init.items[0], var)
     return False
 
 

@@ -13,7 +13,18 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["preprocess", "PreprocessOptions", "parse_c", "lower_program", "load_program", "load_program_recovering"]
+__all__ = ["preprocess", "PreprocessOptions", "parse_c", "lower_program", "load_program", "load_program_recovering",
+           "functions_as_written"]
+
+
+def functions_as_written(path: str, options: PreprocessOptions | None = None):
+    """The file's function definitions as written (c2gpu.syntax_tree.Function by name: no call inlined, no
+    counter substituted), for what reads whole functions (`annotate`); a syntax error costs the definition it
+    is in.  Raises C2GPUError when the file cannot be preprocessed."""
+    from .parse import parse_c_recovering
+    from .syntax import function_trees
+    ast, _ = parse_c_recovering(preprocess(path, options or PreprocessOptions()), path)
+    return function_trees(ast)
 
 
 def load_program(path: str, options: PreprocessOptions | None = None, source: str | None = None):

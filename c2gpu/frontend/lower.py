@@ -23,6 +23,7 @@ from dataclasses import replace
 from pycparser import c_ast
 
 from ..ir import ArrayInfo, Flag, Loc, Loop, Nest, Program, ScalarInfo, Span, Statement
+from ..syntax_tree import For
 from ..symbolic import Poly
 from ..diagnostics import C2GPUError
 from .libc import SETS_ERRNO
@@ -40,7 +41,7 @@ from .row_pointers import replace_uses, resolve_entry_pointers, resolve_row_poin
 from .ctypes import CType, decl_type
 from ..records import dataclass
 from .source import directive_span
-from .syntax import _walk, copy_tree, loc_of, nodes, swap
+from .syntax import Sources, Trees, _walk, copy_tree, loc_of, nodes, swap
 from .context import NestContext, Scope, Var, _one_scalar_type
 from .guards import _truth
 from .nests import NestLowerer
@@ -84,6 +85,7 @@ class FileLowerer:
         self.typedefs: dict[str, CType] = {}
         self.functions: dict[str, CType] = {}
         self.globals = Scope()
+        self.sources = Sources()        # the way back from the nests' syntax trees (describe_again)
         self.user_functions: set[str] = set()      # defined, or declared outside c2gpu's own headers
         self.notes: list[Flag] = []
         self.has_scop = False
@@ -300,6 +302,7 @@ class FileLowerer:
         loc = loc_of(cand.node, Loc(self.path, 0))
         ctx = NestContext(cand.scope, self.typedefs, self.functions, loc, frozenset(self.user_functions),
                           facts.address_taken)
+        ctx.trees = Trees(self.sources)
         ctx.live_in_nest = lambda loop, name: facts.read_later(loop, name, stop=cand.node)
         ctx.has_goto = facts.has_goto
         ctx.rows_distinct = self.objects.rows_distinct if self.objects is not None else lambda base: None
@@ -611,11 +614,13 @@ class FileLowerer:
         """Whether `nest` is one this file's lowering described (describe_again can describe its rewrites)."""
         return (nest.loc.file, nest.loc.line, nest.loc.col) in self.places
 
-    def describe_again(self, nest: Nest, node: c_ast.For) -> Nest:
-        """The nest that `node`, a rewrite of `nest`'s for-statement (transform/fusion, schedule, wavefront),
-        would be in its place (same scope, same function, same code after it): the rewritten nodes' parents are
-        recorded for the liveness scans, the original statement's position stands for the new root's."""
+    def describe_again(self, nest: Nest, root: For) -> Nest:
+        """The nest that `root`, a rewrite of `nest`'s for-statement as a syntax tree (transform/: fusion,
+        schedule, wavefront, coarsen), would be in its place (same scope, same function, same code after it): the
+        rewritten nodes' parents are recorded for the liveness scans, the original statement's position stands for
+        the new root's.  ValueError when the tree holds a node the frontend cannot rebuild (Sources)."""
         function, cand, facts = self.places[nest.loc.file, nest.loc.line, nest.loc.col]
+        node = self.sources.parser_node(root)
         self._adopt(cand.stands_for or cand.node, node, facts)
         return self.lower_nest(function, replace(cand, node=node, stands_for=cand.stands_for or cand.node), facts)
 

@@ -196,7 +196,7 @@ class NestLowerer:
                     end_loc=None, header=header, body=tuple(body), guards=guards, flags=tuple(flags),
                     c_type=c_type, declared_in_header=in_header, perfect=perfect, pragmas=pragmas, pragma_spans=pragma_spans,
                     declared=tuple(dict.fromkeys(ctx.loop_decls.pop(lid, ()))),
-                    header_stmt=header_stmt, syntax=ctx.trees(node), ast=node, lower_pieces=h.lower_pieces,
+                    header_stmt=header_stmt, syntax=ctx.trees(node), lower_pieces=h.lower_pieces,
                     upper_pieces=h.upper_pieces)
 
     def header_statement(self, node: c_ast.For, var: str, in_header: bool, guards: tuple[Guard, ...]) -> Statement | None:
@@ -419,7 +419,7 @@ class NestLowerer:
                          scalar_writes=tuple(dict.fromkeys(b.scalar_writes)), ops=ops,
                          reductions=tuple(b.reductions(loops)), calls=tuple(dict.fromkeys(b.calls)), decl=decl,
                          kind=kind, assign_op=node.op if isinstance(node, c_ast.Assignment) else None,
-                         syntax=ctx.trees(node), ast=node,
+                         syntax=ctx.trees(node),
                          scatter=_scatter(node, b.accesses))
 
 

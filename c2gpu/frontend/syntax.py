@@ -1,16 +1,18 @@
 """Helpers on pycparser trees, the one place that walks and copies them: every node under one (`nodes`, or with
 its parent: `_walk`), a node's C text (`text_of`) and source location (`loc_of`), the names and the array chain of
-an expression, copying a tree (`copy_tree`) and replacing a node in it (`swap`); and the one conversion of a
-tree into the IR's syntax trees (`Trees`, c2gpu.syntax_tree).
+an expression, copying a tree (`copy_tree`) and replacing a node in it (`swap`); the one conversion of a
+tree into the IR's syntax trees (`Trees`, c2gpu.syntax_tree), and the way back for the trees the transforms
+write (`Sources`).
 
-Separate because every lowering module needs them, and codegen and the passes import them too: none of those
-needs to import lowering itself for them.
+Separate because every lowering module needs them (and the port driver the names a file declares): none of
+those needs to import lowering itself for them.
 """
 from __future__ import annotations
 
 import copy
 
 from pycparser import c_ast, c_generator
+from pycparser.c_parser import Coord
 
 from .. import syntax_tree as tree
 from ..ir import Loc
@@ -145,9 +147,10 @@ class Trees:
     or a tree that holds it, gives the same object, so that a statement's tree is the very node of its loop's
     tree (code generation finds statements in the bodies it prints by identity).  One per lowering of a nest."""
 
-    def __init__(self) -> None:
+    def __init__(self, sources: "Sources | None" = None) -> None:
         self._done: dict[int, tuple[c_ast.Node, object]] = {}
         self._files: dict[object, str] = {}        # a coordinate's file -> its name (unescaped once)
+        self._sources = sources                    # where the way back is recorded (None: nowhere)
 
     def __call__(self, n: c_ast.Node | None):
         if n is None:
@@ -155,6 +158,8 @@ class Trees:
         hit = self._done.get(id(n))
         if hit is None or hit[0] is not n:
             hit = self._done[id(n)] = (n, self._convert(n, self._loc(n.coord)))
+            if self._sources is not None:
+                self._sources.record(hit[1], n)
         return hit[1]
 
     def _loc(self, c) -> Loc | None:
@@ -164,6 +169,8 @@ class Trees:
         name = self._files.get(c.file)
         if name is None:
             name = self._files[c.file] = _unescape(str(c.file))
+            if self._sources is not None:
+                self._sources.files[name] = c.file
         return Loc(name, int(c.line), int(c.column or 0))
 
     def _convert(self, n: c_ast.Node, at: Loc | None):
@@ -199,7 +206,7 @@ class Trees:
                 if n.init is not None:
                     head = copy.copy(n)
                     head.init = None
-                return tree.Decl(n.name, text_of(head), self(n.init), at)
+                return tree.Decl(n.name, text_of(head), self(n.init), at, storage=tuple(n.storage or ()))
             case c_ast.Decl() | c_ast.Typedef():        # a prototype, a struct's declaration
                 return tree.OpaqueStmt(text_of(n) + ";", at)
             case c_ast.DeclList():
@@ -235,3 +242,91 @@ class Trees:
             case c_ast.CompoundLiteral() | c_ast.NamedInitializer():
                 return tree.Opaque(text_of(n), at)
         return tree.OpaqueStmt(text_of(n), at)
+
+
+def function_trees(ast: c_ast.FileAST) -> dict[str, tree.Function]:
+    """The file's function definitions as syntax trees, by name (the last definition of a name)."""
+    trees, out = Trees(), {}
+    for ext in ast.ext:
+        if isinstance(ext, c_ast.FuncDef):
+            args = ext.decl.type.args
+            params = tuple(p.name for p in (args.params if args is not None else ()) if getattr(p, "name", None))
+            out[ext.decl.name] = tree.Function(ext.decl.name, params, trees(ext.body), trees._loc(ext.coord))
+    return out
+
+
+class Sources:
+    """The way back from the IR's syntax trees to the parser's nodes, for the frontend to describe a nest that a
+    transform rewrote (transform/: isl's schedules, wavefronts, fusion, coarsening) from the tree it wrote: the
+    nodes the tree holds from the source are the parser's nodes they were converted from (each place a copy of
+    its own), the nodes c2gpu wrote are built from what they say (a declaration's type from its `spec` or
+    `like`, never from text).  One per file lowering; Trees records what it converts."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[int, tuple[object, c_ast.Node]] = {}   # id(tree node) -> (the node, its parser node)
+        self.types: dict[str, c_ast.Node] = {}    # a cast's type as written -> the parser's node of it
+        self.files: dict[str, object] = {}        # a Loc's file -> the file of the parser's coordinates
+
+    def record(self, t, n: c_ast.Node) -> None:
+        self.nodes[id(t)] = (t, n)
+        if isinstance(n, c_ast.Cast):
+            self.types.setdefault(t.ctype, n.to_type)
+
+    def parser_node(self, t) -> c_ast.Node | None:
+        """The parser's node of tree `t` (ValueError for a node c2gpu did not write and the source does not hold)."""
+        if t is None:
+            return None
+        hit = self.nodes.get(id(t))
+        if hit is not None and hit[0] is t:
+            return copy.deepcopy(hit[1])
+        conv, at = self.parser_node, self._coord(t.at)
+        match t:
+            case tree.Name(name):
+                return c_ast.ID(name, at)
+            case tree.Const(kind, value):
+                return c_ast.Constant(kind, value, at)
+            case tree.Index(base, index):
+                return c_ast.ArrayRef(conv(base), conv(index), at)
+            case tree.Member(base, op, name):
+                return c_ast.StructRef(conv(base), op, c_ast.ID(name, at), at)
+            case tree.Unary(op, operand):
+                return c_ast.UnaryOp(op, conv(operand), at)
+            case tree.Binary(op, left, right):
+                return c_ast.BinaryOp(op, conv(left), conv(right), at)
+            case tree.Ternary(cond, a, b):
+                return c_ast.TernaryOp(conv(cond), conv(a), conv(b), at)
+            case tree.Cast(ctype, operand) if ctype in self.types:
+                return c_ast.Cast(copy.deepcopy(self.types[ctype]), conv(operand), at)
+            case tree.Call(func, args):
+                return c_ast.FuncCall(conv(func), c_ast.ExprList([conv(a) for a in args], at) if args else None, at)
+            case tree.Assign(op, target, value):
+                return c_ast.Assignment(op, conv(target), conv(value), at)
+            case tree.Comma(items):
+                return c_ast.ExprList([conv(x) for x in items], at)
+            case tree.Decl(name, _, init) if t.spec or t.like is not None:
+                if t.like is not None:
+                    d = self.parser_node(t.like)
+                    d.name = d.type.declname = name
+                    d.init, d.coord = conv(init), at
+                    return d
+                quals = [w for w in t.spec if w in _QUALIFIERS]
+                words = [w for w in t.spec if w not in _QUALIFIERS]
+                return c_ast.Decl(name, list(quals), [], [], [], c_ast.TypeDecl(name, list(quals), None,
+                                  c_ast.IdentifierType(words), at), conv(init), None, at)
+            case tree.Decls(items):
+                return c_ast.DeclList([conv(d) for d in items], at)
+            case tree.Block(items):
+                return c_ast.Compound([conv(x) for x in items], at)
+            case tree.If(cond, then, other):
+                return c_ast.If(conv(cond), conv(then), conv(other), at)
+            case tree.For(init, cond, nxt, body):
+                return c_ast.For(conv(init), conv(cond), conv(nxt), conv(body), at)
+            case tree.Empty():
+                return c_ast.EmptyStatement(at)
+        raise ValueError(f"no parser node for {type(t).__name__} '{tree.to_c(t)}', which the source does not hold")
+
+    def _coord(self, at: Loc | None):
+        return None if at is None else Coord(self.files.get(at.file, at.file), at.line, at.col)
+
+
+_QUALIFIERS = ("const", "volatile", "restrict")

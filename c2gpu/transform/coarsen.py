@@ -13,8 +13,8 @@ accumulators in flight:
             C[i + 1][j] += alpha * A[i + 1][k] * B[k][j];
         }
 
-That is the kernel's view of the nest (transform/reorder.py) rewritten as C and described again by the
-frontend, so that the shared-memory tiles (a block's rows of A are twice as many), the registers (each row's
+That is the kernel's view of the nest (transform/reorder.py) rewritten as a syntax tree and described again by
+the frontend, so that the shared-memory tiles (a block's rows of A are twice as many), the registers (each row's
 accumulator; planning/promotion.py keeps one under the invariant condition), the models and the printer read it
 as any nest: this module is the only place that knows about coarsening.  It is a candidate structure of the
 search (passes/mapping.py structures), kept when the model predicts it faster.
@@ -30,18 +30,14 @@ for), and no loop inside the coarsened one whose bounds depend on it or on a sca
 coarsened loop is the grid's y (x stays one element per thread, so that a warp's accesses stay coalesced)."""
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 
-from pycparser import c_ast
-
-from ..frontend import syntax
-from ..frontend.syntax import _walk, copy_tree, swap
 from ..frontend.libc import MATH_FUNCTIONS
 from ..ir import Loop, Nest
 from ..planning.plan import Kernel, Mapping
+from ..syntax_tree import Assign, Binary, Block, Decl, For, If, Name, rebuilt, walk
 from .normalize import normalize_nest
-from .syntax import declaration, integer, with_coord
+from .syntax import declaration, integer, placed, replace_node
 
 FACTORS = (2, 4)            # consecutive iterations per thread the search compares (PPCG's default for gemm: 2)
 SIGNED = ("int", "long", "long int", "long long", "long long int", "short", "signed", "signed int")
@@ -61,39 +57,37 @@ def coarsened(nest: Nest, kernel: Kernel, factor: int, describe_again, proven_pa
     loop = by_id[target.lid]
     var = loop.source_var
     step = loop.origin.step if loop.origin else loop.step
-    if step != 1 or loop.c_type not in SIGNED or not isinstance(loop.ast, c_ast.For) or loop.ast.cond is None:
+    head, body_of = loop.syntax, by_id[kernel.body_lid].syntax
+    if step != 1 or loop.c_type not in SIGNED or not isinstance(head, For) or head.cond is None:
         return None
     inside = [lp for lp in loop.loops() if lp is not loop]
-    if any(_names(lp.ast.init, lp.ast.cond, lp.ast.next) & {var} for lp in inside):
+    if any(_names(lp.syntax.init, lp.syntax.cond, lp.syntax.next) & {var} for lp in inside):
         return None                     # a loop whose bounds move with the coarsened one (syrk's j <= i)
     if not any(a.affine and all(x is not None and loop.var not in x.variables for x in a.subscripts)
                for s in kernel.statements(by_id) for a in s.accesses):
         return None                     # nothing the iterations share: fewer threads, no reuse
     scalars = _private_scalars(kernel, view, by_id)
-    if scalars is None or any(_names(lp.ast.init, lp.ast.cond, lp.ast.next) & {v for v, _ in scalars} for lp in inside):
+    if scalars is None or any(_names(lp.syntax.init, lp.syntax.cond, lp.syntax.next) & {v for v, _ in scalars}
+                              for lp in inside):
         return None                     # a loop whose bounds a row's own scalar sets: one header cannot serve all
-    copies: dict[int, c_ast.Node] = {}
-    root = copy.deepcopy(view.root.ast, copies)
-    head, body_of = copies.get(id(loop.ast)), copies.get(id(by_id[kernel.body_lid].ast))
-    if not isinstance(head, c_ast.For) or not isinstance(body_of, c_ast.For):
+    under_root = {id(n) for n in walk(view.root.syntax)}
+    if not isinstance(body_of, For) or id(head) not in under_root or id(body_of) not in under_root:
         return None                     # the loops' syntax is not the view's tree
-    head.next = c_ast.Assignment("+=", c_ast.ID(var), integer(factor))
-    with_coord(head.next, head.coord)
     jam = _Jam(var, head.cond, factor, {v for v, _ in scalars}, body_of)
     # the copies of a scalar declared outside the nest are declared where each thread's body starts; where it
     # ends, the scalar takes the value of the last copy that ran, the last row's as in C (the port stores the
     # value C leaves in it, c2gpu/codegen/kernel.py)
     outside = [v for v, ctype in scalars if ctype]
-    jam.declare = [declaration(jam.renamed(v, c), ctype, None) for v, ctype in scalars if ctype
+    jam.declare = [placed(declaration(jam.renamed(v, c), ctype, None), head.at) for v, ctype in scalars if ctype
                    for c in range(1, factor)]
-    jam.finish = [c_ast.If(jam.copy(head.cond, c), c_ast.Assignment("=", c_ast.ID(v), c_ast.ID(jam.renamed(v, c))),
-                           None) for c in range(1, factor) for v in outside]
-    for d in jam.declare + jam.finish:
-        with_coord(d, head.coord)
+    jam.finish = [placed(If(jam.copy(head.cond, c), Assign("=", Name(v), Name(jam.renamed(v, c))), None), head.at)
+                  for c in range(1, factor) for v in outside]
     try:
-        head.stmt = jam.body(head.stmt, head is jam.decl_at)
+        new_head = replace(head, next=placed(Assign("+=", Name(var), integer(factor)), head.at),
+                           body=jam.body(head.body, head is jam.decl_at))
     except _NotPlain:
         return None
+    root = replace_node(view.root.syntax, head, new_head)
     try:
         described = normalize_nest(describe_again(nest, root))
     except Exception:                   # noqa: BLE001 - C the frontend cannot describe: not a candidate
@@ -160,61 +154,52 @@ class _Jam:
     in each copy (`sum` -> `c2gpu_sum_1`); loops (whose bounds do not read var) keep one header around their
     copies."""
 
-    def __init__(self, var: str, cond: c_ast.Node, factor: int, scalars: set[str], decl_at: c_ast.For):
+    def __init__(self, var: str, cond, factor: int, scalars: set[str], decl_at: For):
         self.var, self.cond, self.factor, self.scalars, self.decl_at = var, cond, factor, scalars, decl_at
-        self.declare: list[c_ast.Decl] = []     # at the start of the thread's body (decl_at's)
-        self.finish: list[c_ast.Node] = []      # at its end
+        self.declare: list[Decl] = []     # at the start of the thread's body (decl_at's)
+        self.finish: list = []            # at its end
 
     @staticmethod
     def renamed(name: str, c: int) -> str:
         return f"c2gpu_{name}_{c}"
 
-    def body(self, node: c_ast.Node, declare: bool = False) -> c_ast.Compound:
+    def body(self, node, declare: bool = False) -> Block:
         items = list(self.declare) if declare else []
-        for item in (node.block_items or []) if isinstance(node, c_ast.Compound) else [node]:
+        for item in node.items if isinstance(node, Block) else (node,):
             items.extend(self.item(item))
-        return c_ast.Compound(items + (list(self.finish) if declare else []), node.coord)
+        return Block(tuple(items + (list(self.finish) if declare else [])), node.at)
 
-    def item(self, item: c_ast.Node) -> list[c_ast.Node]:
-        if isinstance(item, c_ast.For):
-            return [c_ast.For(item.init, item.cond, item.next, self.body(item.stmt, item is self.decl_at), item.coord)]
-        if isinstance(item, c_ast.Compound):
+    def item(self, item) -> list:
+        if isinstance(item, For):
+            return [replace(item, body=self.body(item.body, item is self.decl_at))]
+        if isinstance(item, Block):
             return [self.body(item)]
-        if isinstance(item, c_ast.Decl):
-            if not isinstance(item.type, c_ast.TypeDecl) or item.name not in self.scalars:
+        if isinstance(item, Decl):
+            # a scalar's declaration (`double t = ...`, as its statement says: its declarator is its name)
+            if item.name not in self.scalars or not item.head.endswith(" " + item.name):
                 raise _NotPlain
             out = [item]
             for c in range(1, self.factor):
-                decl = copy_tree(item)
-                decl.name = decl.type.declname = self.renamed(item.name, c)
-                decl.init = None
-                out.append(decl)
+                name = self.renamed(item.name, c)
+                out.append(Decl(name, item.head[:-len(item.name)] + name, None, item.at, like=item))
                 if item.init is not None:
-                    set_it = c_ast.Assignment("=", c_ast.ID(item.name), item.init, item.coord)
-                    out.append(c_ast.If(self.copy(self.cond, c), self.copy(set_it, c), None, item.coord))
+                    set_it = Assign("=", Name(item.name), item.init, item.at)
+                    out.append(If(self.copy(self.cond, c), self.copy(set_it, c), None, item.at))
             return out
-        if not isinstance(item, c_ast.Assignment):
+        if not isinstance(item, Assign):
             raise _NotPlain
-        return [item] + [c_ast.If(self.copy(self.cond, c), self.copy(item, c), None, item.coord)
+        return [item] + [If(self.copy(self.cond, c), self.copy(item, c), None, item.at)
                          for c in range(1, self.factor)]
 
-    def copy(self, node: c_ast.Node, c: int) -> c_ast.Node:
+    def copy(self, node, c: int):
         """A copy of `node` for var + c: every use of var replaced by `var + c`, every scalar renamed."""
-        clone = copy_tree(node)
-        for n, up in list(_walk(clone)):
-            if isinstance(n, c_ast.ID) and (n.name == self.var or n.name in self.scalars):
-                new = self._for_copy(n, c)
-                if up is None:
-                    return new
-                swap(up, n, new)
-        return clone
-
-    def _for_copy(self, ident: c_ast.ID, c: int) -> c_ast.Node:
-        if ident.name == self.var:
-            shifted = c_ast.BinaryOp("+", c_ast.ID(self.var), integer(c))
-            with_coord(shifted, ident.coord)
-            return shifted
-        return c_ast.ID(self.renamed(ident.name, c), ident.coord)
+        def shifted(n):
+            if not isinstance(n, Name):
+                return n
+            if n.name == self.var:
+                return placed(Binary("+", Name(self.var), integer(c)), n.at)
+            return Name(self.renamed(n.name, c), n.at) if n.name in self.scalars else n
+        return rebuilt(node, shifted)
 
 
 def _plain(kernel: Kernel, by_id: dict[int, Loop]) -> bool:
@@ -224,10 +209,10 @@ def _plain(kernel: Kernel, by_id: dict[int, Loop]) -> bool:
             or kernel.scratch_arrays or len(kernel.loops) < 2 or not kernel.inner_loops(by_id)):
         return False
     loops = kernel.inner_loops(by_id) + [by_id[m.lid] for m in kernel.loops]
-    if any(lp.guards or lp.header_stmt is not None or lp.lower_pieces or lp.upper_pieces or lp.ast is None
+    if any(lp.guards or lp.header_stmt is not None or lp.lower_pieces or lp.upper_pieces or lp.syntax is None
            for lp in loops):
         return False
-    return all(s.kind in ("assign", "decl") and s.ast is not None and not s.guards and not s.scatter
+    return all(s.kind in ("assign", "decl") and s.syntax is not None and not s.guards and not s.scatter
                and set(s.calls) <= set(MATH_FUNCTIONS) for s in kernel.statements(by_id))
 
 
@@ -258,4 +243,4 @@ def _private_scalars(kernel: Kernel, view: Nest, by_id: dict[int, Loop]) -> list
 
 
 def _names(*trees) -> set[str]:
-    return {n.name for t in trees if t is not None for n in syntax.nodes(t) if isinstance(n, c_ast.ID)}
+    return {n.name for t in trees if t is not None for n in walk(t) if isinstance(n, Name)}

@@ -22,16 +22,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 import islpy as isl
-from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
-from ..frontend import syntax
 from ..ir import Loop, Nest, Statement
 from ..symbolic import Poly
+from ..syntax_tree import Block, Decl, For, Name, rebuilt, walk, with_children
 from .normalize import normalize_nest
-from .schedule import (ITERATOR, ast_tree, instances, iterator_name, keeps_order, qualifies, statement_placeholder,
-                       statements_in)
-from .syntax import declaration, with_coord
+from .schedule import (ITERATOR, ast_tree, instances, iterator_name, keeps_order, placeholder_sid, qualifies,
+                       statement_placeholder, statements_in)
+from .syntax import declaration, placed, renamed_decl
 
 
 PLACEHOLDER = 1_000_000      # the placeholder statements' numbers (above any statement's sid)
@@ -197,8 +196,8 @@ def _qualifies(nest: Nest, deps) -> bool:
     if any(lp.origin is not None and lp.origin.step <= 0 for lp in loops):
         return False
     normalized = {lp.var for lp in loops if lp.origin is not None}
-    return not any(isinstance(n, c_ast.ID) and n.name in normalized for s in nest.statements()
-                   for n in syntax.nodes(s.ast))
+    return not any(isinstance(n, Name) and n.name in normalized for s in nest.statements()
+                   for n in walk(s.syntax))
 
 
 def fused(nest: Nest, deps, describe_again) -> Nest | None:
@@ -226,13 +225,10 @@ def fused(nest: Nest, deps, describe_again) -> Nest | None:
         body = ast_tree(fuser.tree(groups), _placer(nest, fuser.stmts), iterator_name)
     except ValueError:
         return None
-    if len(body) != 1 or not isinstance(body[0], c_ast.For):
+    if len(body) != 1 or not isinstance(body[0], For):
         return None
-    root = body[0]
-    with_coord(root, nest.root.ast.coord)
-    _loop_lines(root, nest, fuser.vectors(groups)[0], _named_as_written(root))
-    _unnested(root)
-    statements_in(root, fuser.stmts)
+    root = _loop_lines(placed(body[0], nest.root.syntax.at), nest, fuser.vectors(groups)[0])
+    root = statements_in(_unnested(_named_as_written(root)), fuser.stmts)
     try:
         new = describe_again(nest, root)
     except Exception:
@@ -293,81 +289,97 @@ def _affine(e) -> bool:
 def _placer(nest: Nest, stmts: dict[int, Statement]):
     """At each statement instance: the statement's loop variables as written (each the value of a new loop's
     variable, or a constant), then the statement."""
-    def place(sid: int, values: list[c_ast.Node]) -> list[c_ast.Node]:
+    def place(sid: int, values: list) -> list:
         if sid >= PLACEHOLDER:
             return []
-        items = [declaration(lp.source_var, lp.c_type, value, const=True)
-                 for lp, value in zip(ph.loop_path(nest, stmts[sid]), values)]
-        return [c_ast.Compound(items + [statement_placeholder(sid)])]
+        items = tuple(declaration(lp.source_var, lp.c_type, value, const=True)
+                      for lp, value in zip(ph.loop_path(nest, stmts[sid]), values))
+        return [Block(items + (statement_placeholder(sid),))]
     return place
 
 
-def _loop_lines(root: c_ast.For, nest: Nest, vectors: dict[int, list], entries: dict[int, int]) -> None:
+def _loop_lines(root: For, nest: Nest, vectors: dict[int, list]) -> For:
     """Each new loop placed where the first loop it runs is written (the reports name loops by line), but the
     root, which stands where the nest is (a time loop that runs once has no loop of its own: the root is then a
-    fused loop, and the nest still starts at the time loop); `entries`: the entry of each new loop in the
-    vectors, by the id of its node."""
+    fused loop, and the nest still starts at the time loop)."""
     by_lid = {lp.lid: lp for lp in nest.loops()}
-    for n in syntax.nodes(root):
-        if not isinstance(n, c_ast.For) or n is root:
-            continue
-        k = entries[id(n)]
+
+    def place(n):
+        if not isinstance(n, For):
+            return n
+        k = _entry(n)
         runs = [by_lid[vectors[sid][k][1]] for sid in sorted(_placed(n), key=lambda sid: _in_order(vectors[sid]))
                 if isinstance(vectors[sid][k], tuple)]
-        if runs and runs[0].ast is not None:
-            for part in (n.init, n.cond, n.next):
-                with_coord(part, runs[0].ast.coord)
-            n.coord = runs[0].ast.coord
+        if not runs or runs[0].syntax is None:
+            return n
+        at = runs[0].syntax.at
+        return replace(n, init=placed(n.init, at), cond=placed(n.cond, at), next=placed(n.next, at), at=at)
+    return replace(root, body=rebuilt(root.body, place))
 
 
-def _placed(node: c_ast.Node) -> list[int]:
+def _entry(loop: For) -> int:
+    """A new loop's entry in the order's vectors (its variable is c2gpu_c<entry>)."""
+    return int(loop.init.items[0].name[len(ITERATOR):])
+
+
+def _placed(node) -> list[int]:
     """The statements placed under `node` (schedule.statement_placeholder)."""
-    return [int(n.name.name.rsplit("_", 1)[1]) for n in syntax.nodes(node)
-            if isinstance(n, c_ast.FuncCall) and n.name.name.startswith("c2gpu_statement_")]
+    return [sid for sid in map(placeholder_sid, walk(node)) if sid is not None]
 
 
 def _in_order(vector: list) -> list[int]:
     return [x if isinstance(x, int) else -1 for x in vector]
 
 
-def _named_as_written(root: c_ast.Node) -> dict[int, int]:
+def _named_as_written(node):
     """A new loop whose statements all take the same variable from it (`const int i = c2gpu_c3;`) is named
-    after that variable, the declarations dropped, where nothing else under it declares the name.  Returns
-    each new loop's entry in the order's vectors (c2gpu_c<entry>), by the id of its node."""
-    entries = {}
-    for loop in [n for n in syntax.nodes(root) if isinstance(n, c_ast.For)]:
-        it = loop.init.decls[0].name
-        entries[id(loop)] = int(it[len(ITERATOR):])
-        decls = [n for n in syntax.nodes(loop.stmt) if isinstance(n, c_ast.Decl)]
-        taken = {d.name for d in decls if isinstance(d.init, c_ast.ID) and d.init.name == it}
-        if len(taken) != 1:
-            continue
-        var = next(iter(taken))
-        if any(d.name == var and not (isinstance(d.init, c_ast.ID) and d.init.name == it) for d in decls) or \
-                any(isinstance(n, c_ast.ID) and n.name == var for n in syntax.nodes(loop)):
-            continue
-        for n in syntax.nodes(loop):
-            if isinstance(n, c_ast.Compound) and n.block_items:
-                n.block_items = [d for d in n.block_items if not (
-                    isinstance(d, c_ast.Decl) and d.name == var and isinstance(d.init, c_ast.ID) and d.init.name == it)]
-            if isinstance(n, c_ast.ID) and n.name == it:
-                n.name = var
-            if isinstance(n, c_ast.Decl) and n.name == it:
-                n.name = n.type.declname = var
-    return entries
+    after that variable, the declarations dropped, where nothing else under it declares the name (loops from
+    the outside in: an inner loop sees the outer one's names)."""
+    if isinstance(node, For):
+        node = _named(node)
+    return with_children(node, _named_as_written)
 
 
-def _unnested(root: c_ast.Node) -> None:
+def _named(loop: For) -> For:
+    it = loop.init.items[0].name
+    decls = [n for n in walk(loop.body) if isinstance(n, Decl)]
+
+    def takes_it(d) -> bool:
+        return isinstance(d, Decl) and isinstance(d.init, Name) and d.init.name == it
+    taken = {d.name for d in decls if takes_it(d)}
+    if len(taken) != 1:
+        return loop
+    var = next(iter(taken))
+    if any(d.name == var and not takes_it(d) for d in decls) or \
+            any(isinstance(n, Name) and n.name == var for n in walk(loop)):
+        return loop
+
+    def dropped(n):
+        if isinstance(n, Block) and n.items:
+            return replace(n, items=tuple(d for d in n.items if not (takes_it(d) and d.name == var)))
+        return n
+
+    def renamed(n):
+        if isinstance(n, Name) and n.name == it:
+            return replace(n, name=var)
+        if isinstance(n, Decl) and n.name == it:
+            return renamed_decl(n, var)
+        return n
+    return rebuilt(rebuilt(loop, dropped), renamed)
+
+
+def _unnested(root):
     """A block inside a block, declaring nothing (a statement's place once its declarations are gone), is
     written as its statements."""
-    for n in syntax.nodes(root):
-        if isinstance(n, c_ast.Compound) and n.block_items:
-            items = []
-            for item in n.block_items:
-                inner = isinstance(item, c_ast.Compound) and not any(isinstance(d, c_ast.Decl)
-                                                                      for d in item.block_items or ())
-                items.extend(item.block_items or () if inner else [item])
-            n.block_items = items
+    def flat(n):
+        if not isinstance(n, Block) or not n.items:
+            return n
+        items = []
+        for item in n.items:
+            inner = isinstance(item, Block) and not any(isinstance(d, Decl) for d in item.items)
+            items.extend(item.items if inner else [item])
+        return replace(n, items=tuple(items))
+    return rebuilt(root, flat)
 
 
 def _note(parent: Loop, positions: list[int]) -> str:

@@ -6,15 +6,12 @@ dimension (interchange: gemm's `for k { for j ... }` becomes `for j { for k ... 
 mapping proves each step legal from the dependences; this module only builds the result: a `Nest` whose
 root is the kernel's chain of loops in their new order (the mapped loops first, then the loops that stay in
 each thread) around the innermost body, or the part of it the kernel runs.  Loops and statements are
-copies with new loop ids and the C syntax trees of the chain are shallow copies in the new order, so code
+copies with new loop ids and the syntax trees of the chain are rebuilt in the new order, so code
 generation and the models read the view as they read any nest.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
-
-from pycparser import c_ast
 
 from ..syntax_tree import Block
 from ..ir import Loop, Nest, Statement
@@ -57,26 +54,18 @@ def kernel_view(nest: Nest, chain: list[Loop], body_of: Loop, items: tuple[int, 
         return fix_stmt(n)
 
     root = None
-    # the chain's loops around the body, in the IR's trees (which code generation prints) and in pycparser's
-    # (which the transforms still rewrite: issue 30)
-    ast = c_ast.Compound([n.ast for n in body]) if items is not None else body_of.ast.stmt
+    # the chain's loops around the body, in the IR's trees (which code generation prints and the transforms
+    # rewrite)
     syntax = Block(tuple(n.syntax for n in body)) if items is not None else body_of.syntax.body
     if sunk and items is None:
-        inner = body_of.ast.stmt
-        ast = c_ast.Compound([n.ast for n in sunk] + (list(inner.block_items or []) if isinstance(inner, c_ast.Compound)
-                                                      else [inner]))
         inner = body_of.syntax.body
         syntax = Block(tuple(n.syntax for n in sunk) + (inner.items if isinstance(inner, Block) else (inner,)))
     for lp in reversed(chain):
-        loop_ast = copy.copy(lp.ast)
-        loop_ast.stmt = ast
         loop_syntax = replace(lp.syntax, body=syntax)
         if root is None:
-            root = replace(lp, lid=new_ids[lp.lid], body=tuple(fix(n) for n in body), ast=loop_ast,
-                           syntax=loop_syntax, header_stmt=None,
-                           perfect=bool(body) and all(isinstance(n, Loop) for n in body))
+            root = replace(lp, lid=new_ids[lp.lid], body=tuple(fix(n) for n in body), syntax=loop_syntax,
+                           header_stmt=None, perfect=bool(body) and all(isinstance(n, Loop) for n in body))
         else:
-            root = replace(lp, lid=new_ids[lp.lid], body=(root,), ast=loop_ast, syntax=loop_syntax, header_stmt=None,
-                           perfect=True)
-        ast, syntax = loop_ast, loop_syntax
+            root = replace(lp, lid=new_ids[lp.lid], body=(root,), syntax=loop_syntax, header_stmt=None, perfect=True)
+        syntax = loop_syntax
     return replace(nest, root=root, flags=())

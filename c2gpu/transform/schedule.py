@@ -21,7 +21,6 @@ like any other (tests/test_schedule.py, the PolyBench corpus).
 """
 from __future__ import annotations
 
-import copy
 import os
 import re
 import select
@@ -29,15 +28,14 @@ import time
 from dataclasses import replace
 
 import islpy as isl
-from pycparser import c_ast
 
 from ..analysis import isl_sets as ph
-from ..frontend import syntax
 from ..ir import Loop, Nest, Statement
 from ..frontend.libc import MATH_FUNCTIONS
 from .normalize import normalize_nest
 from ..symbolic import Poly
-from .syntax import declaration, integer, isl_expr, with_coord
+from ..syntax_tree import Assign, Binary, Block, Call, Const, Decls, For, If, Name, Unary, rebuilt, walk
+from .syntax import declaration, integer, isl_expr, placed
 
 MAX_STATEMENTS = 12
 SCHEDULE_SECONDS = 10.0    # isl finds lu's order in milliseconds; past this, the order as written is kept
@@ -55,10 +53,10 @@ def qualifies(nest: Nest, deps) -> bool:
         return False
     loops = nest.loops()
     if any(not lp.normalized or lp.trip_count is None or lp.lower_pieces or lp.upper_pieces or lp.guards
-           or lp.header_stmt is not None or lp.ast is None for lp in loops):
+           or lp.header_stmt is not None or lp.syntax is None for lp in loops):
         return False
     pure = {f.name for f in nest.functions} | set(MATH_FUNCTIONS)      # calls without side effects
-    if any(s.guards or s.decl or s.scalar_writes or s.kind != "assign" or s.ast is None or set(s.calls) - pure
+    if any(s.guards or s.decl or s.scalar_writes or s.kind != "assign" or s.syntax is None or set(s.calls) - pure
            or any(not a.affine or any(p is None for p in a.subscripts) for a in s.accesses) for s in stmts):
         return False
     names = {lp.source_var for lp in loops}
@@ -68,7 +66,7 @@ def qualifies(nest: Nest, deps) -> bool:
     # statement's own loop variables only
     for s in stmts:
         own = {lp.source_var for lp in ph.loop_path(nest, s)}
-        if any(isinstance(n, c_ast.ID) and n.name in names - own for n in syntax.nodes(s.ast)):
+        if any(isinstance(n, Name) and n.name in names - own for n in walk(s.syntax)):
             return False
     return True
 
@@ -193,7 +191,7 @@ def iterator_name(ident: str) -> str:
     return re.sub(r"^c(\d+)$", ITERATOR + r"\1", ident)
 
 
-def ast_tree(node, place, name=lambda n: n) -> list[c_ast.Node]:
+def ast_tree(node, place, name=lambda n: n) -> list:
     """isl's AST `node` as C statements: its loops and conditions, and at each statement instance what
     `place(sid, values)` gives (values: the instance's coordinates as C, from the new loops' variables);
     `name` spells isl's identifiers."""
@@ -203,15 +201,14 @@ def ast_tree(node, place, name=lambda n: n) -> list[c_ast.Node]:
         return [s for k in range(children.n_ast_node()) for s in ast_tree(children.get_at(k), place, name)]
     if t == isl.ast_node_type.for_:
         v = name(node.for_get_iterator().get_id().get_name())
-        return [c_ast.For(c_ast.DeclList([declaration(v, "int", isl_expr(node.for_get_init(), name))]),
-                          isl_expr(node.for_get_cond(), name),
-                          c_ast.Assignment("+=", c_ast.ID(v), isl_expr(node.for_get_inc(), name)),
-                          c_ast.Compound(ast_tree(node.for_get_body(), place, name)))]
+        return [For(Decls((declaration(v, "int", isl_expr(node.for_get_init(), name)),)),
+                    isl_expr(node.for_get_cond(), name),
+                    Assign("+=", Name(v), isl_expr(node.for_get_inc(), name)),
+                    Block(tuple(ast_tree(node.for_get_body(), place, name))))]
     if t == isl.ast_node_type.if_:
-        other = c_ast.Compound(ast_tree(node.if_get_else_node(), place, name)) \
-            if node.if_has_else_node() else None
-        return [c_ast.If(isl_expr(node.if_get_cond(), name),
-                         c_ast.Compound(ast_tree(node.if_get_then_node(), place, name)), other)]
+        other = Block(tuple(ast_tree(node.if_get_else_node(), place, name))) if node.if_has_else_node() else None
+        return [If(isl_expr(node.if_get_cond(), name), Block(tuple(ast_tree(node.if_get_then_node(), place, name))),
+                   other)]
     if t == isl.ast_node_type.mark:
         return ast_tree(node.mark_get_node(), place, name)
     if t == isl.ast_node_type.user:
@@ -224,10 +221,10 @@ def ast_tree(node, place, name=lambda n: n) -> list[c_ast.Node]:
 def _placer(stmts: dict[int, Statement], nest: Nest, runs: dict):
     """At each statement instance: the statement's loop variables computed from the new ones, then the
     statement (`runs` gathers which new loop runs which of the nest's loops, for the report)."""
-    def place(sid: int, values: list[c_ast.Node]) -> list[c_ast.Node]:
-        items: list[c_ast.Node] = []
+    def place(sid: int, values: list) -> list:
+        items: list = []
         for lp, value in zip(ph.loop_path(nest, stmts[sid]), values):
-            if isinstance(value, c_ast.ID) and value.name.startswith(ITERATOR):
+            if isinstance(value, Name) and value.name.startswith(ITERATOR):
                 # the new loop runs this original loop, for this statement
                 runs.setdefault(value.name, {}).setdefault(lp.source_var, set()).add(
                     stmts[sid].loc.line)
@@ -235,29 +232,38 @@ def _placer(stmts: dict[int, Statement], nest: Nest, runs: dict):
             if lp.origin is not None:
                 o = lp.origin
                 items.append(declaration(o.var, lp.c_type, _poly(o.lower + Poly.var(lp.var) * o.step), const=True))
-        return [c_ast.Compound(items + [statement_placeholder(sid)])]
+        return [Block(tuple(items) + (statement_placeholder(sid),))]
     return place
 
 
-def statement_placeholder(sid: int) -> c_ast.Node:
+PLACEHOLDER_PREFIX = "c2gpu_statement_"
+
+
+def statement_placeholder(sid: int) -> Call:
     """Where statement `sid` goes: statements_in puts it there once the new nodes have their line."""
-    return c_ast.FuncCall(c_ast.ID(f"c2gpu_statement_{sid}"), None)
+    return Call(Name(f"{PLACEHOLDER_PREFIX}{sid}"), ())
 
 
-def _poly(p: Poly) -> c_ast.Node:
+def placeholder_sid(n) -> int | None:
+    """The statement a statement_placeholder stands for (None: `n` is none)."""
+    callee = n.callee if isinstance(n, Call) else None
+    return int(callee[len(PLACEHOLDER_PREFIX):]) if callee and callee.startswith(PLACEHOLDER_PREFIX) else None
+
+
+def _poly(p: Poly):
     """A polynomial with integer coefficients as C, as Poly.to_c writes it."""
     den, terms = p.printed_terms()
     if den != 1:
         raise ValueError("a rational loop bound")
     out = None
     for sign, factors in terms:
-        leaves = [c_ast.Constant("int", f) if f.isdigit() else c_ast.ID(f) for f in factors]
+        leaves = [Const("int", f) if f.isdigit() else Name(f) for f in factors]
         if out is None and sign == "-":
-            leaves[0] = c_ast.UnaryOp("-", leaves[0])        # (C's unary minus binds to the first factor)
+            leaves[0] = Unary("-", leaves[0])        # (C's unary minus binds to the first factor)
         term = leaves[0]
         for leaf in leaves[1:]:
-            term = c_ast.BinaryOp("*", term, leaf)
-        out = term if out is None else c_ast.BinaryOp(sign, out, term)
+            term = Binary("*", term, leaf)
+        out = term if out is None else Binary(sign, out, term)
     return out if out is not None else integer(0)
 
 
@@ -275,17 +281,13 @@ def _loops_text(runs: dict[str, dict[str, set[int]]]) -> str:
     return "; ".join(parts)
 
 
-def statements_in(node: c_ast.Node, stmts: dict[int, Statement]) -> None:
-    """Each `c2gpu_statement_<sid>();` placeholder replaced by that statement's own syntax tree."""
-    items = node.block_items if isinstance(node, c_ast.Compound) else None
-    if items is not None:
-        for k, item in enumerate(items):
-            if isinstance(item, c_ast.FuncCall) and isinstance(item.name, c_ast.ID) and \
-                    item.name.name.startswith("c2gpu_statement_"):
-                # a copy: isl may place one statement in several branches, and each place is a node of its own
-                items[k] = copy.deepcopy(stmts[int(item.name.name.rsplit("_", 1)[1])].ast)
-    for _, child in node.children():
-        statements_in(child, stmts)
+def statements_in(node, stmts: dict[int, Statement]):
+    """`node` with each `c2gpu_statement_<sid>();` placeholder replaced by that statement's own syntax tree (isl
+    may place one statement in several branches: the frontend describes each place as a node of its own)."""
+    def put(n):
+        sid = placeholder_sid(n)
+        return n if sid is None else stmts[sid].syntax
+    return rebuilt(node, put)
 
 
 def rescheduled(nest: Nest, deps, describe_again) -> Nest | None:
@@ -305,11 +307,9 @@ def rescheduled(nest: Nest, deps, describe_again) -> Nest | None:
         body = ast_tree(tree, _placer(stmts, nest, runs), iterator_name)
     except ValueError:
         return None
-    if len(body) != 1 or not isinstance(body[0], c_ast.For):
+    if len(body) != 1 or not isinstance(body[0], For):
         return None                      # not one loop nest (several, or none): not a nest's replacement
-    root = body[0]
-    with_coord(root, nest.root.ast.coord)
-    statements_in(root, stmts)
+    root = statements_in(placed(body[0], nest.root.syntax.at), stmts)
     try:
         new = describe_again(nest, root)
     except Exception:

@@ -28,18 +28,16 @@ C that is ported, as for any nest; the port is checked against the original C li
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 
 import islpy as isl
 from typing import Any
 
-from pycparser import c_ast
-
 from ..analysis import isl_sets as ph
 from ..ir import Loop, Nest
+from ..syntax_tree import Assign, Binary, Block, Decl, Decls, Empty, For, If, Name, Unary
 from .normalize import normalize_nest
-from .syntax import declaration, integer, isl_expr, replace_node, with_coord
+from .syntax import declaration, integer, isl_expr, placed, replace_node
 from ..records import dataclass
 
 MAX_FACTOR = 4
@@ -98,7 +96,7 @@ def _candidate(outer: Loop, inner: Loop, deps, nest: Nest) -> bool:
         v = deps.verdicts.get(lp.lid)
         if v is None or v.status != "carried" or any(r.kind not in DEPENDENCES for r in v.reasons):
             return False
-        if not lp.normalized or lp.trip_count is None or lp.lower_pieces or lp.upper_pieces or lp.ast is None:
+        if not lp.normalized or lp.trip_count is None or lp.lower_pieces or lp.upper_pieces or lp.syntax is None:
             return False
     # the rewrite declares j in the body and runs i once per front: C's values of them after the nest change
     names = {lp.source_var for lp in (outer, inner)}
@@ -117,7 +115,7 @@ def _factor(nest: Nest, deps, path: list[Loop], outer: Loop, inner: Loop) -> Wav
     return None if waves is None else Wavefront(outer, inner, k, waves, depth)
 
 
-def _waves(nest: Nest, loops: list[Loop], k: int) -> c_ast.Node | None:
+def _waves(nest: Nest, loops: list[Loop], k: int):
     """1 + the largest front k*i + j over the whole domain, as C over the parameters (None: not one affine
     expression where the nest runs at all)."""
     names = {lp.var: ph.dim(lp.lid) for lp in loops}
@@ -131,18 +129,18 @@ def _waves(nest: Nest, loops: list[Loop], k: int) -> c_ast.Node | None:
     if len(pieces) != 1:
         return None
     front = ph.ast_expr(isl.PwAff.from_aff(pieces[0][1]), list(nest.params))
-    return c_ast.BinaryOp("+", isl_expr(front), integer(1))
+    return Binary("+", isl_expr(front), integer(1))
 
 
 # --------------------------------------------------------------------------- the rewrite
 
-def _start(node: c_ast.For) -> c_ast.Node | None:
+def _start(node: For):
     """The start value of a for loop's variable (`i = 1` or `int i = 1`)."""
-    init = node.init
-    if isinstance(init, c_ast.Assignment) and init.op == "=":
-        return init.rvalue
-    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
-        return init.decls[0].init
+    match node.init:
+        case Assign("=", _, value):
+            return value
+        case Decls((Decl(_, _, init),)):
+            return init
     return None
 
 
@@ -150,7 +148,7 @@ def rewritten(nest: Nest, wf: Wavefront, describe_again) -> Nest | None:
     """The nest with `wf`'s loops run as fronts (module docstring), described again (`describe_again`: the
     frontend's FileLowerer.describe_again) and normalized; None when
     the C cannot be written (an unusual loop header) or described."""
-    f1, f2 = wf.outer.ast, wf.inner.ast
+    f1, f2 = wf.outer.syntax, wf.inner.syntax
     start1, start2 = _start(f1), _start(f2)
     if start1 is None or start2 is None or f2.cond is None:
         return None
@@ -162,35 +160,29 @@ def rewritten(nest: Nest, wf: Wavefront, describe_again) -> Nest | None:
     if WAVE in used:
         return None
 
-    def front() -> c_ast.Node:
+    def front():
         """c2gpu_wave - k * (the iteration of i, counted from 0)"""
-        start = copy.deepcopy(start1)
-        i_n = c_ast.BinaryOp("-", c_ast.ID(i_c), start) if step1 == 1 else \
-            c_ast.BinaryOp("-", start, c_ast.ID(i_c)) if step1 == -1 else \
-            c_ast.BinaryOp("/", c_ast.BinaryOp("-", c_ast.ID(i_c), start), integer(step1))
-        return c_ast.BinaryOp("-", c_ast.ID(WAVE), c_ast.BinaryOp("*", integer(wf.factor), i_n))
+        i_n = Binary("-", Name(i_c), start1) if step1 == 1 else \
+            Binary("-", start1, Name(i_c)) if step1 == -1 else \
+            Binary("/", Binary("-", Name(i_c), start1), integer(step1))
+        return Binary("-", Name(WAVE), Binary("*", integer(wf.factor), i_n))
 
     #   for (int c2gpu_wave = 0; c2gpu_wave < WAVES; c2gpu_wave++)
     #     for (i ...as written...) { T j = START_J + STEP_J * FRONT; if (FRONT >= 0 && COND_J) BODY }
-    decl = declaration(j_c, wf.inner.c_type,
-                       c_ast.BinaryOp("+", copy.deepcopy(start2), c_ast.BinaryOp("*", integer(step2), front())))
-    cond = c_ast.If(c_ast.BinaryOp("&&", c_ast.BinaryOp(">=", front(), integer(0)), copy.deepcopy(f2.cond)),
-                    c_ast.EmptyStatement(), None)
-    for_i = c_ast.For(None, None, None, c_ast.Compound([decl, cond]))
-    waves = c_ast.For(c_ast.DeclList([declaration(WAVE, "int", integer(0))]),
-                      c_ast.BinaryOp("<", c_ast.ID(WAVE), copy.deepcopy(wf.waves)), c_ast.UnaryOp("p++", c_ast.ID(WAVE)),
-                      for_i)
-    with_coord(waves, f1.coord)
-    with_coord(decl, f2.coord)
-    with_coord(cond, f2.coord)
-    for_i.init, for_i.cond, for_i.next = f1.init, f1.cond, f1.next
-    cond.iftrue = f2.stmt
-    root = replace_node(nest.root.ast, f1, waves)
+    # (what c2gpu writes stands where the loops are written: the wave loop and i's body at i, j's value and
+    # condition at j)
+    decl = placed(declaration(j_c, wf.inner.c_type, Binary("+", start2, Binary("*", integer(step2), front()))),
+                  f2.at)
+    cond = placed(If(Binary("&&", Binary(">=", front(), integer(0)), f2.cond), Empty(), None), f2.at)
+    for_i = For(f1.init, f1.cond, f1.next, Block((decl, replace(cond, then=f2.body)), f1.at), f1.at)
+    waves = placed(For(Decls((declaration(WAVE, "int", integer(0)),)), Binary("<", Name(WAVE), wf.waves),
+                       Unary("p++", Name(WAVE)), Empty()), f1.at)
+    root = replace_node(nest.root.syntax, f1, replace(waves, body=for_i))
     try:
         new = describe_again(nest, root)
     except Exception:                # the frontend refuses what it cannot describe: then no wavefront
         return None
-    lines = f"lines {f1.coord.line}-{f2.coord.line}" if f1.coord.line != f2.coord.line else f"line {f1.coord.line}"
+    lines = f"lines {f1.at.line}-{f2.at.line}" if f1.at.line != f2.at.line else f"line {f1.at.line}"
     front_text = f"{wf.factor} x (iteration of '{i_c}') + (iteration of '{j_c}')" if wf.factor > 1 else \
         f"(iteration of '{i_c}') + (iteration of '{j_c}')"
     note = (f"wavefront: loops '{i_c}' and '{j_c}' ({lines}) both carry dependences, but every one of them goes to "
