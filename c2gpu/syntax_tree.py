@@ -140,7 +140,7 @@ class Decl:
     """A declaration of one name: `head` is its text without the initializer (`double t`, `int v[3]`,
     `static const int k`).  A declaration c2gpu writes (transform/) says its type as data, for the frontend to
     describe: `spec`, the words of a scalar type (`("const", "int")`), or `like`, the declaration as written whose
-    type it takes (a renamed copy)."""
+    type it takes, assignable (a renamed copy, without the name's own `const`)."""
     name: str
     head: str
     init: "Expr | None"
@@ -148,6 +148,9 @@ class Decl:
     spec: tuple[str, ...] = field(default=(), compare=False, repr=False)
     like: "Decl | None" = field(default=None, compare=False, repr=False)
     storage: tuple[str, ...] = field(default=(), compare=False, repr=False)   # `static`, `extern`, ... (in `head`)
+    # the head of the name declared without its initializer, when that differs (the name's own `const` dropped:
+    # `double t` for `const double t`, assigned where the initializer was); "" when `head` serves
+    assignable: str = field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True)

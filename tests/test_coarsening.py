@@ -207,6 +207,65 @@ def test_coarsened_kernels_compile_for_the_gpu(tmp_path, capsys):
     assert r.returncode == 0, r.stderr[-2000:]
 
 
+CONST_LOCAL = r"""
+#include <stdio.h>
+#define NI 1027
+#define NJ 1024
+#define NK 64
+static double A[NI][NK], B[NK][NJ], C[NI][NJ], D[NI][NJ];
+
+static void scaled(void)           /* a const scalar of the thread's body */
+{
+  for (int i = 0; i < NI; i++)
+    for (int j = 0; j < NJ; j++) {
+      const double t = D[i][j] * 0.5;
+      for (int k = 0; k < NK; k++)
+        C[i][j] += t * A[i][k] * B[k][j];
+    }
+}
+
+int main(void)
+{
+  for (int i = 0; i < NI; i++)
+    for (int k = 0; k < NK; k++)
+      A[i][k] = (double)((i * k + 1) % NI) / NI;
+  for (int k = 0; k < NK; k++)
+    for (int j = 0; j < NJ; j++)
+      B[k][j] = (double)((k * (j + 2)) % NJ) / NJ;
+  for (int i = 0; i < NI; i++)
+    for (int j = 0; j < NJ; j++)
+      D[i][j] = (double)((i + j) % 7) / 7;
+  scaled();
+  for (int i = 0; i < NI; i++)
+    printf("%d %.17g %.17g\n", i, C[i][0], C[i][NJ - 1]);
+  return 0;
+}
+"""
+
+
+@requires_tool("nvcc")
+@pytest.mark.parametrize("shared", ["auto", "off"])
+def test_a_const_scalar_declared_apart_from_its_value_is_declared_assignable(tmp_path, capsys, shared):
+    """`const double t = ...` in a coarsened thread's body: each row's copy is declared first and assigned under
+    its row's condition, and a tiled kernel declares the body's scalars above its loads and assigns them after:
+    such declarations drop the name's own `const` (before: `const double c2gpu_t_1;`, which neither g++ nor
+    nvcc compiles).  The port computes what C does and compiles for the GPU."""
+    src = write_c(tmp_path, CONST_LOCAL)
+    status = main(["verify", str(src), "--gpu", "h100-sxm", "--shared-memory", shared])
+    out, err = capsys.readouterr()
+    assert status == 0 and "verify: PASS" in out, out[-2000:] + err[-2000:]
+    assert "each thread computes 2 consecutive iterations of 'i'" in err, err
+    cu = tmp_path / "t.cu"
+    assert main(["port", str(src), "--gpu", "h100-sxm", "--shared-memory", shared, "-o", str(cu)]) == 0
+    capsys.readouterr()
+    text = cu.read_text()
+    assert re.search(r"\n\s*double c2gpu_t_1;", text) and "const double c2gpu_t_1" not in text, text
+    assert ("shared memory:" in text) == (shared == "auto")
+    r = subprocess.run(["nvcc", "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "t.o")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
 NOT_COARSENED = r"""
 #define N 1100
 double A[N][N], B[N][N], C[N][N], D[N][N], x[N], y[N];

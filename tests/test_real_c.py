@@ -1,5 +1,6 @@
 """The C that is out there: common system headers, missing headers in port, K&R definitions, c2gpu pragmas
 on any loop (issue "Real programs", item 5)."""
+import re
 import subprocess
 import sys
 
@@ -338,3 +339,44 @@ def test_branches_under_a_constant_condition_that_never_run_are_left_out(tmp_pat
     src = CONSTANT_CONDITIONS.replace("if (DEBUG) printf", "if (N > b[0]) printf")
     (nest,) = [n for n in load_program(str(write_c(tmp_path, src)), PreprocessOptions()).nests if n.name == "main@12"]
     assert any("printf" in s.calls for s in nest.statements())
+
+
+OLD_STORAGE_CLASSES = r"""
+#include <stdio.h>
+#define N 300
+double a[N][N], b[N][N], c[N];
+
+int main(void)
+{
+  for (int i = 0; i < N; i++) {
+    c[i] = i % 5;
+    for (int j = 0; j < N; j++)
+      b[i][j] = (i * j) % 7;
+  }
+  for (int i = 0; i < N; i++) {
+    register double r = c[i] * 2.0;
+    for (int j = 0; j < N; j++) {
+      auto double w = b[j][i];
+      a[i][j] = w * r;
+    }
+  }
+  printf("%g %g\n", a[3][4], a[N - 1][N - 2]);
+  return 0;
+}
+"""
+
+
+@requires_tool("nvcc")
+def test_auto_and_register_locals_are_plain_locals_in_the_kernel(tmp_path):
+    """C's `auto` and `register` say what a thread's local is anyway; CUDA's C++ reads `auto` as a type placeholder
+    (`auto double w` does not compile) and dropped `register` in C++17: the kernel declares them without (before:
+    nvcc's "invalid combination of type specifiers").  The port compiles with nvcc and verifies."""
+    path = write_c(tmp_path, OLD_STORAGE_CLASSES)
+    cu = tmp_path / "t.cu"
+    r = subprocess.run([sys.executable, "-m", "c2gpu", "port", str(path), "-o", str(cu)], capture_output=True, text=True)
+    assert r.returncode == 0 and "ported nest main@13" in r.stderr, r.stderr
+    kernel = cu.read_text().split("__global__ void c2gpu_main_13_k0")[1]
+    assert re.search(r"\bdouble w\b", kernel) and not re.search(r"\b(auto|register) double", kernel), kernel
+    assert subprocess.run(["nvcc", "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "t.o")]).returncode == 0
+    res = verify(str(path), PreprocessOptions(), make_manager(PIPELINE, {}))
+    assert res.ok, res.message

@@ -255,7 +255,7 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
                 continue        # an array declared per thread at the top of the kernel
             if isinstance(node, Decl):
                 if node.name not in loop_vars:
-                    decls.append(printer.visit(replace(node, init=None)) + ";")
+                    decls.append(printer.visit(replace(node, head=node.assignable or node.head, init=None)) + ";")
                 if node.init is not None:
                     lines.append(f"{node.name} = {printer.visit(node.init)};")
             else:

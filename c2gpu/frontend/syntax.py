@@ -206,7 +206,9 @@ class Trees:
                 if n.init is not None:
                     head = copy.copy(n)
                     head.init = None
-                return tree.Decl(n.name, text_of(head), self(n.init), at, storage=tuple(n.storage or ()))
+                assignable = assignable_copy(head)
+                return tree.Decl(n.name, text_of(head), self(n.init), at, storage=tuple(n.storage or ()),
+                                 assignable="" if assignable is head else text_of(assignable))
             case c_ast.Decl() | c_ast.Typedef():        # a prototype, a struct's declaration
                 return tree.OpaqueStmt(text_of(n) + ";", at)
             case c_ast.DeclList():
@@ -242,6 +244,19 @@ class Trees:
             case c_ast.CompoundLiteral() | c_ast.NamedInitializer():
                 return tree.Opaque(text_of(n), at)
         return tree.OpaqueStmt(text_of(n), at)
+
+
+def assignable_copy(d: c_ast.Decl) -> c_ast.Decl:
+    """Declaration `d` without the declared name's own `const` (of a scalar, or of a pointer itself: a pointer to
+    const stays one), for a declaration split from its initializer: a copy, or `d` itself when it has none."""
+    if not (isinstance(d.type, (c_ast.TypeDecl, c_ast.PtrDecl)) and "const" in (d.type.quals or ())):
+        return d
+    d = copy.copy(d)
+    d.type = copy.copy(d.type)
+    d.type.quals = [q for q in d.type.quals if q != "const"]
+    if isinstance(d.type, c_ast.TypeDecl):
+        d.quals = [q for q in d.quals or () if q != "const"]
+    return d
 
 
 def function_trees(ast: c_ast.FileAST) -> dict[str, tree.Function]:
@@ -305,8 +320,11 @@ class Sources:
                 return c_ast.ExprList([conv(x) for x in items], at)
             case tree.Decl(name, _, init) if t.spec or t.like is not None:
                 if t.like is not None:
-                    d = self.parser_node(t.like)
-                    d.name = d.type.declname = name
+                    d = assignable_copy(self.parser_node(t.like))     # (parser_node's copy: changed freely)
+                    declarator = d.type
+                    while not isinstance(declarator, c_ast.TypeDecl):
+                        declarator = declarator.type
+                    d.name = declarator.declname = name
                     d.init, d.coord = conv(init), at
                     return d
                 quals = [w for w in t.spec if w in _QUALIFIERS]

@@ -181,7 +181,8 @@ class _Jam:
             out = [item]
             for c in range(1, self.factor):
                 name = self.renamed(item.name, c)
-                out.append(Decl(name, item.head[:-len(item.name)] + name, None, item.at, like=item))
+                head = item.assignable or item.head        # (declared here, assigned below)
+                out.append(Decl(name, head[:-len(item.name)] + name, None, item.at, like=item))
                 if item.init is not None:
                     set_it = Assign("=", Name(item.name), item.init, item.at)
                     out.append(If(self.copy(self.cond, c), self.copy(set_it, c), None, item.at))
