@@ -137,8 +137,8 @@ class Opaque:
 
 @dataclass(frozen=True)
 class Decl:
-    """A declaration of one name: `head` is its text without the initializer (`double t`, `int v[3]`,
-    `static const int k`).  A declaration c2gpu writes (transform/) says its type as data, for the frontend to
+    """A declaration of one name: `head` is its text without the initializer and the storage classes (`double t`,
+    `int v[3]`, `const int k` for `static const int k`), `storage` those (`static`, `extern`, `register`, ...).  A declaration c2gpu writes (transform/) says its type as data, for the frontend to
     describe: `spec`, the words of a scalar type (`("const", "int")`), or `like`, the declaration as written whose
     type it takes, assignable (a renamed copy, without the name's own `const`)."""
     name: str
@@ -147,7 +147,7 @@ class Decl:
     at: "Loc | None" = field(**_AT)
     spec: tuple[str, ...] = field(default=(), compare=False, repr=False)
     like: "Decl | None" = field(default=None, compare=False, repr=False)
-    storage: tuple[str, ...] = field(default=(), compare=False, repr=False)   # `static`, `extern`, ... (in `head`)
+    storage: tuple[str, ...] = ()
     # the head of the name declared without its initializer, when that differs (the name's own `const` dropped:
     # `double t` for `const double t`, assigned where the initializer was); "" when `head` serves
     assignable: str = field(default="", compare=False, repr=False)
@@ -444,7 +444,7 @@ class Printer:
 
     # -- declarations
     def visit_Decl(self, n: Decl, no_type: bool = False) -> str:
-        s = n.name if no_type else n.head
+        s = n.name if no_type else " ".join((*n.storage, n.head))     # (pycparser prints the storage first)
         return s if n.init is None else s + " = " + self._visit_expr(n.init)
 
     def visit_Decls(self, n: Decls) -> str:

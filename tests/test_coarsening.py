@@ -122,6 +122,19 @@ def test_rows_not_a_multiple_of_the_factor_verify(tmp_path, capsys, rows, column
     assert f"each thread computes {factor} consecutive iterations of 'i'" in err, err
 
 
+# the inputs of the programs below: A, B and D from their indices
+INIT_ABD = r"""
+  for (int i = 0; i < NI; i++)
+    for (int k = 0; k < NK; k++)
+      A[i][k] = (double)((i * k + 1) % NI) / NI;
+  for (int k = 0; k < NK; k++)
+    for (int j = 0; j < NJ; j++)
+      B[k][j] = (double)((k * (j + 2)) % NJ) / NJ;
+  for (int i = 0; i < NI; i++)
+    for (int j = 0; j < NJ; j++)
+      D[i][j] = (double)((i + j) % 7) / 7;
+"""[1:]
+
 SCALARS = r"""
 #include <stdio.h>
 #define NI 1027
@@ -156,16 +169,7 @@ static void inside(void)           /* t declared in the body */
 
 int main(void)
 {
-  for (int i = 0; i < NI; i++)
-    for (int k = 0; k < NK; k++)
-      A[i][k] = (double)((i * k + 1) % NI) / NI;
-  for (int k = 0; k < NK; k++)
-    for (int j = 0; j < NJ; j++)
-      B[k][j] = (double)((k * (j + 2)) % NJ) / NJ;
-  for (int i = 0; i < NI; i++)
-    for (int j = 0; j < NJ; j++)
-      D[i][j] = (double)((i + j) % 7) / 7;
-  double last = outside();
+""" + INIT_ABD + r"""  double last = outside();
   inside();
   for (int i = 0; i < NI; i++)
     printf("%d %.17g %.17g %.17g\n", i, C[i][0], C[i][NJ - 1], D[i][7]);
@@ -226,16 +230,7 @@ static void scaled(void)           /* a const scalar of the thread's body */
 
 int main(void)
 {
-  for (int i = 0; i < NI; i++)
-    for (int k = 0; k < NK; k++)
-      A[i][k] = (double)((i * k + 1) % NI) / NI;
-  for (int k = 0; k < NK; k++)
-    for (int j = 0; j < NJ; j++)
-      B[k][j] = (double)((k * (j + 2)) % NJ) / NJ;
-  for (int i = 0; i < NI; i++)
-    for (int j = 0; j < NJ; j++)
-      D[i][j] = (double)((i + j) % 7) / 7;
-  scaled();
+""" + INIT_ABD + r"""  scaled();
   for (int i = 0; i < NI; i++)
     printf("%d %.17g %.17g\n", i, C[i][0], C[i][NJ - 1]);
   return 0;

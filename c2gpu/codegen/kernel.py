@@ -78,16 +78,6 @@ def _name(text: str) -> Poly | None:
 C_ONLY_STORAGE = ("auto", "register")
 
 
-def _without_c_storage(d: Decl) -> Decl:
-    """`d` without C_ONLY_STORAGE (its head as pycparser's generator prints it: the storage classes first)."""
-    if not set(d.storage) & set(C_ONLY_STORAGE):
-        return d
-    kept = tuple(s for s in d.storage if s not in C_ONLY_STORAGE)
-    written = " ".join(d.storage) + " "
-    head, assignable = (" ".join((*kept, h.removeprefix(written))) for h in (d.head, d.assignable))
-    return replace(d, head=head, assignable=assignable if d.assignable else "", storage=kept)
-
-
 class KernelPrinter(Printer):
     """Prints user statements for a kernel: flat array indexing, reduction targets renamed."""
 
@@ -145,7 +135,7 @@ class KernelPrinter(Printer):
     def visit_Decl(self, n: Decl, no_type: bool = False) -> str:
         if n.name in self.hoisted:
             return ""       # declared once at the top of the thread (its values do not outlive an iteration)
-        return super().visit_Decl(_without_c_storage(n), no_type)
+        return super().visit_Decl(replace(n, storage=tuple(s for s in n.storage if s not in C_ONLY_STORAGE)), no_type)
 
     def visit_Member(self, n: Member) -> str:
         # a field of an array of structs seen by field: the device array holds the fields' type, the field

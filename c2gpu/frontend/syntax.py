@@ -203,9 +203,9 @@ class Trees:
                 return tree.TypeName(text_of(n), at)
             case c_ast.Decl() if n.name and not isinstance(n.type, c_ast.FuncDecl):
                 head = n
-                if n.init is not None:
+                if n.init is not None or n.storage:
                     head = copy.copy(n)
-                    head.init = None
+                    head.init, head.storage = None, []
                 assignable = assignable_copy(head)
                 return tree.Decl(n.name, text_of(head), self(n.init), at, storage=tuple(n.storage or ()),
                                  assignable="" if assignable is head else text_of(assignable))
