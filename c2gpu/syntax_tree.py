@@ -138,9 +138,10 @@ class Opaque:
 @dataclass(frozen=True)
 class Decl:
     """A declaration of one name: `head` is its text without the initializer and the storage classes (`double t`,
-    `int v[3]`, `const int k` for `static const int k`), `storage` those (`static`, `extern`, `register`, ...).  A declaration c2gpu writes (transform/) says its type as data, for the frontend to
-    describe: `spec`, the words of a scalar type (`("const", "int")`), or `like`, the declaration as written whose
-    type it takes, assignable (a renamed copy, without the name's own `const`)."""
+    `int v[3]`, `const int k` for `static const int k`), `storage` those (`static`, `extern`, `register`, ...).
+    A declaration c2gpu writes (transform/) says its type as data, for the frontend to describe: `spec`, the
+    words of a scalar type (`("const", "int")`), or `like`, the declaration as written whose type it takes,
+    assignable (a renamed copy, without the name's own `const`)."""
     name: str
     head: str
     init: "Expr | None"

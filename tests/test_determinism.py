@@ -99,3 +99,32 @@ def test_a_poly_s_kept_hash_does_not_travel_to_another_process():
     assert hash(p) == hash(Poly.var("n") * Poly.var("m") + Poly.const(3))
     q = pickle.loads(pickle.dumps(p))
     assert q == p and "_hash" not in vars(q)
+
+
+FIELDS = """#define N 1000
+struct cpx { double re, im; };
+double x[N], y[N];
+struct cpx u[N];
+
+void rotate(void)
+{
+  struct cpx u1;
+  int i;
+  for (i = 0; i < N; i++) {
+    u1.re = u[i].re;
+    u1.im = -u[i].im;
+    y[i] = u1.re * x[i] - u1.im;
+  }
+}
+"""
+
+
+def test_annotate_names_the_same_reason_across_hash_seeds(tmp_path):
+    """A loop left without a directive for two reasons of one kind (two fields of `u1`, each c2gpu's own scalar)
+    names the same one in every run (NPB FT's fftz2 named u1.real or u1.imag by the hash seed)."""
+    src = tmp_path / "fields.c"
+    src.write_text(FIELDS)
+    a, b = (_run(["annotate", "--openmp", src], seed) for seed in ("1", "2"))
+    assert a.returncode == b.returncode == 0, a.stderr.decode(errors="replace")[-2000:]
+    assert b"'u1__im' is not a variable of the C code" in a.stderr
+    assert (a.stdout, a.stderr) == (b.stdout, b.stderr), _differ(a.stderr, b.stderr)

@@ -212,7 +212,7 @@ def _clauses(program: Program, nest: Nest, loop: Loop, verdict, source: str, fun
         if where is not None:
             return [], f"'{var}' is used at line {where} outside the loop, where a private copy leaves it unspecified"
     names = {}
-    for name in private | {t for ts in reductions.values() for t in ts}:
+    for name in sorted(private | {t for ts in reductions.values() for t in ts}):   # (the same name first, every run)
         c_name = scalars[name].source_name if name in scalars else name
         if name in stands_for or not c_name.isidentifier():
             return [], f"'{c_name}' is not a variable of the C code (c2gpu's name for {stands_for.get(name, name)})"
