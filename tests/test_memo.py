@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from c2gpu.analysis import isl_sets
 from c2gpu.drivers.driver import make_manager
 from c2gpu.frontend import load_program
@@ -73,9 +75,32 @@ def test_port_renders_each_plan_once(monkeypatch, tmp_path):
     renders: Counter = Counter()
     real = wrapper._build_nest_code
 
-    def counted(nest, plan, kernels_only=False):
-        renders[id(plan), kernels_only] += 1
-        return real(nest, plan, kernels_only)
+    def counted(nest, plan, mode):
+        renders[id(plan), mode] += 1
+        return real(nest, plan, mode)
     monkeypatch.setattr(wrapper, "_build_nest_code", counted)
     assert main(["port", str(TESTDATA / "matmul.c"), "--gpu", "h100-sxm", "-o", str(tmp_path / "mm.cu")]) == 0
     assert renders and max(renders.values()) == 1, renders
+
+
+@pytest.mark.parametrize("program", ["matmul.c", "convolution.c", "reductions.c", "nbody.c"])
+def test_the_search_prints_only_the_chosen_plan(monkeypatch, program):
+    """The performance search ranks every candidate (structures, shared-memory budgets) by its layout, which says
+    what code generation would refuse and copy without printing anything; the one plan printed per nest is the
+    plan the plan pass chose, which the port and the reports read.  (With ptxas's counts, the candidates whose
+    registers are compiled are printed too: their text is what ptxas counts.)  Before, every candidate was printed:
+    176 nests' code for the 31 PolyBench files."""
+    from c2gpu.codegen import wrapper
+    printed, laid_out = [], []
+    real = wrapper._build_nest_code
+
+    def counted(nest, plan, mode):
+        (laid_out if mode == "layout" else printed).append((nest.name, plan))
+        return real(nest, plan, mode)
+    monkeypatch.setattr(wrapper, "_build_nest_code", counted)
+    manager = make_manager(with_performance(PORT.passes), {"gpu": "h100-sxm", "registers": "estimate"})
+    prog = manager.run(load_program(str(TESTDATA / program)))
+    plans = {n.name: manager.result("plan", n) for n in prog.nests if manager.result("plan", n) is not None}
+    assert laid_out and len(laid_out) > len(plans)          # candidates were compared
+    assert sorted(name for name, _ in printed) == sorted(plans), printed
+    assert all(plan is plans[name] for name, plan in printed)

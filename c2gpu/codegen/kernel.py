@@ -325,7 +325,7 @@ class KernelCode:
     index_lines: list[str]       # thread index computations
     guards: list[str]            # conditions for an active thread
     locals: list[str]            # declarations at the top of the active region
-    body: str
+    body: str | None             # None: not printed (a candidate's layout, wrapper.nest_layout)
     block: tuple[int, int, int]
     grid: tuple[CInt, CInt, CInt]      # blocks per dimension
     extents: tuple[CInt, CInt, CInt]   # threads needed per dimension (the largest trip count of its loop)
@@ -408,13 +408,15 @@ def _trip_per_launch(nest: Nest, path: list[Loop], loop: Loop, host_lids: set[in
 
 def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: list[tuple[str, str]],
                 device_scalars: frozenset[str] = frozenset(), functions: dict[str, str] | None = None,
-                promote: bool = True) -> KernelCode:
+                promote: bool = True, printed: bool = True) -> KernelCode:
     """The kernel of a mapped loop chain.
 
     device_scalars: reduction results of other kernels of the nest; their current value is on the device
     (`d_<name>`, updated by every launch of a host time loop), so a kernel that reads one loads it from there.
     functions: the file's pure functions the nest calls -> the name of their __device__ copy.
     promote: keep array elements invariant across an in-thread loop in registers (promotion.py).
+    printed: print the body; without it (the search's layout of a candidate) `body` is None, and every refusal
+    is made as when it is printed.
     """
     nest = kernel.view or nest          # the kernel's own order of the loops, after distribution or interchange
     by_id = _loops_by_id(nest)
@@ -591,16 +593,20 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     ordered = {r.target: _ordered(nest, kernel, r, renames[r.target], by_id) for r in kernel.reductions
                if ordered_reduction(nest, r)}
     by_stmt = {id(s.syntax): ordered[r.target] for s in stmts for r in s.reductions if r.target in ordered}
+    for ctype in atomics.values():      # (the printer's atomic for a scatter; refused here, printed or not)
+        atomic_call("+", ctype, "", "")
     printer = KernelPrinter(arrays, renames, atomics, registers, around, by_stmt,
                             frozenset(a for a in kernel.private_arrays if nest.array(a).declared_in is not None),
                             scratch=frozenset(kernel.scratch_arrays))
-    if kernel.serial:
+    if not printed:
+        body = None
+    elif kernel.serial:
         body = "{\n" + "".join(printer._generate_stmt(n.syntax) for n in kernel.nodes(by_id)) + "}"
     else:
         body = printer.visit(innermost.syntax.body)
         if not isinstance(innermost.syntax.body, Block):
             body = "{\n" + body + ";\n}" if not body.rstrip().endswith(("}", ";")) else "{\n" + body + "\n}"
-    if split is not None:       # (the body is a compound statement: its braces become the loop's)
+    if split is not None and body is not None:   # (the body is a compound statement: its braces become the loop's)
         inner = body.strip()[1:-1].strip("\n").splitlines()
         body = split_loop + " {\n" + "".join(f"  {line}\n" for line in split_locals + inner) + "}"
     reductions = []
@@ -656,7 +662,8 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
     _check_index_range(kernel, extents, grid, {a: arrays[a] for a in used_arrays}, by_id)
     dynamic = [e for e in per_launch if not ((n := e.constant()) is not None and n > 0)]
     launch_if = " && ".join(dict.fromkeys(f"({e}) > 0" for e in dynamic))
-    body = "\n".join(line.rstrip() for line in body.strip().splitlines() if line.strip())
+    if body is not None:
+        body = "\n".join(line.rstrip() for line in body.strip().splitlines() if line.strip())
     tree_bytes = sum(block[0] * block[1] * block[2] * (SIZES.get(r["type"], 8) + 8 * len(r["ordered"] or ()))
                      for r in reductions)
     return KernelCode(kernel.name, params, args, index_lines, guards, locals_, body, block, tuple(grid),

@@ -169,14 +169,34 @@ def _store_tile(nest: Nest, kernel, o, arrays: dict[str, ArrayPlan], block: dict
                     f"unsigned char c2gpu_mask_{o.tile_name}{mask_shape}")
 
 
+def checked_tiles(nest: Nest, kernel, plan) -> None:
+    """What tiled_kernel refuses, refused without printing (the search's layout of a candidate, and the first
+    thing tiled_kernel does): tiles along two loops, a tile whose region isl cannot bound, an access whose
+    node is not found."""
+    nest = kernel.view or nest
+    if len({o.tiled_lid for o in plan.chosen if o.tiled_lid is not None}) > 1:
+        raise CodegenError("tiles along two different loops")
+    for o in [o for o in plan.chosen if o.kind == "store"]:
+        _access_nodes(nest, o.accesses[0])
+    for o in [o for o in plan.chosen if o.kind != "store"]:
+        if tile_region(nest, o.array, len(o.dims)) is None:   # the shared-memory pass proposes no such tile
+            raise CodegenError(f"cannot bound the region of '{o.array}' for its tile")
+        for a in o.accesses:
+            _access_nodes(nest, a)
+
+
+def tiles_bytes(plan) -> int:
+    """The static shared memory of a kernel's tiles."""
+    return sum(o.size_bytes for o in plan.chosen)
+
+
 def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: KernelCode) -> tuple[KernelCode, str]:
     """(kernel code with tiles, rendered CUDA text)."""
+    checked_tiles(nest, kernel, plan)
     nest = kernel.view or nest
     by_id = {lp.lid: lp for lp in nest.loops()}
     chosen = plan.chosen
     tiled_lids = {o.tiled_lid for o in chosen if o.tiled_lid is not None}
-    if len(tiled_lids) > 1:
-        raise CodegenError("tiles along two different loops")
     tiled = by_id[tiled_lids.pop()] if tiled_lids else None
     block = {m.var: kernel.block["xyz".index(m.dim)] for m in kernel.loops}
     tile = plan.tile
@@ -206,9 +226,7 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
                  for d, t in enumerate(o.dims)]
         # where the tile may read: the array's exact accessed range, within its declaration
         ndims = len(o.dims)
-        ranges = tile_region(nest, o.array, ndims)
-        if ranges is None:              # the shared-memory pass proposes no such tile (tile_region)
-            raise CodegenError(f"cannot bound the region of '{o.array}' for its tile")
+        ranges = tile_region(nest, o.array, ndims)          # (not None: checked_tiles)
         bounds = _declared_bounds(nest.array(o.array), ndims, False)
         lows = [_clamp(_c(lo, params), low=b[0]) for (lo, _), b in zip(ranges, bounds)]
         highs = [_clamp(_c(hi, params), high=b[1]) for (_, hi), b in zip(ranges, bounds)]
@@ -287,5 +305,4 @@ def tiled_kernel(nest: Nest, kernel, plan, arrays: dict[str, ArrayPlan], base: K
         whole=[t for t in tiles if not t.chunked], chunked=[t for t in tiles if t.chunked],
         why=base.why + "; shared memory: " + ", ".join(
             f"{o.array} [{']['.join(str(e) for e in o.shape)}] ({o.kind})" for o in chosen))
-    shared_bytes = sum(o.size_bytes for o in chosen)
-    return replace(code, shared_bytes=shared_bytes), text
+    return replace(code, shared_bytes=tiles_bytes(plan)), text

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Callable
 
 import islpy as isl
@@ -22,7 +22,7 @@ from ..planning.plan import Kernel, NestPlan, require_plan
 from .arrays import ArrayPlan, plan_arrays
 from .kernel import CodegenError, KernelCode, _flat, device_function, kernel_code, wide_index
 from .precompiled import templates
-from .tiled import tiled_kernel
+from .tiled import checked_tiles, tiled_kernel, tiles_bytes
 from ..records import dataclass
 from ..symbolic import Poly
 
@@ -242,20 +242,34 @@ def build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool = False) -> N
     Rendered once per plan (object) while a pass manager is at work (pipeline.memo): the plan pass renders the
     chosen plan to check that it can be emitted, and the port, `emit` and the reports read that rendering; what
     code generation refuses is refused again from the table.  The result is not to be changed by its readers."""
+    return _memoized(nest, plan, "kernels" if kernels_only else "code")
+
+
+def nest_layout(nest: Nest, plan: NestPlan) -> NestCode:
+    """What build_nest_code decides for `plan`, without printing a kernel or the wrapper: the same refusals
+    (CodegenError), the arrays it copies, the scalars that live on the device, each kernel's parameters, grid
+    and shared memory (KernelCode.body None, no text, `render` None).  The performance search reads this for
+    every candidate it ranks; only the chosen plan is printed."""
+    return _memoized(nest, plan, "layout")
+
+
+def _memoized(nest: Nest, plan: NestPlan, mode: str):
     table = memo(nest, "nest code")
-    hit = table.get((id(plan), kernels_only))
+    hit = table.get((id(plan), mode))
     if hit is None or hit[0] is not plan:
         try:
-            value = _build_nest_code(nest, plan, kernels_only)
+            value = _build_nest_code(nest, plan, mode)
         except (CodegenError, ValueError) as e:
             value = e
-        hit = table[id(plan), kernels_only] = (plan, value)
+        hit = table[id(plan), mode] = (plan, value)
     if isinstance(hit[1], Exception):
         raise hit[1]
     return hit[1]
 
 
-def _build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool) -> NestCode | list[KernelCode]:
+def _build_nest_code(nest: Nest, plan: NestPlan, mode: str) -> NestCode | list[KernelCode]:
+    """mode: "code" (NestCode), "kernels" (the printed kernels alone) or "layout" (nest_layout)."""
+    printed = mode != "layout"
     plan = require_plan(plan, "code generation")
     mapping, shared = plan.mapping, plan.tiles
     by_id = {lp.lid: lp for lp in nest.loops()}
@@ -284,7 +298,8 @@ def _build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool) -> NestCode
     wname = "c2gpu_" + "".join(c if c.isalnum() or c == "_" else "_" for c in nest.name)  # function@line: unique
     # the file's pure functions the nest calls, as __device__ copies named after the wrapper (unique per file)
     device_names = {f.name: f"{wname}_{f.name}" for f in nest.functions}
-    functions_text = "".join(device_function(f, device_names[f.name], device_names) for f in nest.functions)
+    functions_text = "".join(device_function(f, device_names[f.name], device_names) for f in nest.functions) \
+        if printed else ""
 
     def host_var_decls(host_loops) -> list[tuple[str, str]]:
         out = []
@@ -300,9 +315,15 @@ def _build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool) -> NestCode
         for it in items:
             if isinstance(it, Kernel):
                 kc = kernel_code(nest, it, array_map, host_var_decls(host_loops), on_device, device_names,
-                                 plan.scalar_replacement)
+                                 plan.scalar_replacement, printed)
                 splan = shared.kernels.get(it.name) if shared is not None else None
-                if splan is not None and splan.chosen:
+                tiled = splan is not None and splan.chosen
+                if not printed:
+                    if tiled:
+                        checked_tiles(nest, it, splan)
+                        kc = replace(kc, shared_bytes=tiles_bytes(splan))
+                    text = None
+                elif tiled:
                     kc, text = tiled_kernel(nest, it, splan, array_map, kc)
                 else:
                     text = templates().get_template("kernel.cu.j2").render(k=kc)
@@ -320,7 +341,7 @@ def _build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool) -> NestCode
         return result
 
     launch_items = build(mapping.items, [])
-    if kernels_only:
+    if mode == "kernels":
         for k in kernels:
             k.text = rename_cxx_keywords(k.text)
         return kernels
@@ -395,6 +416,10 @@ def _build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool) -> NestCode
         args.append(address_of(f.name))
     # the kernels and wrapper are C++: a C name that is a C++ keyword (`new`) gets another spelling there
     param_list = rename_cxx_keywords(", ".join(params))
+    call = f"{wname}({', '.join(args)});"
+    decisions = [(name, d) for name, k in (shared.kernels.items() if shared is not None else ()) for d in k.decisions]
+    if not printed:
+        return NestCode(nest, kernels, arrays, call, wname, param_list, list(mapping.notes), reductions, decisions)
     nonempty = nonempty_condition(nest)
     for k in kernels:
         k.text = rename_cxx_keywords(k.text)
@@ -409,8 +434,6 @@ def _build_nest_code(nest: Nest, plan: NestPlan, kernels_only: bool) -> NestCode
             "packs": {a.name: (_pack_lines(a, True), _pack_lines(a, False)) for a in arrays if a.packed}})
         return kernel_text + "\n" + rename_cxx_keywords(text)
 
-    call = f"{wname}({', '.join(args)});"
-    decisions = [(name, d) for name, k in (shared.kernels.items() if shared is not None else ()) for d in k.decisions]
     return NestCode(nest, kernels, arrays, call, wname, param_list, list(mapping.notes),
                     reductions, decisions, render)
 

@@ -18,7 +18,7 @@ Options read from the pipeline options: gpu (key, file or GPU), params
 """
 from __future__ import annotations
 
-from c2gpu.codegen import build_nest_code
+from c2gpu.codegen import build_nest_code, nest_layout
 from c2gpu.model.gpu import GPU, load_gpu
 from c2gpu.perf.predict import kernel_items, predict_nest
 from c2gpu.perf.profile import KernelAnalysis, PerfError, kernel_source
@@ -41,22 +41,30 @@ def _shared_plan(nest, ctx):
     return ctx.get_optional("shared-memory", nest)
 
 
-def _nest_code(nest, plan: NestPlan):
-    """The CUDA of a (candidate) plan, for the arrays it copies and ptxas's registers; the reason when none."""
+def _nest_code(nest, plan: NestPlan, printed: bool = True):
+    """The CUDA of a (candidate) plan, for the arrays it copies and ptxas's registers, or (not `printed`) its
+    layout, which has the arrays and no text; the reason when code generation refuses it."""
     try:
-        return build_nest_code(nest, plan), None
+        return (build_nest_code(nest, plan) if printed else nest_layout(nest, plan)), None
     except Exception as e:   # CodegenError and friends: no kernel text, no ArrayPlans
         return None, str(e)
 
 
-def _plain_code(nest, mapping):
+def _reads_kernel_text(gpu, opts) -> bool:
+    """Whether the prediction reads the kernels' text: to look up or compile ptxas's register counts (nvcc on
+    PATH, --registers auto or ptxas).  Otherwise the search ranks candidates by their layout, none printed."""
+    return opts.get("registers", "auto") != "estimate" and arch_for(gpu) is not None
+
+
+def _plain_code(nest, mapping, printed: bool = True):
     """_nest_code of a structure without shared memory, once per nest and structure (pipeline.memo): the check of
     the registers cache and the structure's prediction both need it (PolyBench, warm: a tenth of the run built it
     twice)."""
     table = memo(nest, "plain code")
-    hit = table.get(id(mapping))
+    hit = table.get((id(mapping), printed))
     if hit is None or hit[0] is not mapping:
-        hit = table[id(mapping)] = (mapping, _nest_code(nest, NestPlan(nest.name, mapping, SharedMemoryPlan())))
+        hit = table[id(mapping), printed] = (mapping, _nest_code(nest, NestPlan(nest.name, mapping, SharedMemoryPlan()),
+                                                                 printed))
     return hit[1]
 
 
@@ -318,7 +326,8 @@ class Performance(Pass):
     @staticmethod
     def predict(nest, mapping, gpu, shared, opts):
         plan = NestPlan(nest.name, mapping, shared or SharedMemoryPlan())   # a candidate the pass compares
-        code, err = _nest_code(nest, plan) if shared is not None else _plain_code(nest, mapping)
+        printed = _reads_kernel_text(gpu, opts)
+        code, err = _nest_code(nest, plan, printed) if shared is not None else _plain_code(nest, mapping, printed)
         try:
             perf = predict_nest(nest, plan, gpu, nest.param_env(opts.get("params")), code=code,
                                 options=opts, models=opts.get("models"), search=opts.get("block_search", True),

@@ -373,8 +373,8 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
                  include_context: bool = False, registers: str = "auto",
                  synchronize: str = SYNC_AT_END) -> NestPerformance:
     """Predict every kernel of a plan (a finalized one, or a candidate the performance pass compares) on
-    `gpu` (see the module doc).  `code` is the plan's NestCode (kernel texts for ptxas, ArrayPlans for
-    transfers).  `synchronize` (SYNC_POLICIES) is how the host code that runs the kernels synchronizes: the
+    `gpu` (see the module doc).  `code` is the plan's NestCode or its layout (codegen.nest_layout:
+    ArrayPlans for transfers; a printed kernel's text for ptxas).  `synchronize` (SYNC_POLICIES) is how the host code that runs the kernels synchronizes: the
     emitted wrapper's way unless another program is modelled."""
     plan = require_plan(plan, "the performance model")
     mapping, shared = plan.mapping, plan.tiles
@@ -384,7 +384,8 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
     models = list(models or MODELS)
     default = DEFAULT_MODEL if DEFAULT_MODEL in models else models[0]
     phys = machine_params(gpu)
-    codes = {k.name: k for k in (code.kernels if code is not None else [])}
+    # the kernels ptxas can count (a candidate's layout, codegen.nest_layout, prints none: estimated)
+    codes = {k.name: k for k in (code.kernels if code is not None else []) if k.text}
     perf = NestPerformance(nest.name, gpu, default, models, env, [], [], launch_cost(0, gpu, synchronize),
                            gpu.context_creation_ms * 1e-3,
                            include_context)

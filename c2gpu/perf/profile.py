@@ -435,4 +435,6 @@ def kernel_source(code) -> str:
 
 
 def _render_kernel(code) -> str:
+    if code.body is None:
+        raise ValueError(f"{code.name} is a layout: it has no text to compile")
     return templates().get_template("kernel.cu.j2").render(k=code)
