@@ -10,7 +10,7 @@ csmith comes from Debian's `csmith` and `libcsmith-dev` packages (.ci/run instal
 include "csmith.h" from /usr/include/csmith, which needs <stdint.h>, <limits.h>, <string.h>, <float.h>,
 <math.h>, <assert.h> and <stdio.h>: c2gpu's own minimal headers provide them.
 
-Default run: 8 programs analysed, 3 ported (tests/test_csmith_differential.py ports and runs 20 more, with
+Default run: 3 programs analysed, 1 ported (tests/test_csmith_differential.py ports and runs 20 more, with
 fewer C features).  `pytest -m slow`: 1000 and 100.  A crash found here becomes a
 small program in tests/regressions/ (see test_robustness.py::test_regression).
 """
@@ -196,8 +196,8 @@ def run_campaign(tmp: Path, n_analyze: int, n_port: int) -> None:
 
 @requires_csmith
 def test_csmith_batch(tmp_path):
-    # (5 and 2 programs: the default suite's share of its 10 minutes on 2 cores; -m slow runs 1,000 and 100)
-    run_campaign(tmp_path, n_analyze=5, n_port=2)
+    # (3 and 1 programs: the default suite's share of its 10 minutes on 2 cores; -m slow runs 1,000 and 100)
+    run_campaign(tmp_path, n_analyze=3, n_port=1)
 
 
 @pytest.mark.slow

@@ -132,6 +132,19 @@ void rows(int n, const int *restrict len, double a[restrict][100]) {
            "'len[i]' from memory" in report, report
 
 
+# each benchmark's share of the loops its authors run in parallel that c2gpu proves, at least what was measured
+RECALL_AT_LEAST = {"BT": 0.99, "CG": 0.77, "EP": 1.0, "FT": 0.82, "IS": 1.0, "LU": 1.0, "MG": 0.99, "SP": 0.97}
+# BT and SP take 22 s and 10 s of analysis on 2 cores: their share is checked with the whole suite's (-m slow)
+QUICK = ("CG", "EP", "FT", "IS", "LU", "MG")
+
+
+@pytest.mark.parametrize("name", QUICK)
+def test_npb_recall_of_a_benchmark_against_the_authors_openmp(name):
+    c = npb_recall.run((name,))[name]
+    assert c.recall >= RECALL_AT_LEAST[name], npb_recall.table({name: c})
+
+
+@pytest.mark.slow
 def test_npb_recall_against_the_authors_openmp():
     """The share of the loops NPB's authors run in parallel that c2gpu proves (ICC: 0.89, ROSE AutoPar: 0.89);
     measured 0.84 (495 of 587) when the elements in bounds became parameters, 0.37 before, 0.88 (515) when a
@@ -149,9 +162,7 @@ def test_npb_recall_against_the_authors_openmp():
         total.add(c)
     assert total.tp + total.fn == 587
     assert total.recall >= 0.96, npb_recall.table(results)
-    assert results["BT"].recall >= 0.99 and results["SP"].recall >= 0.97 and results["MG"].recall >= 0.99 \
-        and results["CG"].recall >= 0.77 and results["FT"].recall >= 0.82 and results["LU"].fn == 0, \
-        npb_recall.table(results)
+    assert all(c.recall >= RECALL_AT_LEAST[name] for name, c in results.items()), npb_recall.table(results)
 
 
 # Loops whose start or end is a min or max of several values: hand-tiled code (`i < MIN(ii + 32, N)`) and the
