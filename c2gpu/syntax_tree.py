@@ -248,6 +248,14 @@ class OpaqueStmt:
 
 
 @dataclass(frozen=True)
+class Placeholder:
+    """Where statement `sid` of a nest goes in a tree a transform builds (transform/schedule.py): the new loops
+    are built and placed around it, then the statement's own tree takes its place.  Never printed or described."""
+    sid: int
+    at: "Loc | None" = field(**_AT)
+
+
+@dataclass(frozen=True)
 class Function:
     """A function definition as written: its name, its parameters' names and its body."""
     name: str
@@ -258,7 +266,8 @@ class Function:
 
 Expr = Union[Name, Const, Index, Member, Unary, Binary, Ternary, Cast, Call, Assign, Comma, InitList, TypeName,
              Opaque]
-Stmt = Union[Expr, Decl, Decls, Block, If, For, While, DoWhile, Switch, Case, Label, Jump, Empty, Pragma, OpaqueStmt]
+Stmt = Union[Expr, Decl, Decls, Block, If, For, While, DoWhile, Switch, Case, Label, Jump, Empty, Pragma, OpaqueStmt,
+             Placeholder]
 EXPRESSIONS = get_args(Expr)          # (for isinstance)
 
 

@@ -34,7 +34,7 @@ from ..ir import Loop, Nest, Statement
 from ..frontend.libc import MATH_FUNCTIONS
 from .normalize import normalize_nest
 from ..symbolic import Poly
-from ..syntax_tree import Assign, Binary, Block, Call, Const, Decls, For, If, Name, Unary, rebuilt, walk
+from ..syntax_tree import Assign, Binary, Block, Const, Decls, For, If, Name, Placeholder, Unary, rebuilt, walk
 from .syntax import declaration, integer, isl_expr, placed
 
 MAX_STATEMENTS = 12
@@ -236,18 +236,14 @@ def _placer(stmts: dict[int, Statement], nest: Nest, runs: dict):
     return place
 
 
-PLACEHOLDER_PREFIX = "c2gpu_statement_"
-
-
-def statement_placeholder(sid: int) -> Call:
+def statement_placeholder(sid: int) -> Placeholder:
     """Where statement `sid` goes: statements_in puts it there once the new nodes have their line."""
-    return Call(Name(f"{PLACEHOLDER_PREFIX}{sid}"), ())
+    return Placeholder(sid)
 
 
 def placeholder_sid(n) -> int | None:
     """The statement a statement_placeholder stands for (None: `n` is none)."""
-    callee = n.callee if isinstance(n, Call) else None
-    return int(callee[len(PLACEHOLDER_PREFIX):]) if callee and callee.startswith(PLACEHOLDER_PREFIX) else None
+    return n.sid if isinstance(n, Placeholder) else None
 
 
 def _poly(p: Poly):
@@ -282,7 +278,7 @@ def _loops_text(runs: dict[str, dict[str, set[int]]]) -> str:
 
 
 def statements_in(node, stmts: dict[int, Statement]):
-    """`node` with each `c2gpu_statement_<sid>();` placeholder replaced by that statement's own syntax tree (isl
+    """`node` with each statement_placeholder replaced by that statement's own syntax tree (isl
     may place one statement in several branches: the frontend describes each place as a node of its own)."""
     def put(n):
         sid = placeholder_sid(n)
