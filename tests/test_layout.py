@@ -84,8 +84,8 @@ def _compare(path: str) -> list[tuple]:
         for nest in program.nests:
             mapping = manager.result("mapping", nest)
             for cand in (mapping, *mapping.alternatives) if mapping is not None else ():
-                tiles = [SharedMemoryPlan()] + [plan_shared_memory(nest, cand, {}, b) for b, _ in candidate_budgets(GPU)]
-                for splan in tiles:
+                budgets = [plan_shared_memory(nest, cand, {}, b) for b, _ in candidate_budgets(GPU)]
+                for splan in [SharedMemoryPlan(), *budgets]:
                     plan = NestPlan(nest.name, cand, splan)
                     laid_out, printed = _outcome(nest_layout, nest, plan), _outcome(build_nest_code, nest, plan)
                     assert laid_out == printed, (nest.name, cand.structure)

@@ -16,4 +16,5 @@ from .wrapper import (NestCode, build_nest_code, declared_in_nest, loop_finals, 
 
 __all__ = ["ArrayPlan", "CodegenError", "KernelCode", "NestCode", "build_nest_code",
            "declared_in_nest", "emit_header", "emit_kernels", "escape_c_string", "host_not_cxx", "loop_finals",
-           "nest_layout", "nonempty_condition", "rename_cxx_keywords", "render_port", "render_split", "splice", "templates"]
+           "nest_layout", "nonempty_condition", "rename_cxx_keywords", "render_port", "render_split", "splice",
+           "templates"]

@@ -373,9 +373,9 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
                  include_context: bool = False, registers: str = "auto",
                  synchronize: str = SYNC_AT_END) -> NestPerformance:
     """Predict every kernel of a plan (a finalized one, or a candidate the performance pass compares) on
-    `gpu` (see the module doc).  `code` is the plan's NestCode or its layout (codegen.nest_layout:
-    ArrayPlans for transfers; a printed kernel's text for ptxas).  `synchronize` (SYNC_POLICIES) is how the host code that runs the kernels synchronizes: the
-    emitted wrapper's way unless another program is modelled."""
+    `gpu` (see the module doc).  `code` is the plan's NestCode or its layout (codegen.nest_layout: ArrayPlans
+    for transfers; a printed kernel's text for ptxas).  `synchronize` (SYNC_POLICIES) is how the host code that
+    runs the kernels synchronizes: the emitted wrapper's way unless another program is modelled."""
     plan = require_plan(plan, "the performance model")
     mapping, shared = plan.mapping, plan.tiles
     t0 = time.perf_counter()
