@@ -47,7 +47,8 @@ class NestCode:
     @functools.cached_property
     def wrapper(self) -> str:
         """The kernels, then the wrapper function (static, for a whole-file port).  Rendered when first read:
-        the performance pass builds the code of every candidate it predicts, and reads only its kernels."""
+        with ptxas's counts the performance pass prints the kernels of the candidates it predicts, and reads
+        only those."""
         return self.render("static")
 
     def prototype(self, linkage: str = "static") -> str:
@@ -183,7 +184,7 @@ def _kernels_with_hosts(items, host_vars):
 
 
 def _once_per_nest(fn, nest: Nest):
-    """fn(nest), computed once per nest (pipeline.memo): the performance pass builds the code of every candidate
+    """fn(nest), computed once per nest (pipeline.memo): the performance pass lays out (or prints) every candidate
     plan (plain kernels, each shared-memory budget, each structure) of the same nest, and plan_arrays (isl ranges
     of every array) and loop_finals (isl maxima) depend on the nest alone.  Keyed by identity: passes return a
     new Nest rather than changing one; the results (or the CodegenError raised) are not modified after."""
