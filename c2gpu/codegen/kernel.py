@@ -333,7 +333,7 @@ class KernelCode:
     reductions: list[dict] = field(default_factory=list)
     why: str = ""
     shared_bytes: int = 0        # static shared memory of the tiles (tiling.py)
-    text: str = ""               # the rendered kernel
+    text: str | None = ""        # the rendered kernel (None in a layout, wrapper.nest_layout)
     epilogue: list[str] = field(default_factory=list)      # run by every active thread after the body
     last_values: list[tuple[str, str]] = field(default_factory=list)  # (scalar, C type) the last iteration stores
     device_writes: list[tuple[str, str]] = field(default_factory=list)  # (scalar, C type) a one-thread kernel
