@@ -24,6 +24,7 @@ from ..syntax_tree import (Assign, Binary, Block, Const, Decl, For, Index, Membe
                     to_c)
 from ..intexpr import CInt, op
 from ..ir import Loop, Nest, ordered_reduction, reduction_type
+from ..planning.plan import WHOLE_BLOCK
 from ..planning.promotion import Promotion, promotions
 from ..symbolic import Poly
 from ..records import dataclass
@@ -345,11 +346,11 @@ class KernelCode:
     promotions: tuple[Promotion, ...] = ()   # array elements kept in registers across an in-thread loop
     scratch: list[str] = field(default_factory=list)   # host lines before each launch (c2gpu_grid known): the
     #                                                    device memory an ordered max/min keeps between launches
-    tree: dict = field(default_factory=dict)     # a split reduction's tree (Kernel.split_dim): {"dim" it folds
+    tree: dict = field(default_factory=dict)     # a tree per row of the block (Kernel.tree_dims): {"dim" it folds
     #                                              along, "half": its first step, "stride": between neighbours
-    #                                              along it, in thread ids}; {} for none
-    row_leader: str = ""         # a split reduction's: the thread that adds its row's total into the element (the
-    #                              first along the split dimension, in a row whose element exists)
+    #                                              along it, in thread ids}; {} for a tree over the whole block
+    row_leader: str = ""         # a tree per row's: the thread that adds its row's total into the element (the
+    #                              first along the tree's dimension, in a row whose element exists)
 
 
 def _loops_by_id(nest: Nest) -> dict[int, Loop]:
@@ -488,39 +489,42 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         # the grid of each launch covers the iterations of that launch: a loop whose bounds move with a host loop
         # (lu's i, j > k) launches fewer blocks as its domain shrinks (the model prices it so: Geometry)
         per_launch[k] = _trip_per_launch(nest, _path_to(nest, m.lid), by_id[m.lid], host_lids) or extents[k]
-        grid[k] = blocks_for(per_launch[k], block[k]) if m.dim != kernel.split_dim else ONE
-    # a split reduction's loop (Kernel.split_dim): the threads along its dimension take turns over its iterations
-    split = next((m for m in kernel.loops if m.dim == kernel.split_dim), None)
+        grid[k] = blocks_for(per_launch[k], block[k]) if not m.turns else ONE
+    # the loops whose iterations the threads along their dimension take in turns (MappedLoop.turns): one block
+    # along it, each thread running its iterations in a loop around the body
+    turn_loops = []
     for m in kernel.loops:
         ext = extents["xyz".index(m.dim)].constant()
         itype = _index_type(m, by_id[m.lid], ext)
-        if m is split:
-            split_loop = (f"for ({itype} {m.var} = threadIdx.{m.dim}; {m.var} < {m.trip.to_c()}; "
-                          f"{m.var} += blockDim.{m.dim})")
+        if m.turns:
+            turn_loops.append(f"for ({itype} {m.var} = threadIdx.{m.dim}; {m.var} < {m.trip.to_c()}; "
+                              f"{m.var} += blockDim.{m.dim})")
             continue
         cast = "" if itype == "int" else f"({itype})"
         index_lines.append(f"const {itype} {m.var} = {cast}blockIdx.{m.dim} * blockDim.{m.dim} + threadIdx.{m.dim};")
         if itype == "int" and ext is None:
             guards.append(f"{m.var} >= 0")   # the last block's spare threads may pass INT_MAX and wrap
     for m in kernel.loops:
-        if m is not split:
+        if not m.turns:
             guards.append(f"{m.var} < {m.trip.to_c()}")
-    # the first thread along the split dimension of each row whose element exists updates it
-    row_leader = " && ".join([f"threadIdx.{split.dim} == 0"] + guards) if split is not None else ""
-    tree = {"dim": split.dim, "half": block["xyz".index(split.dim)] // 2,
-            "stride": ("1", "blockDim.x", "blockDim.x * blockDim.y")["xyz".index(split.dim)]} if split else {}
+    # a tree per row (Kernel.tree_dims one dimension): the first thread along it of each row whose element exists
+    # updates the element
+    rows = kernel.tree_dims if kernel.reductions and kernel.tree_dims != WHOLE_BLOCK else ""
+    row_leader = " && ".join([f"threadIdx.{rows} == 0"] + guards) if rows else ""
+    tree = {"dim": rows, "half": block["xyz".index(rows)] // 2,
+            "stride": ("1", "blockDim.x", "blockDim.x * blockDim.y")["xyz".index(rows)]} if rows else {}
     if kernel.serial:
         guards = ["blockIdx.x == 0", "threadIdx.x == 0"]      # launched as one block of one thread
     # a block dimension no loop is mapped to (`--block 32x8` for a 1-D nest): its threads would all run the
     # same iterations again, so only its first thread is active
     mapped_dims = {m.dim for m in kernel.loops} | ({"x"} if kernel.serial else set())
     guards += [f"threadIdx.{d} == 0" for k, d in enumerate("xyz") if d not in mapped_dims and block[k] > 1]
-    split_locals = []
+    turn_locals = []
     for m in kernel.loops:
         lp = by_id[m.lid]
         if m.origin is not None:
             expr = (m.origin.lower + Poly.var(m.var) * m.origin.step).to_c()
-            (split_locals if m is split else locals_).append(f"const {lp.c_type} {m.c_var} = {expr};")
+            (turn_locals if m.turns else locals_).append(f"const {lp.c_type} {m.c_var} = {expr};")
     # each thread's own copy of a privatized array, in the kernel's indexing (flat, as the plan's extents say);
     # one too large for local memory in device memory, element e of thread t at e * threads + t
     scratch_buffers = []
@@ -606,9 +610,11 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
         body = printer.visit(innermost.syntax.body)
         if not isinstance(innermost.syntax.body, Block):
             body = "{\n" + body + ";\n}" if not body.rstrip().endswith(("}", ";")) else "{\n" + body + "\n}"
-    if split is not None and body is not None:   # (the body is a compound statement: its braces become the loop's)
+    if turn_loops and body is not None:   # (the body is a compound statement: its braces become the loops')
         inner = body.strip()[1:-1].strip("\n").splitlines()
-        body = split_loop + " {\n" + "".join(f"  {line}\n" for line in split_locals + inner) + "}"
+        body = "".join(f"{'  ' * k}{head} {{\n" for k, head in enumerate(turn_loops)) + \
+            "".join(f"{'  ' * len(turn_loops)}{line}\n" for line in turn_locals + inner) + \
+            "".join(f"{'  ' * k}}}\n" for k in reversed(range(len(turn_loops))))
     reductions = []
     for r in kernel.reductions:
         t = reduction_type(nest, r)
@@ -643,7 +649,7 @@ def kernel_code(nest: Nest, kernel, arrays: dict[str, ArrayPlan], host_vars: lis
                 entry["combine"] = f"{red}[c2gpu_tid] = " + combine.format(a=f"{red}[c2gpu_tid]", b=f"{red}[c2gpu_tid + c2gpu_s]") + ";"
                 entry["row_combine"] = f"{red}[c2gpu_tid] = " + combine.format(a=f"{red}[c2gpu_tid]", b=f"{red}[c2gpu_tid + c2gpu_o]") + ";"
                 entry["atomic"] = atomic_call(r.op, t, result, f"{red}[0]")
-                entry["row_atomic"] = atomic_call(r.op, t, result, f"{red}[c2gpu_tid]")   # a split reduction's row
+                entry["row_atomic"] = atomic_call(r.op, t, result, f"{red}[c2gpu_tid]")   # a tree per row's
                 entry["helper"] = r.op != "+" and t in FLOAT_TYPES
             else:
                 entry.update(_ordered_code(o, red, result, block))

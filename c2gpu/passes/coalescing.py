@@ -1,14 +1,15 @@
 """Which mapped loop gets x, y and z, and the block shape (for c2gpu/passes/mapping.py's Mapper).
 
 x goes to the loop whose warps leave the fewest bytes uncoalesced, by the bytes a thread moves through each access
-(`WarpBytes`); the block shape is --block's, else the default for the number of mapped loops, with a split
-reduction's dimension given SPLIT_THREADS threads.
+(`WarpBytes`); the block shape is --block's, else the default for the number of mapped loops, with the
+dimension of a loop whose iterations its threads take in turns (MappedLoop.turns) given that many threads.
 """
 from __future__ import annotations
 
+import math
+
 from c2gpu.drivers.options import block_for
 from c2gpu.ir import Loop
-from c2gpu.planning.plan import SPLIT_THREADS
 from c2gpu.records import dataclass
 
 DIMS = ("x", "y", "z")
@@ -103,17 +104,20 @@ class Coalescing:
                         worst[lp.lid][a.text] = worst[lp.lid].get(a.text, 0.0) + weight
         return WarpBytes(unit, strided, total, {lid: sorted(d, key=lambda text: -d[text]) for lid, d in worst.items()})
 
-    def block_shape(self, ndims: int, kernel: str, split_dim: str = "") -> tuple[int, int, int]:
-        """--block's shape for `kernel`, else the default for `ndims` mapped loops; a split reduction's
-        dimension (split_dim) has SPLIT_THREADS threads, the others share the default's thread count."""
+    def block_shape(self, ndims: int, kernel: str, fixed: dict[str, int] | None = None) -> tuple[int, int, int]:
+        """--block's shape for `kernel`, else the default for `ndims` mapped loops; the dimensions whose thread
+        count a loop taking turns fixes (`fixed`: dim -> threads, MappedLoop.turns) have it, the others share the
+        rest of the default's 256 threads."""
         forced = block_for(self.block_override, kernel)
-        if forced and not split_dim:
+        if forced and not fixed:
             return (tuple(forced) + (1, 1, 1))[:3]
-        if not split_dim:
+        if not fixed:
             return DEFAULT_BLOCKS[ndims]
         block = [1, 1, 1]
-        block["xyz".index(split_dim)] = SPLIT_THREADS
-        rest = [d for d in "xyz"[:ndims] if d != split_dim]
-        for d, n in zip(rest, ((256 // SPLIT_THREADS,), (4, 2))[len(rest) - 1] if rest else ()):
+        for d, n in fixed.items():
+            block["xyz".index(d)] = n
+        rest = [d for d in "xyz"[:ndims] if d not in fixed]
+        room = max(1, 256 // math.prod(fixed.values()))
+        for d, n in zip(rest, ((room,), (max(1, room // 2), min(2, room)))[len(rest) - 1] if rest else ()):
             block["xyz".index(d)] = n
         return tuple(block)

@@ -32,7 +32,8 @@ from c2gpu.ir import Loop, Nest, Reduction, Statement, line_of, loop_words, orde
 from c2gpu.frontend.libc import MATH_FUNCTIONS
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.model.gpu import GPU, load_gpu
-from c2gpu.planning.plan import SPLIT_THREADS, ElementRange, HostLoop, Kernel, MappedLoop, Mapping, kernels_in
+from c2gpu.planning.plan import (SPLIT_THREADS, WHOLE_BLOCK, ElementRange, HostLoop, Kernel, MappedLoop, Mapping,
+                                 fixed_threads, kernels_in, power_of_two_needed)
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.transform.coarsen import coarsened_mappings
 from c2gpu.transform.reorder import kernel_view
@@ -401,7 +402,7 @@ class Mapper(Coalescing):
         it can be a grid of a warp or more: a kernel of two threads running everything in each is never the
         better port.  None when that is not so, or the loops inside cannot be planned."""
         trip = root.trip_count
-        if self.map_override or plain.split_dim or trip is None or not trip.variables <= self.env.keys():
+        if self.map_override or plain.fixed_threads or trip is None or not trip.variables <= self.env.keys():
             return None
         try:
             threads = trip.evaluate(self.env)
@@ -613,6 +614,8 @@ class Mapper(Coalescing):
         name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")
         self.kernel_count += 1
         first, last = items[0].loc.line, max(n.loc.line for n in items)
+        if split:               # the last mapped loop's iterations taken in turns by a warp per element
+            mapped_loops = mapped_loops[:-1] + (replace(mapped_loops[-1], turns=SPLIT_THREADS),)
         split_dim = dims[view_loops[-1].lid] if split else ""
         how = f"; reduction of {', '.join(r.target for r in split)}{_split_words(split_dim, mapped_loops[-1].c_var)}" \
             if split else ""
@@ -629,8 +632,10 @@ class Mapper(Coalescing):
         x = next(m for m in mapped_loops if m.dim == "x")
         why += "; " + Mapper(view, self.deps, self.options).coalescing(view_loops, x.lid, x.c_var)
         return self.with_private_arrays(Kernel(name, mapped_loops, view_loops[-1].lid,
-                                               self.block_shape(len(mapped_loops), name, split_dim), split, why,
-                                               view=view, split_dim=split_dim), [lp.lid for lp in mapped])
+                                               self.block_shape(len(mapped_loops), name,
+                                                               fixed_threads(mapped_loops)), split, why,
+                                               view=view, tree_dims=split_dim or WHOLE_BLOCK),
+                                        [lp.lid for lp in mapped])
 
     def _mappable(self, lp: Loop) -> bool:
         return lp.trip_count is not None and lp.normalized and not (lp.lower_pieces or lp.upper_pieces) \
@@ -755,12 +760,13 @@ class Mapper(Coalescing):
             chain = view.loops()[len(path):len(path) + len(chain)]      # (no split reduction then: see above)
         dims = Mapper(view, self.deps, self.options).assign_dims(chain) if view is not None else self.assign_dims(chain)
         name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
-        block = self.block_shape(len(chain), name, next((dims[lp.lid] for lp in chain if lp.lid == split_lid), ""))
-        if reds and (block[0] * block[1] * block[2]) & (block[0] * block[1] * block[2] - 1):
+        mapped = tuple(MappedLoop(lp.lid, lp.var, dims[lp.lid], lp.trip_count, lp.origin, self.c_var(lp), lp.loc,
+                                  turns=SPLIT_THREADS if lp.lid == split_lid else 0)
+                       for lp in chain)
+        block = self.block_shape(len(chain), name, fixed_threads(mapped))
+        if reds and power_of_two_needed(block):
             raise PassFailed(f"block {block} has a thread count that is not a power of two, which the reduction tree "
                              "needs", code="block-not-power-of-two", loc=root.loc)
-        mapped = tuple(MappedLoop(lp.lid, lp.var, dims[lp.lid], lp.trip_count, lp.origin, self.c_var(lp), lp.loc)
-                       for lp in chain)
         self.kernel_count += 1
         x_loop = next(m for m in mapped if m.dim == "x")
         scatters = sorted({a.text for s in (view or self.nest).statements() if s.scatter and chain[-1].lid in s.loop_ids
@@ -785,7 +791,8 @@ class Mapper(Coalescing):
                + (Mapper(view, self.deps, self.options) if view is not None else self).coalescing(
                    chain, x_loop.lid, x_loop.c_var))
         return self.with_private_arrays(Kernel(name, mapped, chain[-1].lid, block, reds, why, ranges,
-                                               split_dim=split_dim, view=view), [lp.lid for lp in originals])
+                                               tree_dims=split_dim or WHOLE_BLOCK, view=view),
+                                        [lp.lid for lp in originals])
 
     def sinkable(self, loop: Loop, before: list[Statement]) -> tuple[tuple[Statement, ...], Loop] | None:
         """(the statements, the loop) when `loop`'s body is a few statements and then one loop, and each thread of

@@ -1,6 +1,6 @@
 """Thread and launch geometry of a kernel (GeometryMixin, a part of KernelAnalysis in c2gpu/perf/profile.py): the
-grid of a block shape, a split reduction's threads, and the lanes of sampled warps (the mapped variables' values, a
-statement's in-thread loops over a window and its active lanes) the coalescing and guard estimates read."""
+grid of a block shape, the threads taking turns over a loop, and the lanes of sampled warps (the mapped variables'
+values, a statement's in-thread loops over a window and its active lanes) the coalescing and guard estimates read."""
 from __future__ import annotations
 
 from functools import cached_property
@@ -8,7 +8,6 @@ from functools import cached_property
 import numpy as np
 
 from ..ir import Loop, Statement
-from ..planning.plan import SPLIT_THREADS
 from ..records import dataclass
 from ..intexpr import EvaluationError, vector
 from .sampling import loop_span_np, origin_values, poly_np, sample_blocks, sym_np, warp_lanes
@@ -30,13 +29,14 @@ class GeometryMixin:
     """The geometry part of KernelAnalysis (reads its kernel, env, host and mapped loops, threads and executions)."""
 
     @cached_property
-    def split_loop(self) -> Loop | None:
-        """The loop of a split reduction (Kernel.split_dim), or None."""
-        return next((self.by_id[m.lid] for m in self.kernel.loops if m.dim == self.kernel.split_dim), None)
+    def turn_loops(self) -> list:
+        """The mapped loops whose iterations the threads along their dimension take in turns (MappedLoop.turns)."""
+        return [m for m in self.kernel.loops if m.turns]
 
-    def _split_threads(self, env) -> int:
-        """Threads along a split reduction's dimension that have iterations of its loop."""
-        return max(1, min(SPLIT_THREADS, _max_trip(self.mapped_path, self.split_loop, env)))
+    def _turn_threads(self, m, env) -> int:
+        """Threads along mapped loop `m`'s dimension that have iterations of it (all of them: one per thread)."""
+        trips = max(1, _max_trip(self.mapped_path, self.by_id[m.lid], env))
+        return min(m.turns, trips) if m.turns else trips
 
     # ------------------------------------------------------------------ geometry
     def geometry(self, block: tuple[int, int, int]) -> Geometry:
@@ -52,10 +52,7 @@ class GeometryMixin:
         for h in self.host_path:     # a host loop variable the bounds use: its middle iteration
             env[h.var] = _mid(h, env)
         for m in self.kernel.loops:
-            lp = self.by_id[m.lid]
-            k = "xyz".index(m.dim)
-            extents[k] = max(1, _max_trip(self.mapped_path, lp, env)) if lp is not self.split_loop else \
-                self._split_threads(env)
+            extents["xyz".index(m.dim)] = self._turn_threads(m, env)
         grid = tuple(-(-e // b) for e, b in zip(extents, block))
         blocks = grid[0] * grid[1] * grid[2]
         return Geometry(tuple(extents), grid, blocks, tuple(block), int(round(self.threads)),

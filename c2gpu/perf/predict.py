@@ -39,7 +39,7 @@ from ..model.occupancy import Occupancy
 from .categories import TimeCategories, kernel_categories
 from ..drivers.options import block_for
 from ..intexpr import EvaluationError
-from ..planning.plan import SPLIT_THREADS, Kernel, KernelSharedPlan, NestPlan, require_plan
+from ..planning.plan import Kernel, KernelSharedPlan, NestPlan, power_of_two_needed, require_plan
 from ..planning.shared_tiles import tiles_for_kernel
 from .machine import machine_params
 from .geometry import Geometry
@@ -339,17 +339,19 @@ def strategies(ka: KernelAnalysis, block) -> dict[str, tuple[tuple[int, int, int
 
 def search_shapes(ka: KernelAnalysis, block) -> list[tuple[int, int, int]]:
     gpu = ka.gpu
-    if ka.kernel.split_dim:
-        # a split reduction keeps SPLIT_THREADS threads along its dimension: the others take powers of two
-        k = "xyz".index(ka.kernel.split_dim)
-        others = [d for d in range(max(1, len(ka.kernel.loops))) if d != k]
-        room = gpu.max_threads_per_block // SPLIT_THREADS
+    fixed = {"xyz".index(d): n for d, n in ka.kernel.fixed_threads.items()}
+    if fixed:
+        # a loop taken in turns fixes the threads along its dimension (MappedLoop.turns): the others take powers
+        # of two
+        others = [d for d in range(max(1, len(ka.kernel.loops))) if d not in fixed]
+        room = gpu.max_threads_per_block // math.prod(fixed.values())
         shapes = [[1, 1, 1]]
         for d in others:
             shapes = [s[:d] + [1 << e] + s[d + 1:] for s in shapes for e in range(room.bit_length())]
         out = []
         for s in shapes:
-            s[k] = SPLIT_THREADS
+            for k, n in fixed.items():
+                s[k] = n
             if s[0] * s[1] * s[2] <= gpu.max_threads_per_block:
                 out.append(tuple(s))
         return out
@@ -392,8 +394,8 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
     for kernel, host in kernel_items(mapping):
         splan = shared.kernels.get(kernel.name) if shared is not None else None
         forced = block_for(options.get("block"), kernel.name)     # --block, for every kernel or this one
-        if forced and kernel.split_dim:
-            forced = None           # a split reduction's block keeps SPLIT_THREADS along its dimension (mapping)
+        if forced and kernel.fixed_threads:
+            forced = None           # the threads its loops taken in turns fix (MappedLoop.turns) stay
         kc = codes.get(kernel.name)
         ka = KernelAnalysis(nest, kernel, gpu, env, host_lids=host, code=kc, shared=splan, registers=registers,
                             promote=plan.scalar_replacement)
@@ -423,11 +425,11 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
             threads = b[0] * b[1] * b[2]
             if threads > gpu.max_threads_per_block:
                 return BlockCandidate(b, None, {}, [], "too many threads")
-            if kernel.reductions and threads & (threads - 1):
-                return BlockCandidate(b, None, {}, [], "the reduction tree needs a power-of-two block")
-            if kernel.split_dim and b["xyz".index(kernel.split_dim)] != SPLIT_THREADS:
-                return BlockCandidate(b, None, {}, [], f"a split reduction has {SPLIT_THREADS} threads along "
-                                      f"{kernel.split_dim}")
+            if not kernel.takes_block(b):
+                return BlockCandidate(b, None, {}, [], "the reduction tree needs a power-of-two block"
+                                      if kernel.reductions and power_of_two_needed(b) else
+                                      "the loops taken in turns fix the threads along " +
+                                      ", ".join(f"{d} ({n})" for d, n in kernel.fixed_threads.items()))
             try:
                 prof, mach = a.profile(b)
             except PerfError as e:

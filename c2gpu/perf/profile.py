@@ -240,13 +240,15 @@ class KernelAnalysis(AccessesMixin, GeometryMixin, CoalescingMixin, MemoryMixin,
     @kernel_fact
     def threads(self) -> float:
         """Useful threads per launch: iterations of the mapped loops (none when the host loops never launch); a
-        split reduction's loop (Kernel.split_dim) has SPLIT_THREADS threads per row, which take turns over it."""
-        split = self.split_loop
-        if split is None:
+        loop whose iterations the threads along its dimension take in turns (MappedLoop.turns) has at most that
+        many threads per row of the others."""
+        turns = self.turn_loops
+        if not turns:
             return self._count(self.host_path + self.mapped_path) / max(1.0, self.launches)
-        rows = self._count(self.host_path + [lp for lp in self.mapped_path if lp is not split]) \
-            if len(self.mapped_path) > 1 or self.host_path else 1.0
-        return rows / max(1.0, self.launches) * self._split_threads(self.env)
+        taking = {m.lid for m in turns}
+        rows = self._count(self.host_path + [lp for lp in self.mapped_path if lp.lid not in taking]) \
+            if len(self.mapped_path) > len(turns) or self.host_path else 1.0
+        return rows / max(1.0, self.launches) * math.prod(self._turn_threads(m, self.env) for m in turns)
 
     def _per_thread(self, loops: list[Loop]) -> float:
         if self.threads <= 0:

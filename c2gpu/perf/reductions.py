@@ -6,13 +6,14 @@ import math
 
 from ..ir import ordered_reduction
 from ..model.inputs import Compute, GlobalMem, SharedMem, TraceNode
+from ..planning.plan import WHOLE_BLOCK
 
 
 def _reduction_nodes(nest, kernel, by_id, warp_size: int, block) -> list[TraceNode]:
     if not kernel.reductions:
         return []
     threads = block[0] * block[1] * block[2]
-    tree = tree_threads(kernel, block)
+    tree = kernel.tree_threads(block)
     steps = max(1, int(math.log2(tree)))
     nodes: list[TraceNode] = []
     warps = max(1, threads // warp_size)
@@ -30,22 +31,22 @@ def _reduction_nodes(nest, kernel, by_id, warp_size: int, block) -> list[TraceNo
             ranks = len(kernel.rank_loops(r, by_id))
             nodes.append(SharedMem(f"reduction tree {r.target} (iterations)", 1.0, 8, (2 + ranks) * active))
             nodes.append(Compute("compare", float(steps)))
-        # one atomic per block, or per row of it for a split reduction (Kernel.split_dim)
+        # one atomic per tree: per block, or per row of it (Kernel.tree_dims)
         nodes.append(GlobalMem(f"atomic {r.target}", 1.0, partials * (threads // tree) / warps, is_store=True))
     return nodes
 
 
 def tree_warp_steps(kernel, warp_size: int, block) -> float:
     """The steps of the reduction tree weighted by the share of the block's warps with an active lane (warps
-    with none skip the step): the whole block's tree halves the active threads at each step; a split
-    reduction's tree along x (Kernel.split_dim) keeps a lane of every warp busy while its rows are at most a
-    warp, one along y or z halves the warps that work."""
+    with none skip the step): a tree over the whole block (Kernel.tree_dims) halves the active threads at each
+    step; a tree per row along x keeps a lane of every warp busy while its rows are at most a warp, one along y
+    or z halves the warps that work."""
     threads = block[0] * block[1] * block[2]
     warps = max(1, threads // warp_size)
-    if not kernel.split_dim:
+    if kernel.tree_dims == WHOLE_BLOCK:
         steps = max(1, int(math.log2(threads)))
         return sum(min(1.0, max(threads >> (k + 1), 1) / warp_size / warps) for k in range(steps))
-    k = "xyz".index(kernel.split_dim)
+    k = "xyz".index(kernel.tree_dims)
     total = 0.0
     for step in range(max(1, int(math.log2(block[k])))):
         s = block[k] >> (step + 1)
@@ -57,11 +58,4 @@ def tree_warp_steps(kernel, warp_size: int, block) -> float:
 def reduction_syncs(kernel, block) -> float:
     if not kernel.reductions:
         return 0.0
-    return 1.0 + max(1, int(math.log2(tree_threads(kernel, block))))
-
-
-def tree_threads(kernel, block) -> int:
-    """The threads one reduction tree folds: the whole block, or a row of it along Kernel.split_dim."""
-    if not kernel.split_dim:
-        return block[0] * block[1] * block[2]
-    return block["xyz".index(kernel.split_dim)]
+    return 1.0 + max(1, int(math.log2(kernel.tree_threads(block))))

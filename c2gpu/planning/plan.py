@@ -29,6 +29,21 @@ class MappedLoop:
     loc: Loc
     coarsened: int = 1    # consecutive iterations of the C loop each thread runs (transform/coarsen.py): the view's
     #                       loop counts groups of them
+    turns: int = 0        # how the loop's iterations are spread over the threads along `dim`.  0: one per thread,
+    #                       the grid's blocks along `dim` covering the loop.  n > 0: one block along `dim`, whose n
+    #                       threads take turns over them (var = threadIdx + k * n; cyclic, so that a warp's reads
+    #                       along the loop coalesce); the block then has n threads along `dim`
+
+
+def power_of_two_needed(block) -> bool:
+    """Whether a reduction tree cannot fold `block`: its thread count is not a power of two."""
+    threads = block[0] * block[1] * block[2]
+    return bool(threads & (threads - 1))
+
+
+def fixed_threads(loops: tuple[MappedLoop, ...]) -> dict[str, int]:
+    """The block dimensions whose thread count a loop taking turns fixes (MappedLoop.turns): dim -> threads."""
+    return {m.dim: m.turns for m in loops if m.turns}
 
 
 @dataclass(frozen=True)
@@ -60,9 +75,10 @@ class ElementRange:
         return index
 
 
-# threads along a split reduction's dimension (Kernel.split_dim): a warp per row, as a CUDA programmer splits a
-# matrix-vector product's rows (the row's reads of A[i][j] then coalesce, and the tree runs within the warp)
+# threads taking turns over a split reduction's loop (MappedLoop.turns): a warp per row, as a CUDA programmer
+# splits a matrix-vector product's rows (the row's reads of A[i][j] then coalesce, and the tree runs within the warp)
 SPLIT_THREADS = 32
+WHOLE_BLOCK = "xyz"
 
 
 @dataclass(frozen=True)
@@ -77,10 +93,10 @@ class Kernel:
     reductions: tuple[Reduction, ...]  # scalar reductions across threads (block tree + atomics)
     why: str
     element_ranges: tuple[ElementRange, ...] = ()   # the reductions of elements loops inside the thread choose
-    split_dim: str = ""   # a split reduction (`y[i] += ...` over j with i mapped): the block dimension of the reduced
-    #                       loop j, whose iterations the SPLIT_THREADS threads along it share (j = threadIdx + k *
-    #                       blockDim; one block along it), each row of the block (one i) folding its partial results
-    #                       by a tree along that dimension into one atomic on its element.  "": none
+    tree_dims: str = WHOLE_BLOCK   # the block dimensions each reduction tree folds along: the whole block (one
+    #                       tree, one atomic per block), or some of them (a split reduction, `y[i] += ...` over j
+    #                       with i mapped and j's iterations taken in turns by the threads along its dimension:
+    #                       a tree per row of the others, one i, each row's total one atomic on its element)
     serial: tuple[int, ...] = ()      # one-thread kernel: the positions in loop body_lid's body it runs
     private_arrays: tuple[str, ...] = ()   # arrays each thread has a copy of (the dependence pass privatized them
     #                                   for a mapped loop): declared in the kernel, never copied
@@ -89,6 +105,25 @@ class Kernel:
     view: "Nest | None" = field(default=None, compare=False, repr=False)   # the nest as this kernel runs it, after
     #                                   distribution and interchange (c2gpu/transform/reorder.py); loops and body_lid are
     #                                   its loops.  None: the nest itself
+
+    def __post_init__(self):
+        if self.tree_dims != WHOLE_BLOCK and self.tree_dims not in {m.dim for m in self.loops}:
+            raise ValueError(f"a reduction tree folds the whole block or one mapped dimension, not {self.tree_dims!r}")
+
+    @property
+    def fixed_threads(self) -> dict[str, int]:
+        return fixed_threads(self.loops)
+
+    def takes_block(self, block) -> bool:
+        """Whether this kernel can run with block shape `block`: the thread counts its loops fix, and a power
+        of two for a block with reduction trees (whole, or along a dimension: the others follow the default's
+        powers of two)."""
+        return all(block["xyz".index(d)] == n for d, n in self.fixed_threads.items()) and \
+            not (self.reductions and power_of_two_needed(block))
+
+    def tree_threads(self, block) -> int:
+        """The threads one reduction tree folds with block shape `block`."""
+        return math.prod(block["xyz".index(d)] for d in self.tree_dims)
 
     def element_range(self, r: Reduction) -> ElementRange | None:
         return next((e for e in self.element_ranges if e.target == r.target), None)
@@ -164,7 +199,7 @@ class Mapping:
         def walk(items):
             for it in items:
                 if isinstance(it, Kernel):
-                    split = [f"{m.c_var} (split)" if m.dim == it.split_dim else m.c_var for m in it.loops]
+                    split = [f"{m.c_var} (split)" if m.turns else m.c_var for m in it.loops]
                     grid.extend(v for v in split if v not in grid)
                     coarse.extend(v for v in (f"{m.coarsened} iterations of {m.c_var} per thread" for m in it.loops
                                               if m.coarsened > 1) if v not in coarse)
@@ -327,8 +362,7 @@ def with_blocks(mapping: Mapping, blocks: dict[str, tuple[int, int, int]]) -> Ma
     def fix(item):
         if isinstance(item, Kernel):
             b = tuple(blocks.get(item.name, item.block))
-            n = b[0] * b[1] * b[2]
-            if item.reductions and n & (n - 1) or item.split_dim and b["xyz".index(item.split_dim)] != SPLIT_THREADS:
+            if not item.takes_block(b):
                 return item
             return replace(item, block=b)
         return replace(item, body=tuple(fix(x) for x in item.body))

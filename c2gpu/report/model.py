@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .. import units
 from ..codegen import build_nest_code
 from ..ir import Loc, loop_words
-from ..planning.plan import SPLIT_THREADS, Kernel
+from ..planning.plan import Kernel
 from . import ir_json
 from .advisor import performance_of
 from .verdict import KEEP, PORT, RESIDENT, BreakEven, kernel_bound
@@ -339,7 +339,7 @@ def _loop_roles(nest, mapping) -> dict:
     for k in kernels:
         by_id = {lp.lid: lp for lp in (k.view or nest).loops()}
         key = (lambda lid: lid) if k.view is None else (lambda lid: _place(by_id[lid]))
-        grid = {key(m.lid): f"split across {SPLIT_THREADS} threads along {m.dim}" if m.dim == k.split_dim
+        grid = {key(m.lid): f"split across {m.turns} threads along {m.dim}" if m.turns
                 else f"grid {m.dim}" + (f", {m.coarsened} iterations per thread" if m.coarsened > 1 else "")
                 for m in k.loops}
         inside = {key(lp.lid) for lp in k.inner_loops(by_id)} if k.body_lid in by_id and k.loops else set()

@@ -206,7 +206,7 @@ class _Jam:
 def _plain(kernel: Kernel, by_id: dict[int, Loop]) -> bool:
     """Assignments only (to arrays and to the thread's own scalars), with a loop inside each thread, nothing the
     threads share."""
-    if (kernel.reductions or kernel.element_ranges or kernel.split_dim or kernel.serial or kernel.private_arrays
+    if (kernel.reductions or kernel.element_ranges or kernel.fixed_threads or kernel.serial or kernel.private_arrays
             or kernel.scratch_arrays or len(kernel.loops) < 2 or not kernel.inner_loops(by_id)):
         return False
     loops = kernel.inner_loops(by_id) + [by_id[m.lid] for m in kernel.loops]
