@@ -250,6 +250,11 @@ class KernelAnalysis(AccessesMixin, GeometryMixin, CoalescingMixin, MemoryMixin,
             if len(self.mapped_path) > len(turns) or self.host_path else 1.0
         return rows / max(1.0, self.launches) * math.prod(self._turn_threads(m, self.env) for m in turns)
 
+    @kernel_fact
+    def turns_per_thread(self) -> float:
+        """The times each thread runs the kernel's body: its iterations of the loops taken in turns (one without)."""
+        return self._per_thread([]) if self.turn_loops else 1.0
+
     def _per_thread(self, loops: list[Loop]) -> float:
         if self.threads <= 0:
             return 0.0

@@ -147,7 +147,10 @@ class TraceMixin:
         origins = sum(1 for m in self.kernel.loops if m.origin is not None)
         if origins:
             prologue.append(Compute("int_add", float(origins)))
-        nodes = prologue + self._tile_nodes(None, costs) + loop_nodes(self.kernel.nodes(self.by_id), 1.0)
+        body = loop_nodes(self.kernel.nodes(self.by_id), self.turns_per_thread)
+        if self.turn_loops:        # the loops taken in turns (MappedLoop.turns): the body is a loop in each thread
+            body = [TLoop(tuple(body + [Compute("int_add", 1.0), Compute("compare", 1.0)]), self.turns_per_thread)]
+        nodes = prologue + self._tile_nodes(None, costs) + body
         nodes += _reduction_nodes(self.nest, self.kernel, self.by_id, self.gpu.warp_size, block)
         tr = coarsen(tuple(nodes))
         self._results[key] = tr
@@ -167,6 +170,8 @@ class TraceMixin:
             f = warp_frac.get(ai.stmt.sid, 1.0)
             addr += sum(self._addr_ops(ai).values()) * self._executions(ai) * f
         overhead = sum(2.0 * self.loop_iterations(lp) for lp in self.inner_loops)
+        if self.turn_loops:
+            overhead += 2.0 * self.turns_per_thread
         prologue = 2.0 * len(self.kernel.loops) + sum(1 for m in self.kernel.loops if m.origin is not None)
         return InstructionCounts(dict(sorted(inst.items())), dict(sorted(ir.items())), addr, overhead, prologue,
                                  sum(a.count for a in g), sum(a.count for a in s))
