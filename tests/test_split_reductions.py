@@ -190,3 +190,37 @@ def test_the_threads_of_a_row_loop_over_their_turns_in_the_model(tmp_path):
         prof, mach = ka.profile(kernel.block)
         # 16 rows x 32 threads: a warp per row on 16 SMs, each waiting on its loads turn after turn
         assert prof.global_accesses[0].count >= turns
+
+
+# the same sums down the columns of A[M][N]: the warp's lanes along i (x) read a row's neighbours, j along y
+FEW_COLUMNS = FEW_ROWS.replace("A[N][M]", "A[M][N]").replace("A[i][j] = ", "A[j][i] = ") \
+    .replace("A[i][j] * x[j]", "A[j][i] * x[j]")
+
+
+@pytest.mark.parametrize("text, dim", [(FEW_ROWS, "x"), (FEW_COLUMNS, "y")], ids=["rows", "columns"])
+def test_few_long_rows_take_a_block_each(tmp_path, capsys, text, dim):
+    """16 rows of 100,000: a warp per row would leave 16 warps to read 12.8 MB; the search compares a block of 256
+    threads per row (a structure the mapping generator proposes as data, MappedLoop.turns: nothing else changed to
+    model or print it), chooses it, and the port matches the original on the CPU execution layer."""
+    out, err = _verify(tmp_path, capsys, text)
+    assert f"split over 256 threads along {dim}" in err, err
+    src = tmp_path / "t.c"
+    assert main(["analyze", str(src), "--no-run", "--gpu", "h100-sxm", "--format", "json"]) == 0
+    nests = json.loads(capsys.readouterr().out)["files"][0]["nests"]
+    trials = {t["structure"]: t for n in nests for t in (n.get("performance") or {}).get("structure_decision") or []}
+    block_row, warp_row = trials["grid i, j (split, 256 threads)"], trials["grid i, j (split)"]
+    assert block_row["chosen"] and block_row["total_s"] < warp_row["total_s"], trials
+
+
+@requires_tool("nvcc")
+def test_a_block_per_row_compiles(tmp_path, capsys):
+    cu = tmp_path / "rows.cu"
+    assert main(["port", str(write_c(tmp_path, FEW_ROWS)), "--gpu", "h100-sxm", "-o", str(cu)]) == 0
+    text = cu.read_text()
+    assert re.search(r"for \(int j = threadIdx\.x; j < 100000; j \+= blockDim\.x\)", text), text
+    # one block along x: its 256 threads take turns over a row
+    assert re.search(r"dim3 c2gpu_grid\(1, \d+, 1\), c2gpu_block\(256, \d+, 1\);", text), text
+    r = subprocess.run(["nvcc", "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "rows.o")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    capsys.readouterr()

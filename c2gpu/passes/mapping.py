@@ -30,10 +30,11 @@ from dataclasses import replace
 
 from c2gpu.ir import Loop, Nest, Reduction, Statement, line_of, loop_words, ordered_reduction, reduction_type
 from c2gpu.frontend.libc import MATH_FUNCTIONS
+from c2gpu.algorithms.distribution import forward_groups
 from c2gpu.diagnostics import HOST_ONLY
 from c2gpu.model.gpu import GPU, load_gpu
-from c2gpu.planning.plan import (SPLIT_THREADS, WHOLE_BLOCK, ElementRange, HostLoop, Kernel, MappedLoop, Mapping,
-                                 fixed_threads, kernels_in, power_of_two_needed)
+from c2gpu.planning.plan import (ROW_BLOCK_THREADS, SPLIT_THREADS, WHOLE_BLOCK, ElementRange, HostLoop, Kernel,
+                                 MappedLoop, Mapping, fixed_threads, kernels_in, power_of_two_needed)
 from c2gpu.pipeline import Pass, PassFailed
 from c2gpu.transform.coarsen import coarsened_mappings
 from c2gpu.transform.reorder import kernel_view
@@ -73,23 +74,6 @@ def _component(d, k: int) -> str:
     return parts[k] if k < len(parts) else "*"
 
 
-def _forward_groups(n: int, edges: list[tuple[int, int]]) -> list[int]:
-    """Items 0..n-1 in contiguous groups such that every edge (source item, sink item) goes forward from a
-    group to the same or a later one: the first item of each item's group.  A backward edge puts its two
-    groups and all between them together."""
-    first = list(range(n))
-    changed = True
-    while changed:
-        changed = False
-        for a, b in edges:
-            if first[a] > first[b]:
-                last = max(k for k in range(n) if first[k] == first[a])
-                for k in range(first[b], last + 1):
-                    first[k] = first[b]
-                changed = True
-    return first
-
-
 WARP_THREADS = 32      # a grid of fewer threads than this leaves most of its one warp idle
 
 
@@ -110,9 +94,9 @@ FEW_THREADS = WARP_THREADS * SMALL_TRIP     # a grid this small keeps its short 
 MAX_ELEMENT_PARTIALS = 16
 
 
-def _split_words(dim: str, var: str) -> str:
+def _split_words(dim: str, var: str, threads: int) -> str:
     """How a split reduction over loop `var` runs, in the kernel's description."""
-    return (f" split over {SPLIT_THREADS} threads along {dim} per element (they take turns over '{var}'; a tree "
+    return (f" split over {threads} threads along {dim} per element (they take turns over '{var}'; a tree "
             f"along {dim} adds up their results, then one atomic per element)")
 
 
@@ -483,7 +467,7 @@ class Mapper(Coalescing):
         for k, node in enumerate(root.body):
             for st in (node.statements() if isinstance(node, Loop) else [node]):
                 group_of[st.sid] = k
-        first = _forward_groups(len(root.body), [(group_of[d.source_sid], group_of[d.sink_sid])
+        first = forward_groups(len(root.body), [(group_of[d.source_sid], group_of[d.sink_sid])
                                                  for d in self.deps.dependences if d.loop == root.lid])
         groups: dict[int, list[int]] = {}
         for k, start in enumerate(first):
@@ -529,7 +513,7 @@ class Mapper(Coalescing):
         for k, node in enumerate(inner.body):
             for st in (node.statements() if isinstance(node, Loop) else [node]):
                 part_of[st.sid] = k
-        first = _forward_groups(len(inner.body), [(part_of[d.source_sid], part_of[d.sink_sid])
+        first = forward_groups(len(inner.body), [(part_of[d.source_sid], part_of[d.sink_sid])
                                                   for d in self.deps.dependences if d.loop in (root.lid, inner.lid)
                                                   and d.source_sid in part_of and d.sink_sid in part_of])
         parts: dict[int, list[int]] = {}
@@ -615,9 +599,9 @@ class Mapper(Coalescing):
         self.kernel_count += 1
         first, last = items[0].loc.line, max(n.loc.line for n in items)
         if split:               # the last mapped loop's iterations taken in turns by a warp per element
-            mapped_loops = mapped_loops[:-1] + (replace(mapped_loops[-1], turns=SPLIT_THREADS),)
+            mapped_loops = mapped_loops[:-1] + (replace(mapped_loops[-1], turns=self.split_threads),)
         split_dim = dims[view_loops[-1].lid] if split else ""
-        how = f"; reduction of {', '.join(r.target for r in split)}{_split_words(split_dim, mapped_loops[-1].c_var)}" \
+        how = f"; reduction of {', '.join(r.target for r in split)}{_split_words(split_dim, mapped_loops[-1].c_var, self.split_threads)}" \
             if split else ""
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped_loops)} (proven parallel{how}); distributed "
                f"from {loop_words(self.c_var(root))} ({self.at(root.loc)}): runs line{'s' if first != last else ''} "
@@ -761,7 +745,7 @@ class Mapper(Coalescing):
         dims = Mapper(view, self.deps, self.options).assign_dims(chain) if view is not None else self.assign_dims(chain)
         name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")   # function@line: unique per file
         mapped = tuple(MappedLoop(lp.lid, lp.var, dims[lp.lid], lp.trip_count, lp.origin, self.c_var(lp), lp.loc,
-                                  turns=SPLIT_THREADS if lp.lid == split_lid else 0)
+                                  turns=self.split_threads if lp.lid == split_lid else 0)
                        for lp in chain)
         block = self.block_shape(len(chain), name, fixed_threads(mapped))
         if reds and power_of_two_needed(block):
@@ -780,7 +764,7 @@ class Mapper(Coalescing):
                          f"{e.count})" for e in ranges}
         atomic = [r.target + per.get(r.target, "") for r in reds if r not in ordered]
         ops = sorted({r.op for r in ordered})
-        rows = _split_words(split_dim, self.c_var(chain[-1])) if split_dim else " by block tree and atomics"
+        rows = _split_words(split_dim, self.c_var(chain[-1]), self.split_threads) if split_dim else " by block tree and atomics"
         how = "; ".join(([f"reduction of {', '.join(atomic)}{rows}"] if atomic else []) +
                         ([f"{'/'.join(ops)} of {', '.join(r.target for r in ordered)} by block tree over (value, "
                           "iteration) pairs, as C keeps equal values"] if ordered else []))
@@ -829,6 +813,11 @@ class Mapper(Coalescing):
                 return None
             mine |= targets
         return tuple(stmts), inner
+
+    @property
+    def split_threads(self) -> int:
+        """The threads of a row that take turns over a split reduction's loop: a warp, or what the search asks."""
+        return self.options.get("split_threads", SPLIT_THREADS)
 
     def split_over(self, loop: Loop, sids: set[int], kept: set[str]) -> tuple[Reduction, ...]:
         """The reductions over `loop` among the statements `sids` when `loop` can be split across the threads of a
@@ -964,8 +953,9 @@ def structures(nest: Nest, deps, options: dict, rules: Mapping) -> tuple[Mapping
     the body needs it).  Bounded: the perfect chain of parallel loops from the root, with its first 1 or 2
     loops on the host (MAX_HOST_LOOPS), and something left to map below them; each is planned by the same
     Mapper as the rules (so it is legal by the same proofs), and structures equal to one already found are
-    dropped.  At most MAX_HOST_LOOPS alternatives per nest, and one more: the rules with each reduction loop
-    directly inside mapped loops split across the threads of a block dimension (Mapper.split_over)."""
+    dropped.  At most MAX_HOST_LOOPS alternatives per nest, and three more: the short innermost loops mapped,
+    and the rules with each reduction loop directly inside mapped loops split across the threads of a block
+    dimension (Mapper.split_over), a warp per row or a block per row (ROW_BLOCK_THREADS)."""
     probe = Mapper(nest, deps, options)
     chain = [nest.root]
     while (nxt := _only_loop_child(chain[-1])) is not None:
@@ -987,8 +977,9 @@ def structures(nest: Nest, deps, options: dict, rules: Mapping) -> tuple[Mapping
             out.append(alt)
     # the short innermost loops the rules keep in each thread, mapped (a 3-point stencil's, when the model finds
     # the grid they add worth their idle lanes); a reduction loop inside the grid's loops split across the threads
-    # of a block dimension (split_reductions)
-    for asked in ({"keep_short_loops": True}, {"split_reductions": True}):
+    # of a block dimension (split_reductions), a warp or a block of them per row
+    for asked in ({"keep_short_loops": True}, {"split_reductions": True},
+                  {"split_reductions": True, "split_threads": ROW_BLOCK_THREADS}):
         try:
             alt = MapLoops.mapping(nest, deps, {**options, **asked})
         except PassFailed:

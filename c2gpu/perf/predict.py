@@ -428,8 +428,8 @@ def predict_nest(nest, plan: NestPlan, gpu: GPU, env: dict[str, int] | None = No
             if not kernel.takes_block(b):
                 return BlockCandidate(b, None, {}, [], "the reduction tree needs a power-of-two block"
                                       if kernel.reductions and power_of_two_needed(b) else
-                                      "the loops taken in turns fix the threads along " +
-                                      ", ".join(f"{d} ({n})" for d, n in kernel.fixed_threads.items()))
+                                      "needs " + ", ".join(f"{n} threads along {d}" for d, n in
+                                                           kernel.fixed_threads.items()) + " (a loop taken in turns)")
             try:
                 prof, mach = a.profile(b)
             except PerfError as e:

@@ -78,6 +78,9 @@ class ElementRange:
 # threads taking turns over a split reduction's loop (MappedLoop.turns): a warp per row, as a CUDA programmer
 # splits a matrix-vector product's rows (the row's reads of A[i][j] then coalesce, and the tree runs within the warp)
 SPLIT_THREADS = 32
+# or a block per row, when the rows are too few for a warp each to fill the GPU (a segmented reduction: a block
+# folds each segment, as CUB's BlockReduce per segment); the search compares both
+ROW_BLOCK_THREADS = 256
 WHOLE_BLOCK = "xyz"
 
 
@@ -199,7 +202,8 @@ class Mapping:
         def walk(items):
             for it in items:
                 if isinstance(it, Kernel):
-                    split = [f"{m.c_var} (split)" if m.turns else m.c_var for m in it.loops]
+                    split = [m.c_var if not m.turns else f"{m.c_var} (split)" if m.turns == SPLIT_THREADS
+                             else f"{m.c_var} (split, {m.turns} threads)" for m in it.loops]
                     grid.extend(v for v in split if v not in grid)
                     coarse.extend(v for v in (f"{m.coarsened} iterations of {m.c_var} per thread" for m in it.loops
                                               if m.coarsened > 1) if v not in coarse)
