@@ -468,7 +468,7 @@ class Mapper(Coalescing):
             for st in (node.statements() if isinstance(node, Loop) else [node]):
                 group_of[st.sid] = k
         first = forward_groups(len(root.body), [(group_of[d.source_sid], group_of[d.sink_sid])
-                                                 for d in self.deps.dependences if d.loop == root.lid])
+                                                for d in self.deps.dependences if d.loop == root.lid])
         groups: dict[int, list[int]] = {}
         for k, start in enumerate(first):
             groups.setdefault(start, []).append(k)
@@ -514,8 +514,8 @@ class Mapper(Coalescing):
             for st in (node.statements() if isinstance(node, Loop) else [node]):
                 part_of[st.sid] = k
         first = forward_groups(len(inner.body), [(part_of[d.source_sid], part_of[d.sink_sid])
-                                                  for d in self.deps.dependences if d.loop in (root.lid, inner.lid)
-                                                  and d.source_sid in part_of and d.sink_sid in part_of])
+                                                 for d in self.deps.dependences if d.loop in (root.lid, inner.lid)
+                                                 and d.source_sid in part_of and d.sink_sid in part_of])
         parts: dict[int, list[int]] = {}
         for k, start in enumerate(first):
             parts.setdefault(start, []).append(k)
@@ -598,11 +598,11 @@ class Mapper(Coalescing):
         name = _c_name(f"c2gpu_{self.nest.name}_k{self.kernel_count}")
         self.kernel_count += 1
         first, last = items[0].loc.line, max(n.loc.line for n in items)
-        if split:               # the last mapped loop's iterations taken in turns by a warp per element
+        if split:               # the last mapped loop's iterations taken in turns by the threads of each element
             mapped_loops = mapped_loops[:-1] + (replace(mapped_loops[-1], turns=self.split_threads),)
         split_dim = dims[view_loops[-1].lid] if split else ""
-        how = f"; reduction of {', '.join(r.target for r in split)}{_split_words(split_dim, mapped_loops[-1].c_var, self.split_threads)}" \
-            if split else ""
+        how = (f"; reduction of {', '.join(r.target for r in split)}"
+               f"{_split_words(split_dim, mapped_loops[-1].c_var, self.split_threads)}") if split else ""
         why = (f"maps {', '.join(m.c_var + '->' + m.dim for m in mapped_loops)} (proven parallel{how}); distributed "
                f"from {loop_words(self.c_var(root))} ({self.at(root.loc)}): runs line{'s' if first != last else ''} "
                f"{first}{'-' + str(last) if first != last else ''}")
@@ -764,7 +764,8 @@ class Mapper(Coalescing):
                          f"{e.count})" for e in ranges}
         atomic = [r.target + per.get(r.target, "") for r in reds if r not in ordered]
         ops = sorted({r.op for r in ordered})
-        rows = _split_words(split_dim, self.c_var(chain[-1]), self.split_threads) if split_dim else " by block tree and atomics"
+        rows = _split_words(split_dim, self.c_var(chain[-1]), self.split_threads) if split_dim else \
+            " by block tree and atomics"
         how = "; ".join(([f"reduction of {', '.join(atomic)}{rows}"] if atomic else []) +
                         ([f"{'/'.join(ops)} of {', '.join(r.target for r in ordered)} by block tree over (value, "
                           "iteration) pairs, as C keeps equal values"] if ordered else []))

@@ -97,7 +97,7 @@ class Kernel:
     why: str
     element_ranges: tuple[ElementRange, ...] = ()   # the reductions of elements loops inside the thread choose
     tree_dims: str = WHOLE_BLOCK   # the block dimensions each reduction tree folds along: the whole block (one
-    #                       tree, one atomic per block), or some of them (a split reduction, `y[i] += ...` over j
+    #                       tree, one atomic per block), or one of them (a split reduction, `y[i] += ...` over j
     #                       with i mapped and j's iterations taken in turns by the threads along its dimension:
     #                       a tree per row of the others, one i, each row's total one atomic on its element)
     serial: tuple[int, ...] = ()      # one-thread kernel: the positions in loop body_lid's body it runs
