@@ -70,8 +70,7 @@ def _component(d, k: int) -> str:
         if k >= len(d.distance):
             return "*"
         return "=" if d.distance[k] == 0 else "<" if d.distance[k] > 0 else ">"
-    parts = [p.strip() for p in d.direction.strip("()").split(",")]
-    return parts[k] if k < len(parts) else "*"
+    return d.directions[k] if k < len(d.directions) else "*"
 
 
 WARP_THREADS = 32      # a grid of fewer threads than this leaves most of its one warp idle

@@ -42,13 +42,18 @@ class Dependence:
     sink_text: str
     loop: int | None                # lid of the carrying loop; None = loop-independent
     distance: tuple[int, ...] | None  # sink - source over the common loops, outermost first, when constant
-    direction: str                  # the same as directions: "<", "=", ">", "<=", ">=", "!=", "*"
+    directions: tuple[str, ...]     # per common loop, outermost first: "<", "=", ">", "<=", ">=", "!=", "*"
     scalar: bool = False
     exact: bool = True              # False: found only in an over-approximation (see `why`)
     why: str = ""
     deltas: Any = field(default=None, compare=False, repr=False, hash=False)   # isl Set: every sink - source
     #                                 over the common loops, in iterations (parameters projected out), for the
     #                                 reorderings that need more than a distance (c2gpu/transform/wavefront.py)
+
+    @property
+    def direction(self) -> str:
+        """The directions as messages print them: "<" for one common loop, "(<, =)" for more."""
+        return self.directions[0] if len(self.directions) == 1 else "(" + ", ".join(self.directions) + ")"
 
 
 
@@ -178,8 +183,8 @@ def _deltas(rel: isl.Map) -> isl.Set:
     return deltas.project_out(isl.dim_type.param, 0, deltas.dim(isl.dim_type.param))
 
 
-def _direction(deltas: isl.Set, steps: list[int | None]) -> tuple[tuple[int, ...] | None, str]:
-    """Distance vector (when the deltas set is one constant vector) and direction, in iterations."""
+def _direction(deltas: isl.Set, steps: list[int | None]) -> tuple[tuple[int, ...] | None, tuple[str, ...]]:
+    """Distance vector (when the deltas set is one constant vector) and directions, in iterations."""
     n = deltas.dim(isl.dim_type.set)
     symbols = []
     for k in range(n):
@@ -193,14 +198,13 @@ def _direction(deltas: isl.Set, steps: list[int | None]) -> tuple[tuple[int, ...
         symbols.append({frozenset({1}): "<", frozenset({0}): "=", frozenset({-1}): ">",
                         frozenset({1, 0}): "<=", frozenset({-1, 0}): ">=", frozenset({1, -1}): "!="}.get(
                             frozenset(signs), "*"))
-    direction = symbols[0] if n == 1 else "(" + ", ".join(symbols) + ")"
     distance = None
     if deltas.is_singleton() and all(s is not None for s in steps):
         point = deltas.sample_point()
         values = [point.get_coordinate_val(isl.dim_type.set, k).to_python() for k in range(n)]
         if all(v % s == 0 for v, s in zip(values, steps)):
             distance = tuple(int(v // s) for v, s in zip(values, steps))
-    return distance, direction
+    return distance, tuple(symbols)
 
 
 def _kind(src: _Ref, snk: _Ref) -> str:
@@ -245,11 +249,11 @@ def check_pair(src: _Ref, snk: _Ref, ctx: _Ctx) -> list[Dependence]:
         if rel.is_empty():
             continue
         deltas = _deltas(rel)
-        distance, direction = _direction(deltas, steps)
+        distance, directions = _direction(deltas, steps)
         out.append(Dependence(
             array=src.name, kind=_kind(src, snk), source=src.access, sink=snk.access,
             source_sid=src.site.stmt.sid, sink_sid=snk.site.stmt.sid, source_loc=src.loc, sink_loc=snk.loc,
-            source_text=src.text, sink_text=snk.text, loop=lid, distance=distance, direction=direction,
+            source_text=src.text, sink_text=snk.text, loop=lid, distance=distance, directions=directions,
             scalar=src.access is None, exact=exact, why="" if exact else why, deltas=deltas))
     return out
 
@@ -373,7 +377,7 @@ def _in_iteration(src: _Ref, snk: _Ref, ctx: "_Ctx") -> list[Dependence]:
     return [Dependence(
         array=src.name, kind=_kind(src, snk), source=src.access, sink=snk.access, source_sid=src.site.stmt.sid,
         sink_sid=snk.site.stmt.sid, source_loc=src.loc, sink_loc=snk.loc, source_text=src.text, sink_text=snk.text,
-        loop=None, distance=(0,) * common, direction="=" if common == 1 else "(" + ", ".join(["="] * common) + ")",
+        loop=None, distance=(0,) * common, directions=("=",) * common,
         scalar=src.access is None, exact=False, why="the same element in the same iteration, not checked further",
         deltas=deltas)]
 
