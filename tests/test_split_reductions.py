@@ -14,7 +14,12 @@ import sys
 import pytest
 
 from c2gpu.drivers.cli import main
+from c2gpu.drivers.driver import make_manager
+from c2gpu.frontend import load_program
 from c2gpu.model.gpu import load_gpu
+from c2gpu.perf.predict import kernel_items
+from c2gpu.perf.profile import KernelAnalysis
+from c2gpu.pipeline import PORT, with_performance
 
 from conftest import TESTDATA, requires_tool, write_c
 
@@ -159,11 +164,6 @@ FEW_ROWS = SUMS.replace("#define N 300", "#define N 16").replace("#define M 500"
 
 def _split_kernels(tmp_path, text: str):
     """(KernelAnalysis, kernel) of every kernel of the program's split structures (a loop taken in turns)."""
-    from c2gpu.drivers.driver import make_manager
-    from c2gpu.frontend import load_program
-    from c2gpu.perf.predict import kernel_items
-    from c2gpu.perf.profile import KernelAnalysis
-    from c2gpu.pipeline import PORT, with_performance
     manager = make_manager(with_performance(PORT.passes), {"gpu": "h100-sxm", "registers": "estimate"})
     prog = manager.run(load_program(str(write_c(tmp_path, text))))
     gpu = load_gpu("h100-sxm")
